@@ -1,0 +1,1 @@
+//! Benchmarks of simdojo and its peers.

@@ -1,0 +1,5 @@
+//! The AMDGPU CDNA instruction set: code objects, decoding, disassembly and functional
+//! execution for gfx90a, gfx942 and gfx950.
+//!
+//! **Architecture Invariant:** this crate knows nothing about simulated time or the
+//! simdojo engine; the GPU model drives it.

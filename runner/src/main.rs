@@ -1,0 +1,5 @@
+//! `dojo`: the simdojo command line.
+
+fn main() {
+    println!("dojo");
+}
