@@ -59,3 +59,11 @@ typed_id!(
     /// A port of one component instance, local to that component.
     PortIdx
 );
+typed_id!(
+    /// A fabric (a many-port network) of a topology.
+    FabricId
+);
+typed_id!(
+    /// A member of a fabric: the position of its port in the fabric's member list.
+    FabricMember
+);

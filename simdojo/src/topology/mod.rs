@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{ComponentId, LinkId};
+use crate::ids::{ComponentId, FabricId, LinkId};
 use crate::params::Params;
 use crate::time::Tick;
 
@@ -102,6 +102,21 @@ pub struct LinkDecl {
     pub origin: Option<SourceLoc>,
 }
 
+/// A fabric: a fixed-latency network joining many ports, where any member can send to
+/// any other by member index (`Context::send_to`). It stands for an all-to-all set of
+/// links without materializing them (PHOLD's LPs, a crossbar).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FabricDecl {
+    /// The member ports; a member's index is its position here.
+    pub members: Vec<Endpoint>,
+    /// Delivery delay between any two members, at least one tick.
+    pub latency: Tick,
+    /// Relative traffic, for partitioning (default 1).
+    pub weight: f64,
+    /// Where it was declared, if it came from a file.
+    pub origin: Option<SourceLoc>,
+}
+
 /// A flattened topology.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Topology {
@@ -111,6 +126,8 @@ pub struct Topology {
     pub components: Vec<ComponentDecl>,
     /// Links; a [`LinkId`] indexes this list.
     pub links: Vec<LinkDecl>,
+    /// Fabrics; a [`FabricId`] indexes this list.
+    pub fabrics: Vec<FabricDecl>,
 }
 
 impl Topology {
@@ -153,6 +170,18 @@ impl Topology {
         id
     }
 
+    /// Adds a fabric joining `members` and returns its id.
+    pub fn add_fabric(&mut self, members: Vec<(ComponentId, String)>, latency: Tick) -> FabricId {
+        let id = FabricId::from_index(self.fabrics.len());
+        self.fabrics.push(FabricDecl {
+            members: members.into_iter().map(|(component, port)| Endpoint { component, port }).collect(),
+            latency,
+            weight: 1.0,
+            origin: None,
+        });
+        id
+    }
+
     /// The component `id`.
     pub fn component(&self, id: ComponentId) -> &ComponentDecl {
         &self.components[id.index()]
@@ -163,13 +192,17 @@ impl Topology {
         self.components.iter().position(|c| c.path == path).map(ComponentId::from_index)
     }
 
-    /// The smallest link latency, or `None` without links.
+    /// The smallest latency of any link or fabric, or `None` without either.
     pub fn min_latency(&self) -> Option<Tick> {
-        self.links.iter().map(|l| l.latency).min()
+        self.latencies().min()
     }
 
-    /// The largest link latency, or `None` without links.
+    /// The largest latency of any link or fabric, or `None` without either.
     pub fn max_latency(&self) -> Option<Tick> {
-        self.links.iter().map(|l| l.latency).max()
+        self.latencies().max()
+    }
+
+    fn latencies(&self) -> impl Iterator<Item = Tick> + '_ {
+        self.links.iter().map(|l| l.latency).chain(self.fabrics.iter().map(|f| f.latency))
     }
 }
