@@ -19,10 +19,12 @@ use crate::registry::{Message, MessageKind, Payload, PortSpec};
 use crate::stats::StatsSink;
 
 /// A simulated part.
-pub trait Component: Send + 'static {
-    /// Called once after every component is built and linked, before time starts.
+pub trait Component: std::any::Any + Send {
+    /// Called once after every component is built and linked, before time starts,
+    /// and again after a restore: derive what the wiring tells (fabric sizes). It must
+    /// not send or schedule; the engine reports an error if it does.
     fn init(&mut self, _ctx: &mut Context<'_>) {}
-    /// Called at time zero (or, after a restore, never: the state is restored instead).
+    /// Called at time zero to create the first events; not called after a restore.
     fn startup(&mut self, _ctx: &mut Context<'_>) {}
     /// Handles one event addressed to this component.
     fn handle(&mut self, event: Event, ctx: &mut Context<'_>);

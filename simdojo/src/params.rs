@@ -109,6 +109,24 @@ pub enum RawParam {
 }
 
 impl RawParam {
+    /// Reads a registry default written as text: `true`/`false`, an integer, a
+    /// number, or else a string.
+    pub fn from_text(text: &str) -> RawParam {
+        let t = text.trim();
+        match t {
+            "true" => RawParam::Bool(true),
+            "false" => RawParam::Bool(false),
+            _ => {
+                if let Ok(i) = t.parse::<i64>() {
+                    RawParam::Int(i)
+                } else if let Ok(x) = t.parse::<f64>() {
+                    RawParam::Float(x)
+                } else {
+                    RawParam::Str(t.to_string())
+                }
+            }
+        }
+    }
     /// A short description of the value's kind for error messages.
     pub fn describe(&self) -> String {
         match self {

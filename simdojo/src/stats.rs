@@ -28,6 +28,10 @@ impl Counter {
     pub fn add(&mut self, n: u64) {
         self.0 += n;
     }
+    /// A counter holding `n`.
+    pub fn from_count(n: u64) -> Counter {
+        Counter(n)
+    }
     /// The count.
     pub fn get(&self) -> u64 {
         self.0
@@ -82,6 +86,7 @@ impl Default for Distribution {
     fn default() -> Self {
         // 3 significant figures and auto-resize cannot fail to construct.
         let mut h = Histogram::new(3).expect("3 significant figures is valid");
+        // Auto-resize only works through `record`, which `Distribution` uses.
         h.auto(true);
         Distribution(h)
     }
@@ -170,7 +175,7 @@ pub enum StatValue {
 impl StatValue {
     fn merge(&mut self, other: &StatValue) {
         match (self, other) {
-            (StatValue::Counter(a), StatValue::Counter(b)) => *a += b,
+            (StatValue::Counter(a), StatValue::Counter(b)) => *a = a.saturating_add(*b),
             (StatValue::Accumulator(a), StatValue::Accumulator(b)) => a.merge(b),
             (StatValue::Distribution(a), StatValue::Distribution(b)) => {
                 // Both histograms auto-resize, so adding cannot run out of range.

@@ -1,6 +1,551 @@
-//! The engine: runs a built topology's components over partitions and worker threads.
+//! The engine: builds a [`Topology`] into components on partitions and runs them.
+//!
+//! ```text
+//!  Topology ──build──▶ Simulation ──run / run_until / step──▶ ExitStatus
+//!     │                   │  partitions: components + event queue, one worker each
+//!     │                   │  wiring: port -> (component, port, latency), shared
+//!     └─ assignment ──────┘  checkpoint() / restore() at any stop
+//! ```
+//!
+//! See `order` for the deterministic event order and `exec` for the epoch loop.
 
-/// What a component sees while it handles an event (work in progress).
-pub struct Context<'a> {
-    _p: std::marker::PhantomData<&'a mut ()>,
+mod barrier;
+mod checkpoint;
+mod context;
+mod control;
+mod exec;
+mod external;
+pub mod order;
+mod partition_state;
+mod progress;
+mod queue;
+mod wiring;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+pub use barrier::SpinBarrier;
+pub use checkpoint::Checkpoint;
+pub use context::Context;
+pub use control::{ExitReason, ExitStatus};
+pub use exec::SyncStats;
+pub use external::{ExternalSender, StopHandle};
+
+use crate::component::{BuildContext, BuildError, Component};
+use crate::engine::context::Emitter;
+use crate::engine::exec::{Limits, Shared};
+use crate::engine::external::ExternalInbox;
+use crate::engine::partition_state::{PartitionState, Slot};
+use crate::engine::wiring::{Binding, FabricWiring, PortWiring, Wiring};
+use crate::ids::{ComponentId, FabricId, PartitionId, PortIdx};
+use crate::params::{Params, RawParam};
+use crate::registry;
+use crate::stats::StatsReport;
+use crate::time::Tick;
+use crate::topology::{LinkKind, Topology};
+
+/// An engine error. Build errors are fatal for the build; run-time errors end the
+/// run with `ExitReason::Error` and leave the simulation inspectable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// A component's type is not registered.
+    #[error("component `{component}`: unknown type `{type_name}`")]
+    UnknownType {
+        /// Component path.
+        component: String,
+        /// The type name.
+        type_name: String,
+    },
+    /// A parameter is unknown or has the wrong kind.
+    #[error("component `{component}`: {problem}")]
+    Param {
+        /// Component path.
+        component: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A component's `build` failed.
+    #[error("component `{component}`: {source}")]
+    Build {
+        /// Component path.
+        component: String,
+        /// Why.
+        source: BuildError,
+    },
+    /// A link or fabric is invalid (unopened port, type mismatch, zero latency...).
+    #[error("{0}")]
+    Wiring(String),
+    /// The partition assignment does not fit the topology.
+    #[error("partition assignment: {0}")]
+    Assignment(String),
+    /// More components than event keys can name.
+    #[error("topology has {0} components; the engine supports at most {max}", max = order::MAX_COMPONENTS - 1)]
+    TooManyComponents(usize),
+    /// A component created more events than its sequence numbers allow.
+    #[error("component `{component}` exhausted its 2^40 event sequence numbers")]
+    SequenceOverflow {
+        /// Component path.
+        component: String,
+    },
+    /// A component sent on a port that cannot send.
+    #[error("component `{component}` sent on port `{port}`, which {problem}")]
+    BadSend {
+        /// Component path.
+        component: String,
+        /// Port name.
+        port: String,
+        /// Why it cannot send.
+        problem: String,
+    },
+    /// A component panicked while handling an event.
+    #[error("component `{component}` panicked: {message}")]
+    Panic {
+        /// Component path.
+        component: String,
+        /// The panic message.
+        message: String,
+    },
+    /// A component broke the lifecycle contract.
+    #[error("component `{component}` {problem}")]
+    Lifecycle {
+        /// Component path.
+        component: String,
+        /// What it did.
+        problem: String,
+    },
+    /// A checkpoint could not be written or restored.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
+}
+
+/// How to run a topology.
+#[derive(Clone, Debug, Default)]
+pub struct SimConfig {
+    /// The partition of each component; `None` puts everything in one partition.
+    /// There is one worker thread per partition.
+    pub assignment: Option<Vec<PartitionId>>,
+    /// Overrides the topology's end time.
+    pub max_ticks: Option<Tick>,
+    /// Show a live progress line when standard error is a terminal.
+    pub progress: bool,
+}
+
+/// Counters of a run that depend on the decomposition (unlike [`StatsReport`]).
+#[derive(Clone, Debug, Default)]
+pub struct RunSummary {
+    /// Events handled, all partitions.
+    pub events: u64,
+    /// Synchronization counters.
+    pub sync: SyncStats,
+    /// Number of partitions (worker threads).
+    pub partitions: usize,
+}
+
+/// A built simulation.
+pub struct Simulation {
+    wiring: Arc<Wiring>,
+    parts: Vec<PartitionState>,
+    external: Arc<ExternalInbox>,
+    max_ticks: Tick,
+    now: Tick,
+    ext_seq: u64,
+    progress: bool,
+    summary: RunSummary,
+    topology_hash: u64,
+    last_status: Option<ExitStatus>,
+}
+
+impl Simulation {
+    /// Builds every component, wires the links, calls `init` and `startup`.
+    pub fn build(topology: &Topology, config: &SimConfig) -> Result<Simulation, EngineError> {
+        let mut sim = Simulation::construct(topology, config)?;
+        let wiring = sim.wiring.clone();
+        for part in &mut sim.parts {
+            part.for_each_component(&wiring, Tick::ZERO, |c, ctx| c.startup(ctx))?;
+        }
+        sim.deliver_outboxes();
+        Ok(sim)
+    }
+
+    /// Builds the components and wiring and calls `init`.
+    fn construct(topology: &Topology, config: &SimConfig) -> Result<Simulation, EngineError> {
+        let n = topology.components.len();
+        if n >= order::MAX_COMPONENTS as usize {
+            return Err(EngineError::TooManyComponents(n));
+        }
+        let assignment = match &config.assignment {
+            Some(a) if a.len() != n => {
+                return Err(EngineError::Assignment(format!("{} entries for {n} components", a.len())))
+            }
+            Some(a) => a.clone(),
+            None => vec![PartitionId(0); n],
+        };
+        let n_parts = assignment.iter().map(|p| p.index() + 1).max().unwrap_or(1);
+        let mut counts = vec![0u32; n_parts];
+        for p in &assignment {
+            counts[p.index()] += 1;
+        }
+        if let Some(empty) = counts.iter().position(|&c| c == 0) {
+            return Err(EngineError::Assignment(format!("partition {empty} has no components")));
+        }
+
+        // Port names connected per component.
+        let mut connected: Vec<Vec<String>> = vec![Vec::new(); n];
+        let check_component = |id: ComponentId, what: &str| {
+            if id.index() >= n {
+                Err(EngineError::Wiring(format!("{what} names component #{id}, but there are {n}")))
+            } else {
+                Ok(())
+            }
+        };
+        for (i, l) in topology.links.iter().enumerate() {
+            check_component(l.a.component, &format!("link {i}"))?;
+            check_component(l.b.component, &format!("link {i}"))?;
+            connected[l.a.component.index()].push(l.a.port.clone());
+            connected[l.b.component.index()].push(l.b.port.clone());
+        }
+        for (i, f) in topology.fabrics.iter().enumerate() {
+            for m in &f.members {
+                check_component(m.component, &format!("fabric {i}"))?;
+                connected[m.component.index()].push(m.port.clone());
+            }
+        }
+
+        // Build every component.
+        let mut built: Vec<(Box<dyn Component>, BTreeMap<String, (PortIdx, registry::MessageKind)>)> =
+            Vec::with_capacity(n);
+        for (i, decl) in topology.components.iter().enumerate() {
+            let ty = registry::lookup(&decl.type_name).ok_or_else(|| EngineError::UnknownType {
+                component: decl.path.clone(),
+                type_name: decl.type_name.clone(),
+            })?;
+            let params = resolve_params(ty, &decl.params)
+                .map_err(|problem| EngineError::Param { component: decl.path.clone(), problem })?;
+            let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i]);
+            let comp = (ty.build)(&mut ctx)
+                .map_err(|source| EngineError::Build { component: decl.path.clone(), source })?;
+            built.push((comp, ctx.opened));
+        }
+
+        // Ports by local index.
+        let mut ports: Vec<Vec<PortWiring>> = built
+            .iter()
+            .map(|(_, opened)| {
+                let mut v: Vec<(PortIdx, PortWiring)> = opened
+                    .iter()
+                    .map(|(name, (idx, kind))| {
+                        (*idx, PortWiring { name: name.clone(), binding: Binding::Unconnected, message: *kind })
+                    })
+                    .collect();
+                v.sort_by_key(|(idx, _)| *idx);
+                v.into_iter().map(|(_, w)| w).collect()
+            })
+            .collect();
+        let path = |id: ComponentId| topology.components[id.index()].path.as_str();
+        let resolve = |id: ComponentId, port: &str| -> Result<PortIdx, EngineError> {
+            built[id.index()].1.get(port).map(|(idx, _)| *idx).ok_or_else(|| {
+                EngineError::Wiring(format!("component `{}` did not open port `{port}` named by a link", path(id)))
+            })
+        };
+        let mut lookahead = vec![vec![None; n_parts]; n_parts];
+        let mut note = |a: ComponentId, b: ComponentId, lat: Tick| {
+            let (pa, pb) = (assignment[a.index()].index(), assignment[b.index()].index());
+            if pa != pb {
+                let e: &mut Option<Tick> = &mut lookahead[pa][pb];
+                *e = Some(e.map_or(lat, |x| x.min(lat)));
+            }
+        };
+        let mut max_latency = Tick(1);
+        for l in &topology.links {
+            let (a, b) = (l.a.component, l.b.component);
+            let (pa, pb) = (resolve(a, &l.a.port)?, resolve(b, &l.b.port)?);
+            let what = || format!("link {}.{} -> {}.{}", path(a), l.a.port, path(b), l.b.port);
+            if l.latency < Tick(1) {
+                return Err(EngineError::Wiring(format!("{}: latency must be at least 1 tick", what())));
+            }
+            let (ka, kb) = (ports[a.index()][pa.index()].message, ports[b.index()][pb.index()].message);
+            if ka.type_id != kb.type_id {
+                return Err(EngineError::Wiring(format!("{}: {} cannot carry {}", what(), kb.name, ka.name)));
+            }
+            for (c, p) in [(a, pa), (b, pb)] {
+                if !matches!(ports[c.index()][p.index()].binding, Binding::Unconnected) {
+                    return Err(EngineError::Wiring(format!("{}: port already connected", what())));
+                }
+            }
+            max_latency = max_latency.max(l.latency);
+            ports[a.index()][pa.index()].binding = Binding::Link { dst: b, dst_port: pb, latency: l.latency };
+            note(a, b, l.latency);
+            ports[b.index()][pb.index()].binding = match l.kind {
+                LinkKind::Paired => {
+                    note(b, a, l.latency);
+                    Binding::Link { dst: a, dst_port: pa, latency: l.latency }
+                }
+                LinkKind::OneWay => Binding::ReceiveOnly,
+            };
+        }
+        let mut fabrics = Vec::with_capacity(topology.fabrics.len());
+        for (i, f) in topology.fabrics.iter().enumerate() {
+            if f.latency < Tick(1) {
+                return Err(EngineError::Wiring(format!("fabric {i}: latency must be at least 1 tick")));
+            }
+            max_latency = max_latency.max(f.latency);
+            let mut members = Vec::with_capacity(f.members.len());
+            let mut kind: Option<registry::MessageKind> = None;
+            let mut spanned = vec![false; n_parts];
+            for m in &f.members {
+                let p = resolve(m.component, &m.port)?;
+                let pw = &mut ports[m.component.index()][p.index()];
+                if !matches!(pw.binding, Binding::Unconnected) {
+                    return Err(EngineError::Wiring(format!(
+                        "fabric {i}: port {}.{} already connected",
+                        path(m.component),
+                        m.port
+                    )));
+                }
+                if let Some(k) = kind {
+                    if k.type_id != pw.message.type_id {
+                        return Err(EngineError::Wiring(format!(
+                            "fabric {i}: port {}.{} carries {}, others {}",
+                            path(m.component),
+                            m.port,
+                            pw.message.name,
+                            k.name
+                        )));
+                    }
+                }
+                kind = Some(pw.message);
+                pw.binding = Binding::Fabric { fabric: FabricId::from_index(i) };
+                spanned[assignment[m.component.index()].index()] = true;
+                members.push((m.component, p));
+            }
+            for pa in 0..n_parts {
+                for pb in 0..n_parts {
+                    if pa != pb && spanned[pa] && spanned[pb] {
+                        let e = &mut lookahead[pa][pb];
+                        *e = Some(e.map_or(f.latency, |x: Tick| x.min(f.latency)));
+                    }
+                }
+            }
+            fabrics.push(FabricWiring { members, latency: f.latency });
+        }
+
+        let mut local_index = vec![0u32; n];
+        let mut parts: Vec<PartitionState> =
+            (0..n_parts).map(|p| PartitionState::new(PartitionId::from_index(p), n_parts)).collect();
+        for (i, (comp, _)) in built.into_iter().enumerate() {
+            let part = &mut parts[assignment[i].index()];
+            local_index[i] = part.slots.len() as u32;
+            part.slots.push(Slot { id: ComponentId::from_index(i), comp, seq: 0 });
+        }
+        let exit_delay = topology.engine.exit_delay.unwrap_or(max_latency).max(Tick(1));
+        let wiring = Wiring {
+            ports,
+            fabrics,
+            partition_of: assignment,
+            local_index,
+            paths: topology.components.iter().map(|c| c.path.clone()).collect(),
+            type_names: topology.components.iter().map(|c| c.type_name.clone()).collect(),
+            lookahead,
+            exit_delay,
+        };
+        let wiring = Arc::new(wiring);
+        for part in &mut parts {
+            part.for_each_component(&wiring, Tick::ZERO, |c, ctx| {
+                let before = *ctx.seq;
+                c.init(ctx);
+                if *ctx.seq != before {
+                    ctx.out.fail(EngineError::Lifecycle {
+                        component: wiring.paths[ctx.me.index()].clone(),
+                        problem: "created events in init; create them in startup".into(),
+                    });
+                }
+            })?;
+        }
+        Ok(Simulation {
+            wiring,
+            parts,
+            external: Arc::new(ExternalInbox::default()),
+            max_ticks: config.max_ticks.or(topology.engine.max_ticks).unwrap_or(Tick::MAX),
+            now: Tick::ZERO,
+            ext_seq: 0,
+            progress: config.progress,
+            summary: RunSummary { partitions: n_parts, ..RunSummary::default() },
+            topology_hash: checkpoint::topology_hash(topology),
+            last_status: None,
+        })
+    }
+
+    /// Moves events sent across partitions outside the epoch loop (during startup or
+    /// after a restore) straight into their destination queues.
+    fn deliver_outboxes(&mut self) {
+        let mut moved = Vec::new();
+        for part in &mut self.parts {
+            for outbox in &mut part.emit.outboxes {
+                moved.append(outbox);
+            }
+            part.emit.min_sent.iter_mut().for_each(|t| *t = Tick::MAX);
+        }
+        for ev in moved {
+            let p = self.wiring.partition_of[ev.target.index()].index();
+            self.parts[p].emit.queue.push(ev);
+        }
+    }
+
+    /// Runs until the run ends (quiescence, end time, exit request, primaries
+    /// released, error or interruption).
+    pub fn run(&mut self) -> ExitStatus {
+        self.drive(Limits { max_ticks: self.max_ticks, until: Tick::MAX, step: false })
+    }
+
+    /// Runs until every event before `until` is handled, or the run ends first.
+    /// Returns `ExitReason::Paused` when it stopped at `until`.
+    pub fn run_until(&mut self, until: Tick) -> ExitStatus {
+        self.drive(Limits { max_ticks: self.max_ticks, until, step: false })
+    }
+
+    /// Handles every event of the next timestamp, in all partitions.
+    pub fn step(&mut self) -> ExitStatus {
+        self.drive(Limits { max_ticks: self.max_ticks, until: Tick::MAX, step: true })
+    }
+
+    fn drive(&mut self, limits: Limits) -> ExitStatus {
+        if let Some(s) = &self.last_status {
+            if !s.can_continue() {
+                return s.clone();
+            }
+        }
+        self.external.clear_stop();
+        let n = self.parts.len();
+        let wiring = self.wiring.clone();
+        let shared = Shared {
+            wiring: &wiring,
+            limits,
+            barrier: SpinBarrier::new(n),
+            records: exec::initial_records(&mut self.parts, self.ext_seq),
+            inboxes: (0..n).map(|_| Default::default()).collect(),
+            external: &self.external,
+            progress: if self.progress { progress::Progress::on_terminal().map(Mutex::new) } else { None },
+        };
+        let mut sync = SyncStats::default();
+        let status = if n == 1 {
+            exec::worker(&mut self.parts[0], &shared, &mut sync)
+        } else {
+            std::thread::scope(|s| {
+                let (first, rest) = self.parts.split_at_mut(1);
+                let shared = &shared;
+                for part in rest {
+                    s.spawn(move || {
+                        let mut ignored = SyncStats::default();
+                        exec::worker(part, shared, &mut ignored)
+                    });
+                }
+                exec::worker(&mut first[0], shared, &mut sync)
+            })
+        };
+        // Batches sent in the last epoch go into their queues, so the state is whole.
+        for (q, inbox) in shared.inboxes.iter().enumerate() {
+            while let Some(batch) = inbox.pop() {
+                batch.into_iter().for_each(|ev| self.parts[q].emit.queue.push(ev));
+            }
+        }
+        let rec0 = shared.records[0][sync.epochs as usize & 1].lock().map(|r| r.ext_seq).unwrap_or(self.ext_seq);
+        self.ext_seq = self.ext_seq.max(rec0);
+        self.summary.events = self.parts.iter().map(|p| p.emit.handled).sum();
+        self.summary.sync.epochs += sync.epochs;
+        self.summary.sync.epoch_ns.extend(sync.epoch_ns);
+        self.now = status.tick;
+        self.last_status = Some(status.clone());
+        status
+    }
+
+    /// The time the last run stopped at.
+    pub fn now(&self) -> Tick {
+        self.now
+    }
+
+    /// The number of partitions (worker threads).
+    pub fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Decomposition-dependent counters of all runs so far.
+    pub fn summary(&self) -> &RunSummary {
+        &self.summary
+    }
+
+    /// Statistics of every component, identical for any decomposition.
+    pub fn stats(&self) -> StatsReport {
+        let mut report = StatsReport::new();
+        for part in &self.parts {
+            for slot in &part.slots {
+                let i = slot.id.index();
+                let mut sink = report.sink(&self.wiring.paths[i], &self.wiring.type_names[i]);
+                slot.comp.stats(&mut sink);
+            }
+        }
+        report
+    }
+
+    /// A sender of external input to `component`, usable from any thread.
+    pub fn external_sender(&self, component: ComponentId) -> ExternalSender {
+        ExternalSender::new(self.external.clone(), component)
+    }
+
+    /// A handle that stops a running simulation from another thread.
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle { inbox: self.external.clone() }
+    }
+
+    /// Calls every component's `shutdown` (in component id order).
+    pub fn shutdown(&mut self) -> Result<(), EngineError> {
+        let wiring = self.wiring.clone();
+        let now = self.now;
+        for part in &mut self.parts {
+            part.for_each_component(&wiring, now, |c, ctx| c.shutdown(ctx))?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with the component `id` if it is of type `T`.
+    pub fn inspect<T: Component, R>(&self, id: ComponentId, f: impl FnOnce(&T) -> R) -> Option<R> {
+        let part = &self.parts[self.wiring.partition_of.get(id.index())?.index()];
+        let slot = &part.slots[self.wiring.local_index[id.index()] as usize];
+        let any: &dyn std::any::Any = slot.comp.as_ref();
+        any.downcast_ref::<T>().map(f)
+    }
+}
+
+/// Fills in registry defaults and checks that every given parameter is declared
+/// and of the declared kind.
+fn resolve_params(ty: &registry::ComponentType, given: &Params) -> Result<Params, String> {
+    let mut out = Params::new();
+    for (name, value) in given.iter() {
+        if ty.param(name).is_none() {
+            let known: Vec<&str> = ty.params.iter().map(|p| p.name).collect();
+            return Err(format!("type `{}` has no parameter `{name}` (it has: {})", ty.name, known.join(", ")));
+        }
+        out.set(name, value.clone());
+    }
+    for spec in ty.params {
+        if out.get(spec.name).is_none() {
+            if let Some(default) = spec.default {
+                let v = spec
+                    .kind
+                    .convert(&RawParam::from_text(default))
+                    .map_err(|e| format!("default of `{}`: {e}", spec.name))?;
+                out.set(spec.name, v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Emitter {
+    /// Whether a checkpoint can capture this partition (no external inputs pending).
+    pub(crate) fn has_external(&self) -> bool {
+        let mut found = false;
+        self.queue.for_each(|_, _, b| found |= matches!(b, queue::Body::External { .. }));
+        found
+    }
 }

@@ -1,0 +1,147 @@
+//! `dojo bench`: the PHOLD benchmark.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context as _};
+use clap::{Args, Subcommand};
+use hdrhistogram::Histogram;
+use serde_json::json;
+use simdojo::engine::{SimConfig, Simulation};
+use simdojo::ids::PartitionId;
+use simdojo::phold::{self, PholdConfig};
+use simdojo::time::Tick;
+
+use crate::sysinfo::peak_rss_bytes;
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// PHOLD: every event creates one at now + lookahead + Exp(mean), `remote` of them
+    /// to another LP. Times are in nanoseconds.
+    Phold(PholdArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PholdArgs {
+    /// Logical processes.
+    #[arg(long, default_value_t = 1024)]
+    lps: u32,
+    /// Initial events per LP.
+    #[arg(long, default_value_t = 4)]
+    events_per_lp: u32,
+    /// Probability that a new event goes to another LP.
+    #[arg(long, default_value_t = 0.25)]
+    remote: f64,
+    /// Minimum delay (ns); also the lookahead between partitions.
+    #[arg(long, default_value_t = 1.0)]
+    lookahead: f64,
+    /// Mean of the exponential delay (ns).
+    #[arg(long, default_value_t = 1.0)]
+    mean: f64,
+    /// End time (ns).
+    #[arg(long, default_value_t = 3000.0)]
+    end_time: f64,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Simulation worker threads (partitions).
+    #[arg(long, default_value_t = 1)]
+    workers: u32,
+    /// Partitioner.
+    #[arg(long, default_value = "linear")]
+    partitioner: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+fn ns_to_ticks(what: &str, ns: f64) -> anyhow::Result<Tick> {
+    let t = (ns * 1000.0).round();
+    if !(t.is_finite() && t >= 0.0 && t < u64::MAX as f64) {
+        bail!("--{what} {ns} is not a time in nanoseconds");
+    }
+    Ok(Tick(t as u64))
+}
+
+pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        BenchCommand::Phold(a) => phold(a),
+    }
+}
+
+fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
+    let cfg = PholdConfig {
+        lps: a.lps,
+        events_per_lp: a.events_per_lp,
+        remote: a.remote,
+        lookahead: ns_to_ticks("lookahead", a.lookahead)?,
+        mean: ns_to_ticks("mean", a.mean)?,
+        end: ns_to_ticks("end-time", a.end_time)?,
+        seed: a.seed,
+    };
+    if cfg.lookahead < Tick(1) {
+        bail!("--lookahead must be at least 1 ps: conservative synchronization needs it");
+    }
+    if a.lps == 0 || a.workers == 0 {
+        bail!("--lps and --workers must be at least 1");
+    }
+    let topo = phold::topology(&cfg);
+    let workers = a.workers.min(a.lps);
+    let assignment: Vec<PartitionId> = match a.partitioner.as_str() {
+        "linear" => (0..a.lps as u64).map(|i| PartitionId((i * workers as u64 / a.lps as u64) as u32)).collect(),
+        "round-robin" => (0..a.lps).map(|i| PartitionId(i % workers)).collect(),
+        other => bail!("unknown partitioner `{other}`"),
+    };
+    let config = SimConfig { assignment: Some(assignment), progress: !a.json, ..SimConfig::default() };
+    let mut sim = Simulation::build(&topo, &config).context("building the PHOLD topology")?;
+    let start = Instant::now();
+    let status = sim.run();
+    let wall = start.elapsed().as_secs_f64();
+    let summary = sim.summary();
+    let events = summary.events;
+    let epochs = summary.sync.epochs;
+    let mut hist = Histogram::<u64>::new_with_bounds(1, 1 << 40, 3).context("histogram")?;
+    for &ns in &summary.sync.epoch_ns {
+        hist.saturating_record(ns);
+    }
+    let digest = format!("{:016x}", phold::digest(&sim, cfg.lps));
+    let rss = peak_rss_bytes();
+    let rate = events as f64 / wall;
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "engine": "simdojo",
+                "events": events,
+                "events_per_sec": rate,
+                "epochs": epochs,
+                "events_per_epoch": events as f64 / epochs.max(1) as f64,
+                "epoch_ns": { "p50": hist.value_at_quantile(0.5), "p90": hist.value_at_quantile(0.9),
+                              "p99": hist.value_at_quantile(0.99), "max": hist.max() },
+                "wall_seconds": wall,
+                "peak_rss_bytes": rss,
+                "workers": sim.partitions(),
+                "digest": digest,
+                "exit": status.to_string(),
+            })
+        );
+    } else {
+        println!("exit:            {status}");
+        println!("events:          {events}");
+        println!("wall:            {wall:.3} s");
+        println!("events/s:        {:.3} M", rate / 1e6);
+        println!("workers:         {}", sim.partitions());
+        println!("epochs:          {epochs}");
+        println!("events/epoch:    {:.1}", events as f64 / epochs.max(1) as f64);
+        println!(
+            "epoch duration:  p50 {} ns, p90 {} ns, p99 {} ns, max {} ns",
+            hist.value_at_quantile(0.5),
+            hist.value_at_quantile(0.9),
+            hist.value_at_quantile(0.99),
+            hist.max()
+        );
+        println!("peak RSS:        {}", rss.map_or("unknown".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0)));
+        println!("digest:          {digest}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,236 @@
+//! [`Context`]: what a component can do while it handles an event.
+
+use crate::component::{Port, TimerId};
+use crate::engine::control::ExitRequest;
+use crate::engine::order::{EventKey, MAX_SEQ};
+use crate::engine::queue::{Body, Pending};
+use crate::engine::wiring::{Binding, Wiring};
+use crate::engine::EngineError;
+use crate::ids::{ComponentId, FabricMember, PartitionId, PortIdx};
+use crate::registry::Message;
+use crate::time::Tick;
+
+/// Where the events a component creates go: the partition's own queue or the outbox
+/// of another partition. Owned by the partition; lent to each [`Context`].
+#[derive(Debug)]
+pub(crate) struct Emitter {
+    pub me: PartitionId,
+    pub queue: crate::engine::queue::EventQueue,
+    /// Per destination partition, events created this epoch.
+    pub outboxes: Vec<Vec<Pending>>,
+    /// Per destination partition, the earliest time sent to it this epoch.
+    pub min_sent: Vec<Tick>,
+    /// Timers cancelled but not yet popped: (owner, timer sequence).
+    pub cancelled: std::collections::HashSet<(ComponentId, u64)>,
+    /// The earliest exit request made in this partition, ever.
+    pub exit: Option<ExitRequest>,
+    /// Primary components: holds minus releases, holds ever, latest release time.
+    pub primary_held: i64,
+    pub primaries_registered: u64,
+    pub last_release: Option<Tick>,
+    /// The first engine error a component caused (bad send, overflow).
+    pub error: Option<EngineError>,
+    /// Events handled.
+    pub handled: u64,
+}
+
+impl Emitter {
+    pub fn new(me: PartitionId, n_partitions: usize) -> Emitter {
+        Emitter {
+            me,
+            queue: crate::engine::queue::EventQueue::new(),
+            outboxes: (0..n_partitions).map(|_| Vec::new()).collect(),
+            min_sent: vec![Tick::MAX; n_partitions],
+            cancelled: Default::default(),
+            exit: None,
+            primary_held: 0,
+            primaries_registered: 0,
+            last_release: None,
+            error: None,
+            handled: 0,
+        }
+    }
+
+    #[inline]
+    pub fn emit(&mut self, wiring: &Wiring, ev: Pending) {
+        let dest = wiring.partition_of[ev.target.index()];
+        if dest == self.me {
+            self.queue.push(ev);
+        } else {
+            let d = dest.index();
+            if ev.key.time < self.min_sent[d] {
+                self.min_sent[d] = ev.key.time;
+            }
+            self.outboxes[d].push(ev);
+        }
+    }
+
+    pub(crate) fn fail(&mut self, e: EngineError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    pub fn fail_panic(&mut self, component: String, message: String) {
+        self.fail(EngineError::Panic { component, message });
+    }
+}
+
+/// What a component sees while it handles an event: the time, its identity, and the
+/// means to send messages, schedule timers and control the run.
+pub struct Context<'a> {
+    pub(crate) now: Tick,
+    pub(crate) me: ComponentId,
+    pub(crate) seq: &'a mut u64,
+    pub(crate) wiring: &'a Wiring,
+    pub(crate) out: &'a mut Emitter,
+}
+
+impl<'a> Context<'a> {
+    /// The current simulated time.
+    #[inline]
+    pub fn now(&self) -> Tick {
+        self.now
+    }
+
+    /// This component's id.
+    pub fn id(&self) -> ComponentId {
+        self.me
+    }
+
+    /// This component's path in the topology.
+    pub fn path(&self) -> &str {
+        &self.wiring.paths[self.me.index()]
+    }
+
+    #[inline]
+    fn next_key(&mut self, time: Tick) -> Option<EventKey> {
+        let seq = *self.seq;
+        if seq > MAX_SEQ {
+            self.out.fail(EngineError::SequenceOverflow { component: self.path().to_string() });
+            return None;
+        }
+        *self.seq = seq + 1;
+        Some(EventKey::new(time, self.me.0, seq))
+    }
+
+    /// Sends `msg` through `port`; it arrives at the linked port after the link's latency.
+    #[inline]
+    pub fn send<M: Message>(&mut self, port: &Port<M>, msg: M) {
+        self.send_after(port, Tick::ZERO, msg)
+    }
+
+    /// Sends `msg` through `port` with `extra` delay on top of the link's latency.
+    #[inline]
+    pub fn send_after<M: Message>(&mut self, port: &Port<M>, extra: Tick, msg: M) {
+        let wiring = self.wiring;
+        let Some(pw) = wiring.ports[self.me.index()].get(port.idx().index()) else {
+            return self.bad_port(port.idx(), "is not a port of this component");
+        };
+        match &pw.binding {
+            Binding::Link { dst, dst_port, latency } => {
+                let time = self.now + *latency + extra;
+                if let Some(key) = self.next_key(time) {
+                    let body = Body::Message { port: *dst_port, payload: Box::new(msg) };
+                    self.out.emit(wiring, Pending { key, target: *dst, body });
+                }
+            }
+            Binding::Fabric { .. } => self.bad_port(port.idx(), "is a fabric port: use send_to"),
+            Binding::ReceiveOnly => self.bad_port(port.idx(), "is the receiving end of a one-way link"),
+            Binding::Unconnected => self.bad_port(port.idx(), "is not connected"),
+        }
+    }
+
+    /// Sends `msg` through the fabric port `port` to fabric member `to`.
+    #[inline]
+    pub fn send_to<M: Message>(&mut self, port: &Port<M>, to: FabricMember, msg: M) {
+        self.send_to_after(port, to, Tick::ZERO, msg)
+    }
+
+    /// Sends `msg` through the fabric port `port` to member `to`, with `extra` delay
+    /// on top of the fabric's latency.
+    #[inline]
+    pub fn send_to_after<M: Message>(&mut self, port: &Port<M>, to: FabricMember, extra: Tick, msg: M) {
+        let wiring = self.wiring;
+        let Some(pw) = wiring.ports[self.me.index()].get(port.idx().index()) else {
+            return self.bad_port(port.idx(), "is not a port of this component");
+        };
+        let Binding::Fabric { fabric } = pw.binding else {
+            return self.bad_port(port.idx(), "is not a fabric port");
+        };
+        let f = &wiring.fabrics[fabric.index()];
+        let Some((dst, dst_port)) = f.member(to) else {
+            return self.bad_port(port.idx(), "has no such fabric member");
+        };
+        let time = self.now + f.latency + extra;
+        if let Some(key) = self.next_key(time) {
+            let body = Body::Message { port: dst_port, payload: Box::new(msg) };
+            self.out.emit(wiring, Pending { key, target: dst, body });
+        }
+    }
+
+    /// The number of members of the fabric `port` belongs to (0 if it is not a fabric port).
+    pub fn fabric_size<M>(&self, port: &Port<M>) -> u32 {
+        match self.wiring.ports[self.me.index()].get(port.idx().index()).map(|p| &p.binding) {
+            Some(Binding::Fabric { fabric }) => self.wiring.fabrics[fabric.index()].members.len() as u32,
+            _ => 0,
+        }
+    }
+
+    fn bad_port(&mut self, port: PortIdx, problem: &str) {
+        let name = self.wiring.ports[self.me.index()]
+            .get(port.index())
+            .map(|p| p.name.clone())
+            .unwrap_or_else(|| format!("#{}", port.0));
+        self.out.fail(EngineError::BadSend {
+            component: self.path().to_string(),
+            port: name,
+            problem: problem.to_string(),
+        });
+    }
+
+    /// Schedules a timer for this component `delay` from now, carrying `token`.
+    #[inline]
+    pub fn schedule(&mut self, delay: Tick, token: u64) -> TimerId {
+        let time = self.now.saturating_add(delay);
+        match self.next_key(time) {
+            Some(key) => {
+                let wiring = self.wiring;
+                self.out.emit(wiring, Pending { key, target: self.me, body: Body::Timer { token } });
+                TimerId(key.seq())
+            }
+            None => TimerId(u64::MAX),
+        }
+    }
+
+    /// Cancels a timer that has not fired yet; cancelling a fired timer does nothing.
+    pub fn cancel(&mut self, timer: TimerId) {
+        self.out.cancelled.insert((self.me, timer.0));
+    }
+
+    /// Asks the run to end. It stops at `now + exit_delay` (the topology's
+    /// `exit_delay`, by default its largest link latency): every event before that tick
+    /// is still handled, in every partition, so the final state does not depend on
+    /// partitioning. The earliest request wins.
+    pub fn request_exit(&mut self, reason: impl Into<String>, code: i32) {
+        let at = self.now.saturating_add(self.wiring.exit_delay);
+        let req = ExitRequest { at, component: self.me, reason: reason.into(), code };
+        self.out.exit = ExitRequest::earliest(self.out.exit.take(), &req);
+    }
+
+    /// Registers this component as primary. A run with primary components ends when
+    /// all have released (at the last release plus `exit_delay`), even if events
+    /// remain (free-running clocks); if events run out first, it ends as quiescent and
+    /// the exit status says how many primaries still hold.
+    pub fn primary_hold(&mut self) {
+        self.out.primary_held += 1;
+        self.out.primaries_registered += 1;
+    }
+
+    /// Releases a [`Context::primary_hold`].
+    pub fn primary_release(&mut self) {
+        self.out.primary_held -= 1;
+        let now = self.now;
+        self.out.last_release = Some(self.out.last_release.map_or(now, |t| t.max(now)));
+    }
+}

@@ -1,0 +1,295 @@
+//! The epoch loop: conservative synchronization of partitions on worker threads.
+//!
+//! One worker thread per partition. Each epoch:
+//! 1. read every partition's record of the previous epoch (double-buffered by epoch
+//!    parity, so nobody overwrites a record another worker may still read);
+//! 2. move the message batches other partitions sent into the own queue;
+//! 3. decide, from the records alone, whether to stop and each partition's horizon
+//!    (every worker computes the same decision: no coordinator);
+//! 4. handle own events before the horizon;
+//! 5. publish the own record, hand the batches for other partitions to their inboxes
+//!    (lock-free `SegQueue`s, one push per destination per epoch) and meet at the
+//!    spin-then-park barrier.
+//!
+//! Horizon of partition q: the earliest time any other partition s can still make
+//! an event for q, `min over s -> q of next(s) + lookahead(s, q)`, where `next(s)`
+//! includes the messages in flight to s, and `lookahead(s, q)` is the smallest
+//! latency of a link or fabric from s to q. It is also capped at
+//! `min next + exit_delay` (so exit requests stop every partition at the same tick),
+//! at the end time, and at the caller's `run_until` limit. Empty time is skipped: the
+//! horizon follows the next events, not a fixed step.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crossbeam::queue::SegQueue;
+use crossbeam::utils::CachePadded;
+
+use crate::engine::barrier::SpinBarrier;
+use crate::engine::control::{ExitReason, ExitRequest, ExitStatus};
+use crate::engine::external::ExternalInbox;
+use crate::engine::order::{EventKey, EXTERNAL_SOURCE};
+use crate::engine::partition_state::PartitionState;
+use crate::engine::progress::Progress;
+use crate::engine::queue::{Body, Pending};
+use crate::engine::wiring::Wiring;
+use crate::engine::EngineError;
+use crate::time::Tick;
+
+/// Events a partition handles before it looks at the epoch boundary again, so
+/// external input and progress keep flowing in long windows.
+const BUDGET: u64 = 1 << 16;
+
+/// What limits one call of the loop.
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    /// The run's end time (topology `max_ticks`).
+    pub max_ticks: Tick,
+    /// The caller's pause time (`run_until`).
+    pub until: Tick,
+    /// Handle one timestamp, then stop.
+    pub step: bool,
+}
+
+/// A partition's record of one epoch.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Record {
+    pub next: Tick,
+    pub min_sent: Vec<Tick>,
+    pub exit: Option<ExitRequest>,
+    pub held: i64,
+    pub registered: u64,
+    pub last_release: Option<Tick>,
+    pub error: Option<EngineError>,
+    pub handled: u64,
+    pub frontier: Tick,
+    pub interrupted: bool,
+    /// External inputs this partition routed this epoch (worker 0 only).
+    pub ext_seq: u64,
+}
+
+impl Record {
+    fn capture(part: &mut PartitionState, interrupted: bool, ext_seq: u64, into: &mut Record) {
+        into.next = part.next_time();
+        into.min_sent.clone_from(&part.emit.min_sent);
+        part.emit.min_sent.iter_mut().for_each(|t| *t = Tick::MAX);
+        into.exit.clone_from(&part.emit.exit);
+        into.held = part.emit.primary_held;
+        into.registered = part.emit.primaries_registered;
+        into.last_release = part.emit.last_release;
+        into.error.clone_from(&part.emit.error);
+        into.handled = part.emit.handled;
+        into.frontier = part.frontier;
+        into.interrupted = interrupted;
+        into.ext_seq = ext_seq;
+    }
+}
+
+/// Run-wide counters of the synchronization.
+#[derive(Clone, Debug, Default)]
+pub struct SyncStats {
+    /// Epochs run.
+    pub epochs: u64,
+    /// Wall time of each epoch, in nanoseconds.
+    pub epoch_ns: Vec<u64>,
+}
+
+/// What workers share during one call of the loop.
+pub(crate) struct Shared<'a> {
+    pub wiring: &'a Wiring,
+    pub limits: Limits,
+    pub barrier: SpinBarrier,
+    pub records: Vec<CachePadded<[Mutex<Record>; 2]>>,
+    pub inboxes: Vec<SegQueue<Vec<Pending>>>,
+    pub external: &'a ExternalInbox,
+    pub progress: Option<Mutex<Progress>>,
+}
+
+enum Decision {
+    Run { horizon_of: HorizonRule },
+    Idle,
+    Stop(ExitStatus),
+}
+
+enum HorizonRule {
+    /// Same horizon for everyone.
+    All(Tick),
+    /// Per partition, computed by [`horizon`].
+    PerPartition { end: Tick, cap: Tick },
+}
+
+fn effective_next(recs: &[Record], q: usize) -> Tick {
+    recs.iter().fold(recs[q].next, |m, r| m.min(r.min_sent[q]))
+}
+
+fn decide(recs: &[Record], sh: &Shared<'_>, stepped: bool, ext_waiting: bool) -> Decision {
+    let wiring = sh.wiring;
+    let frontier = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO);
+    if let Some(e) = recs.iter().find_map(|r| r.error.as_ref()) {
+        return Decision::Stop(ExitStatus { reason: ExitReason::Error, tick: frontier, code: 1, message: e.to_string() });
+    }
+    if recs.iter().any(|r| r.interrupted) {
+        return Decision::Stop(ExitStatus {
+            reason: ExitReason::Interrupted,
+            tick: frontier,
+            code: 130,
+            message: "interrupted".into(),
+        });
+    }
+    let n = recs.len();
+    let min_next = (0..n).map(|q| effective_next(recs, q)).min().unwrap_or(Tick::MAX);
+    // The earliest exit: a request, or the release of the last primary component.
+    let request = recs.iter().filter_map(|r| r.exit.as_ref()).fold(None, ExitRequest::earliest);
+    let registered: u64 = recs.iter().map(|r| r.registered).sum();
+    let held: i64 = recs.iter().map(|r| r.held).sum();
+    let primaries_done = (registered > 0 && held <= 0)
+        .then(|| recs.iter().filter_map(|r| r.last_release).max().unwrap_or(Tick::ZERO))
+        .map(|t| t.saturating_add(wiring.exit_delay));
+    let exit_at = request.as_ref().map_or(Tick::MAX, |r| r.at).min(primaries_done.unwrap_or(Tick::MAX));
+    let end = exit_at.min(sh.limits.max_ticks).min(sh.limits.until);
+
+    if stepped {
+        return Decision::Stop(ExitStatus {
+            reason: ExitReason::Stepped,
+            tick: frontier,
+            code: 0,
+            message: "stepped one timestamp".into(),
+        });
+    }
+    let stop = |reason, tick, code, message: String| Decision::Stop(ExitStatus { reason, tick, code, message });
+    let limit = sh.limits.max_ticks.min(sh.limits.until);
+    if exit_at != Tick::MAX && exit_at <= limit && min_next >= exit_at {
+        return match (&request, primaries_done) {
+            (Some(r), p) if p.is_none_or(|p| r.at <= p) => stop(
+                ExitReason::Requested { component: wiring.paths[r.component.index()].clone(), reason: r.reason.clone() },
+                r.at,
+                r.code,
+                format!("{} requested exit: {}", wiring.paths[r.component.index()], r.reason),
+            ),
+            _ => stop(ExitReason::PrimariesReleased, exit_at, 0, "all primary components released".into()),
+        };
+    }
+    if min_next != Tick::MAX && min_next >= limit {
+        return if sh.limits.until < sh.limits.max_ticks {
+            stop(ExitReason::Paused, limit, 0, format!("paused at {limit}"))
+        } else {
+            stop(ExitReason::MaxTicks, limit, 0, format!("reached end time {limit}"))
+        };
+    }
+    if min_next == Tick::MAX {
+        if (sh.external.has_senders() || ext_waiting) && !sh.limits.step {
+            return Decision::Idle;
+        }
+        let message = if held > 0 {
+            format!("no events left while {held} primary component(s) still hold")
+        } else {
+            "no events left".to_string()
+        };
+        return stop(ExitReason::Quiescent, frontier, 0, message);
+    }
+    if sh.limits.step {
+        return Decision::Run { horizon_of: HorizonRule::All(end.min(min_next.saturating_add(Tick(1)))) };
+    }
+    if n == 1 {
+        return Decision::Run { horizon_of: HorizonRule::All(end) };
+    }
+    Decision::Run { horizon_of: HorizonRule::PerPartition { end, cap: min_next.saturating_add(wiring.exit_delay) } }
+}
+
+fn horizon(recs: &[Record], wiring: &Wiring, q: usize, end: Tick, cap: Tick) -> Tick {
+    let mut h = end.min(cap);
+    for (s, row) in wiring.lookahead.iter().enumerate() {
+        if s != q {
+            if let Some(l) = row[q] {
+                h = h.min(effective_next(recs, s).saturating_add(l));
+            }
+        }
+    }
+    h
+}
+
+/// Runs one worker until the shared decision says stop. Every worker returns the
+/// same status.
+pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut SyncStats) -> ExitStatus {
+    let me = part.id.index();
+    let n = sh.records.len();
+    let mut recs: Vec<Record> = vec![Record::default(); n];
+    let mut epoch: usize = 0;
+    let mut stepped = false;
+    let mut ext_seq = 0u64;
+    let mut last = Instant::now();
+    loop {
+        let read = (epoch + 1) & 1;
+        for (q, rec) in recs.iter_mut().enumerate() {
+            rec.clone_from(&sh.records[q][read].lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        ext_seq = ext_seq.max(recs[0].ext_seq);
+        while let Some(batch) = sh.inboxes[me].pop() {
+            batch.into_iter().for_each(|ev| part.emit.queue.push(ev));
+        }
+        let decision = decide(&recs, sh, stepped, false);
+        match decision {
+            Decision::Stop(status) => return status,
+            Decision::Idle => {
+                if me == 0 {
+                    sh.external.wait();
+                }
+            }
+            Decision::Run { horizon_of } => {
+                let h = match horizon_of {
+                    HorizonRule::All(h) => h,
+                    HorizonRule::PerPartition { end, cap } => horizon(&recs, sh.wiring, me, end, cap),
+                };
+                part.run_window(sh.wiring, h, BUDGET);
+                stepped = sh.limits.step;
+            }
+        }
+        let mut interrupted = false;
+        if me == 0 {
+            interrupted = sh.external.stop_requested();
+            let stamp = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO).max(part.frontier);
+            while let Some((target, payload)) = sh.external.pop() {
+                let key = EventKey::new(stamp, EXTERNAL_SOURCE, ext_seq);
+                ext_seq += 1;
+                part.emit.emit(sh.wiring, Pending { key, target, body: Body::External { payload } });
+            }
+        }
+        {
+            let mut slot = sh.records[me][epoch & 1].lock().unwrap_or_else(|e| e.into_inner());
+            Record::capture(part, interrupted, ext_seq, &mut slot);
+        }
+        for (q, outbox) in part.emit.outboxes.iter_mut().enumerate() {
+            if !outbox.is_empty() {
+                sh.inboxes[q].push(std::mem::take(outbox));
+            }
+        }
+        sh.barrier.wait();
+        epoch += 1;
+        if me == 0 {
+            sync.epochs += 1;
+            let now = Instant::now();
+            sync.epoch_ns.push(now.duration_since(last).as_nanos() as u64);
+            last = now;
+            if let Some(p) = &sh.progress {
+                if epoch % 64 == 0 {
+                    let events: u64 = recs.iter().map(|r| r.handled).sum();
+                    let sim = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO);
+                    p.lock().unwrap_or_else(|e| e.into_inner()).update(sim, events, sync.epochs, Duration::ZERO);
+                }
+            }
+        }
+    }
+}
+
+/// Fills both record slots of every partition from the partitions' current state,
+/// as the record of "epoch -1".
+pub(crate) fn initial_records(parts: &mut [PartitionState], ext_seq: u64) -> Vec<CachePadded<[Mutex<Record>; 2]>> {
+    parts
+        .iter_mut()
+        .map(|p| {
+            let mut r = Record::default();
+            Record::capture(p, false, ext_seq, &mut r);
+            CachePadded::new([Mutex::new(r.clone()), Mutex::new(r)])
+        })
+        .collect()
+}

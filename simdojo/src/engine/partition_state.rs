@@ -1,0 +1,132 @@
+//! One partition's state and its event loop: the components it owns, its queue, and
+//! the handling of one window of events.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::component::{Component, Event, TimerId};
+use crate::engine::context::{Context, Emitter};
+use crate::engine::queue::{Body, Pending};
+use crate::engine::wiring::Wiring;
+use crate::engine::EngineError;
+use crate::ids::{ComponentId, PartitionId};
+use crate::time::Tick;
+
+/// A component instance owned by a partition.
+pub(crate) struct Slot {
+    pub id: ComponentId,
+    pub comp: Box<dyn Component>,
+    /// Events this component has created so far (its next sequence number).
+    pub seq: u64,
+}
+
+/// A partition.
+pub(crate) struct PartitionState {
+    pub id: PartitionId,
+    pub slots: Vec<Slot>,
+    pub emit: Emitter,
+    /// Time of the last handled event.
+    pub frontier: Tick,
+}
+
+/// Why a window ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WindowEnd {
+    /// Every event before the horizon was handled.
+    Horizon,
+    /// The event budget ran out first.
+    Budget,
+    /// A component caused an engine error.
+    Error,
+}
+
+impl PartitionState {
+    pub fn new(id: PartitionId, n_partitions: usize) -> PartitionState {
+        PartitionState { id, slots: Vec::new(), emit: Emitter::new(id, n_partitions), frontier: Tick::ZERO }
+    }
+
+    /// Calls `f` on every component with a context at time `now`.
+    pub fn for_each_component(
+        &mut self,
+        wiring: &Wiring,
+        now: Tick,
+        mut f: impl FnMut(&mut dyn Component, &mut Context<'_>),
+    ) -> Result<(), EngineError> {
+        for slot in &mut self.slots {
+            let mut ctx = Context { now, me: slot.id, seq: &mut slot.seq, wiring, out: &mut self.emit };
+            let comp: &mut dyn Component = &mut *slot.comp;
+            catch_unwind(AssertUnwindSafe(|| f(comp, &mut ctx))).map_err(|payload| EngineError::Panic {
+                component: wiring.paths[slot.id.index()].clone(),
+                message: panic_message(&payload),
+            })?;
+            if let Some(e) = self.emit.error.take() {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles events with time below `horizon`, at most `budget` of them.
+    pub fn run_window(&mut self, wiring: &Wiring, mut horizon: Tick, budget: u64) -> WindowEnd {
+        let mut left = budget;
+        horizon = horizon.min(self.local_stop(wiring));
+        loop {
+            if left == 0 {
+                return WindowEnd::Budget;
+            }
+            let Some(Pending { key, target, body }) = self.emit.queue.pop_before(horizon.0) else {
+                return WindowEnd::Horizon;
+            };
+            left -= 1;
+            let event = match body {
+                Body::Message { port, payload } => Event::Message { port, payload },
+                Body::Timer { token } => {
+                    if !self.emit.cancelled.is_empty() && self.emit.cancelled.remove(&(target, key.seq())) {
+                        continue;
+                    }
+                    Event::Timer { id: TimerId(key.seq()), token }
+                }
+                Body::External { payload } => Event::External { payload },
+            };
+            self.frontier = key.time;
+            let slot = &mut self.slots[wiring.local_index[target.index()] as usize];
+            let mut ctx = Context { now: key.time, me: target, seq: &mut slot.seq, wiring, out: &mut self.emit };
+            let comp = &mut slot.comp;
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| comp.handle(event, &mut ctx))) {
+                self.emit.fail_panic(wiring.paths[target.index()].clone(), panic_message(&payload));
+            }
+            self.emit.handled += 1;
+            if self.emit.error.is_some() {
+                return WindowEnd::Error;
+            }
+            horizon = horizon.min(self.local_stop(wiring));
+        }
+    }
+
+    /// The stop time this partition knows of by itself: its own exit requests, and,
+    /// when it is the only partition, the release of the last primary component.
+    /// (With several partitions the epoch decision finds the global stop.)
+    #[inline]
+    fn local_stop(&self, wiring: &Wiring) -> Tick {
+        let e = &self.emit;
+        let mut stop = e.exit.as_ref().map_or(Tick::MAX, |r| r.at);
+        if e.outboxes.len() == 1 && e.primaries_registered > 0 && e.primary_held <= 0 {
+            stop = stop.min(e.last_release.unwrap_or(Tick::ZERO).saturating_add(wiring.exit_delay));
+        }
+        stop
+    }
+
+    /// The time of the earliest pending event.
+    pub fn next_time(&self) -> Tick {
+        self.emit.queue.min_time().map_or(Tick::MAX, Tick)
+    }
+}
+
+fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}

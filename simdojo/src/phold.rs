@@ -1,0 +1,257 @@
+//! PHOLD, the standard synthetic benchmark of parallel discrete-event simulators,
+//! as a registered model (`phold.lp`).
+//!
+//! N logical processes (LPs) start with K events each. Handling an event at time t
+//! creates one new event at `t + lookahead + Exp(mean)`, sent with probability
+//! `remote` to a uniformly chosen other LP (over a fabric whose latency is the
+//! lookahead) and otherwise to the LP itself (a timer). Random numbers are
+//! counter-based per LP ([`Draws`]): the i-th draw of an LP is a pure function of
+//! (seed, LP, i), so results do not depend on scheduling. The model state digest
+//! ([`digest`]) is the same for every thread count and partitioning.
+//!
+//! The exact specification (shared with the peer implementations in `benches/`):
+//! - `mix64` is the SplitMix64 finalizer; LP i's key is
+//!   `mix64(seed + (i + 1) * 0xD1B54A32D192ED03)`; draw c is
+//!   `mix64(key + c * 0x9E3779B97F4A7C15)`; `unit(x) = (x >> 11) * 2^-53`.
+//! - Each new event takes three draws x1, x2, x3: remote iff `unit(x1) < remote`
+//!   (and N > 1); the remote destination is `(i + 1 + x2 % (N - 1)) % N`; the delay
+//!   is `lookahead + trunc(-mean * ln(1 - unit(x3)))` in ticks.
+//! - Handling an event at time t: `count += 1; h = mix64(h ^ t ^ count.rotate_left(32))`.
+//! - Digest: `d = 0; for i in 0..N: d = mix64(d ^ h_i ^ (count_i << 1) ^ i)`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port};
+use crate::engine::{Context, Simulation};
+use crate::ids::{ComponentId, FabricMember};
+use crate::params::{ParamKind, ParamValue, Params};
+use crate::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use crate::stats::{Counter, StatsSink};
+use crate::time::Tick;
+use crate::topology::Topology;
+
+/// The SplitMix64 finalizer.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A uniform number in `[0, 1)` from 53 bits of `x`.
+#[inline]
+pub fn unit(x: u64) -> f64 {
+    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// The counter-based random stream of one LP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Draws {
+    key: u64,
+    counter: u64,
+}
+
+impl Draws {
+    /// The stream of LP `lp` under `seed`.
+    pub fn new(seed: u64, lp: u64) -> Draws {
+        Draws { key: mix64(seed.wrapping_add((lp + 1).wrapping_mul(0xD1B5_4A32_D192_ED03))), counter: 0 }
+    }
+    /// The next draw.
+    #[inline]
+    pub fn next(&mut self) -> u64 {
+        let x = mix64(self.key.wrapping_add(self.counter.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+        self.counter += 1;
+        x
+    }
+}
+
+/// PHOLD workload parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PholdConfig {
+    /// Number of LPs.
+    pub lps: u32,
+    /// Initial events per LP.
+    pub events_per_lp: u32,
+    /// Probability that a new event goes to another LP.
+    pub remote: f64,
+    /// Minimum delay of every event (and the fabric latency), at least one tick.
+    pub lookahead: Tick,
+    /// Mean of the exponential part of the delay.
+    pub mean: Tick,
+    /// End time: events at or after it are never handled.
+    pub end: Tick,
+    /// Random seed.
+    pub seed: u64,
+}
+
+impl Default for PholdConfig {
+    /// 1024 LPs x 4 events, 25% remote, lookahead 1 ns, mean 1 ns, end 3000 ns.
+    fn default() -> Self {
+        PholdConfig {
+            lps: 1024,
+            events_per_lp: 4,
+            remote: 0.25,
+            lookahead: Tick::ns(1),
+            mean: Tick::ns(1),
+            end: Tick::ns(3000),
+            seed: 1,
+        }
+    }
+}
+
+/// The topology of a PHOLD run: `lp[0..N]` on one fabric whose latency is the
+/// lookahead, with the end time as `max_ticks`.
+pub fn topology(cfg: &PholdConfig) -> Topology {
+    let mut t = Topology::new();
+    let mut members = Vec::with_capacity(cfg.lps as usize);
+    for i in 0..cfg.lps {
+        let params = Params::new()
+            .with("index", ParamValue::UInt(u64::from(i)))
+            .with("events", ParamValue::UInt(u64::from(cfg.events_per_lp)))
+            .with("remote", ParamValue::Float(cfg.remote))
+            .with("lookahead", ParamValue::Duration(cfg.lookahead))
+            .with("mean", ParamValue::Duration(cfg.mean))
+            .with("seed", ParamValue::UInt(cfg.seed));
+        let id = t.add_component(format!("lp[{i}]"), "phold.lp", params);
+        members.push((id, "net".to_string()));
+    }
+    t.add_fabric(members, cfg.lookahead);
+    t.engine.max_ticks = Some(cfg.end);
+    t
+}
+
+/// The 64-bit digest of the final state of every LP of `sim` (components `lp[i]` in
+/// id order, as [`topology`] makes them).
+pub fn digest(sim: &Simulation, lps: u32) -> u64 {
+    (0..lps).fold(0u64, |d, i| {
+        let (h, count) = sim.inspect(ComponentId(i), |lp: &PholdLp| (lp.state.h, lp.state.count)).unwrap_or((0, 0));
+        mix64(d ^ h ^ (count << 1) ^ u64::from(i))
+    })
+}
+
+/// A PHOLD event. It carries nothing: its time is all that matters.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct PholdEvent;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct LpState {
+    draws: Draws,
+    count: u64,
+    h: u64,
+    remote_sent: Counter,
+}
+
+/// One PHOLD logical process.
+#[derive(Debug)]
+pub struct PholdLp {
+    net: Port<PholdEvent>,
+    index: u32,
+    n: u32,
+    events: u32,
+    remote: f64,
+    lookahead: Tick,
+    mean: f64,
+    state: LpState,
+}
+
+impl PholdLp {
+    fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+        let p = ctx.params().clone();
+        let index = u32::try_from(p.uint("index")?).map_err(|_| BuildError::Invalid("index exceeds u32".into()))?;
+        let remote = p.float("remote")?;
+        if !(0.0..=1.0).contains(&remote) {
+            return Err(BuildError::Invalid(format!("remote = {remote} is not a probability")));
+        }
+        let net = ctx.port::<PholdEvent>("net")?;
+        let events = u32::try_from(p.uint("events")?).map_err(|_| BuildError::Invalid("events exceeds u32".into()))?;
+        Ok(Box::new(PholdLp {
+            net,
+            index,
+            n: 0,
+            events,
+            remote,
+            lookahead: p.duration("lookahead")?,
+            mean: p.duration("mean")?.0 as f64,
+            state: LpState {
+                draws: Draws::new(p.uint("seed")?, u64::from(index)),
+                count: 0,
+                h: 0,
+                remote_sent: Counter::default(),
+            },
+        }))
+    }
+
+    /// Creates one new event, `now` being the current time.
+    #[inline]
+    fn generate(&mut self, ctx: &mut Context<'_>) {
+        let (x1, x2, x3) = (self.state.draws.next(), self.state.draws.next(), self.state.draws.next());
+        let extra = Tick((-self.mean * (1.0 - unit(x3)).ln()) as u64);
+        if self.n > 1 && unit(x1) < self.remote {
+            let dest = (u64::from(self.index) + 1 + x2 % u64::from(self.n - 1)) % u64::from(self.n);
+            self.state.remote_sent.inc();
+            ctx.send_to_after(&self.net, FabricMember(dest as u32), extra, PholdEvent);
+        } else {
+            ctx.schedule(self.lookahead + extra, 0);
+        }
+    }
+}
+
+impl Component for PholdLp {
+    fn init(&mut self, ctx: &mut Context<'_>) {
+        self.n = ctx.fabric_size(&self.net).max(1);
+    }
+
+    fn startup(&mut self, ctx: &mut Context<'_>) {
+        for _ in 0..self.events {
+            self.generate(ctx);
+        }
+    }
+
+    #[inline]
+    fn handle(&mut self, _event: Event, ctx: &mut Context<'_>) {
+        let t = ctx.now().0;
+        self.state.count += 1;
+        self.state.h = mix64(self.state.h ^ t ^ self.state.count.rotate_left(32));
+        self.generate(ctx);
+    }
+
+    fn stats(&self, out: &mut StatsSink<'_>) {
+        out.counter("events", &Counter::from_count(self.state.count));
+        out.counter("remote_sent", &self.state.remote_sent);
+    }
+
+    fn save(&self) -> Result<Vec<u8>, crate::component::StateError> {
+        save_state(&self.state)
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), crate::component::StateError> {
+        self.state = load_state(state)?;
+        Ok(())
+    }
+}
+
+crate::register_component!(ComponentType {
+    name: "phold.lp",
+    doc: "A PHOLD logical process: each event it handles creates one event at now + lookahead + Exp(mean), \
+          sent to a random other LP with probability `remote`, else to itself.",
+    params: &[
+        ParamSpec { name: "index", kind: ParamKind::UInt, default: None, doc: "this LP's member index on the fabric" },
+        ParamSpec { name: "events", kind: ParamKind::UInt, default: Some("4"), doc: "initial events" },
+        ParamSpec { name: "remote", kind: ParamKind::Float, default: Some("0.25"), doc: "probability of a remote event" },
+        ParamSpec { name: "lookahead", kind: ParamKind::Duration, default: Some("1ns"), doc: "minimum delay" },
+        ParamSpec { name: "mean", kind: ParamKind::Duration, default: Some("1ns"), doc: "mean of the exponential delay" },
+        ParamSpec { name: "seed", kind: ParamKind::UInt, default: Some("1"), doc: "random seed" },
+    ],
+    ports: &[PortSpec {
+        name: "net",
+        doc: "fabric port to every LP",
+        dir: PortDir::InOut,
+        array: false,
+        message: MessageKind::of::<PholdEvent>,
+    }],
+    stats: &[
+        StatSpec { name: "events", kind: StatKind::Counter, unit: "events", doc: "events handled" },
+        StatSpec { name: "remote_sent", kind: StatKind::Counter, unit: "events", doc: "events sent to other LPs" },
+    ],
+    build: PholdLp::build,
+});

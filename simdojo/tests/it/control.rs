@@ -1,0 +1,350 @@
+//! Run control: exit requests, primary components, stepping, pausing, external
+//! input, timers, and component faults. Each scenario runs under every partitioning
+//! and must give the same results.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use simdojo::component::{BuildContext, BuildError, Component, Event, Port};
+use simdojo::engine::{Context, ExitReason, SimConfig, Simulation};
+use simdojo::ids::PartitionId;
+use simdojo::params::{ParamKind, ParamValue, Params};
+use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec};
+use simdojo::stats::{Counter, StatsSink};
+use simdojo::time::Tick;
+use simdojo::topology::{LinkKind, Topology};
+
+use crate::support::assignments;
+
+/// A token passed around a ring.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+struct Token(u64);
+
+/// Forwards every token it gets, counting them; the first `seed` relays start one
+/// token each. Optionally requests exit at `exit_at`, holds as primary until
+/// `release_at`, or panics on its `panic_on`-th token.
+#[derive(Debug)]
+struct Relay {
+    input: Port<Token>,
+    output: Port<Token>,
+    seeds: bool,
+    exit_at: Option<Tick>,
+    release_at: Option<Tick>,
+    panic_on: u64,
+    seen: Counter,
+    sum: u64,
+}
+
+fn opt_tick(p: &Params, name: &str) -> Result<Option<Tick>, BuildError> {
+    let t = p.duration(name)?;
+    Ok((t != Tick::ZERO).then_some(t))
+}
+
+fn build_relay(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+    let p = ctx.params().clone();
+    Ok(Box::new(Relay {
+        input: ctx.port("in")?,
+        output: ctx.port("out")?,
+        seeds: p.bool("seed")?,
+        exit_at: opt_tick(&p, "exit_at")?,
+        release_at: opt_tick(&p, "release_at")?,
+        panic_on: p.uint("panic_on")?,
+        seen: Counter::default(),
+        sum: 0,
+    }))
+}
+
+const TIMER_EXIT: u64 = 1;
+const TIMER_RELEASE: u64 = 2;
+
+impl Component for Relay {
+    fn startup(&mut self, ctx: &mut Context<'_>) {
+        if self.seeds {
+            ctx.send(&self.output, Token(ctx.id().0 as u64));
+        }
+        if let Some(t) = self.exit_at {
+            ctx.schedule(t, TIMER_EXIT);
+        }
+        if let Some(t) = self.release_at {
+            ctx.primary_hold();
+            ctx.schedule(t, TIMER_RELEASE);
+        }
+    }
+
+    fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
+        match event.take(&self.input) {
+            Ok(Token(v)) => {
+                self.seen.inc();
+                self.sum = self.sum.wrapping_mul(31).wrapping_add(v ^ ctx.now().0);
+                if self.panic_on != 0 && self.seen.get() == self.panic_on {
+                    panic!("relay fault injected");
+                }
+                ctx.send(&self.output, Token(v + 1));
+            }
+            Err(Event::Timer { token: TIMER_EXIT, .. }) => ctx.request_exit("exit_at reached", 3),
+            Err(Event::Timer { token: TIMER_RELEASE, .. }) => ctx.primary_release(),
+            Err(other) => panic!("unexpected event {other:?}"),
+        }
+    }
+
+    fn stats(&self, out: &mut StatsSink<'_>) {
+        out.counter("seen", &self.seen);
+        out.counter("sum", &Counter::from_count(self.sum % 1_000_000_007));
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "test.relay",
+    doc: "Forwards tokens around a ring.",
+    params: &[
+        ParamSpec { name: "seed", kind: ParamKind::Bool, default: Some("false"), doc: "start a token" },
+        ParamSpec { name: "exit_at", kind: ParamKind::Duration, default: Some("0"), doc: "request exit then" },
+        ParamSpec { name: "release_at", kind: ParamKind::Duration, default: Some("0"), doc: "hold as primary until then" },
+        ParamSpec { name: "panic_on", kind: ParamKind::UInt, default: Some("0"), doc: "panic on this token" },
+    ],
+    ports: &[
+        PortSpec { name: "in", doc: "tokens in", dir: PortDir::In, array: false, message: MessageKind::of::<Token> },
+        PortSpec { name: "out", doc: "tokens out", dir: PortDir::Out, array: false, message: MessageKind::of::<Token> },
+    ],
+    stats: &[],
+    build: build_relay,
+});
+
+/// A ring of `n` relays with varied latencies; relay i gets `extra(i)` parameters.
+fn ring(n: u32, extra: impl Fn(u32) -> Params) -> Topology {
+    let mut t = Topology::new();
+    let ids: Vec<_> = (0..n)
+        .map(|i| {
+            let mut p = extra(i);
+            if i % 3 == 0 {
+                p.set("seed", ParamValue::Bool(true));
+            }
+            t.add_component(format!("ring.relay[{i}]"), "test.relay", p)
+        })
+        .collect();
+    for i in 0..n as usize {
+        let lat = Tick(1000 + 250 * (i as u64 % 4));
+        t.add_link((ids[i], "out"), (ids[(i + 1) % n as usize], "in"), lat, LinkKind::OneWay);
+    }
+    t
+}
+
+fn build(t: &Topology, assignment: Option<Vec<PartitionId>>) -> Simulation {
+    Simulation::build(t, &SimConfig { assignment, ..SimConfig::default() }).unwrap()
+}
+
+#[test]
+fn exit_request_stops_every_partitioning_at_the_same_state() {
+    let t = ring(12, |i| {
+        let mut p = Params::new();
+        if i == 5 {
+            p.set("exit_at", ParamValue::Duration(Tick::ns(777)));
+        }
+        p
+    });
+    let mut outcomes = Vec::new();
+    for (name, a) in assignments(12) {
+        let mut sim = build(&t, a);
+        let status = sim.run();
+        match &status.reason {
+            ExitReason::Requested { component, reason } => {
+                assert_eq!(component, "ring.relay[5]", "{name}");
+                assert_eq!(reason, "exit_at reached");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_eq!(status.code, 3);
+        // Exit takes effect after the exit delay: the largest link latency (1750 ps).
+        assert_eq!(status.tick, Tick::ns(777) + Tick(1750), "{name}");
+        outcomes.push(sim.stats().to_json());
+    }
+    assert!(outcomes.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn primaries_end_the_run_when_all_release_even_with_events_left() {
+    let t = ring(6, |i| {
+        let mut p = Params::new();
+        if i == 1 || i == 4 {
+            p.set("release_at", ParamValue::Duration(Tick::ns(100 + 50 * i as u64)));
+        }
+        p
+    });
+    let mut outcomes = Vec::new();
+    for (name, a) in assignments(6) {
+        let mut sim = build(&t, a);
+        let status = sim.run();
+        assert_eq!(status.reason, ExitReason::PrimariesReleased, "{name}: {status}");
+        assert_eq!(status.tick, Tick::ns(300) + Tick(1750));
+        outcomes.push(sim.stats().to_json());
+    }
+    assert!(outcomes.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn stepping_visits_each_timestamp_in_every_partitioning() {
+    let t = ring(9, |_| Params::new());
+    let mut reference: Option<(Vec<Tick>, serde_json::Value)> = None;
+    for (name, a) in assignments(9) {
+        let mut sim = build(&t, a);
+        let mut ticks = Vec::new();
+        for _ in 0..40 {
+            let s = sim.step();
+            assert_eq!(s.reason, ExitReason::Stepped, "{name}");
+            ticks.push(s.tick);
+        }
+        assert!(ticks.windows(2).all(|w| w[0] < w[1]), "{name}: {ticks:?}");
+        let got = (ticks, sim.stats().to_json());
+        match &reference {
+            None => reference = Some(got),
+            Some(r) => assert_eq!(&got, r, "{name}"),
+        }
+    }
+}
+
+#[test]
+fn run_until_pauses_and_continues_like_one_run() {
+    let t = ring(8, |_| Params::new());
+    let mut whole = Simulation::build(&t, &SimConfig { max_ticks: Some(Tick::ns(500)), ..SimConfig::default() }).unwrap();
+    assert_eq!(whole.run().reason, ExitReason::MaxTicks);
+    for (name, a) in assignments(8) {
+        let mut sim =
+            Simulation::build(&t, &SimConfig { assignment: a, max_ticks: Some(Tick::ns(500)), ..SimConfig::default() })
+                .unwrap();
+        for stop in [13, 101, 250, 499] {
+            let s = sim.run_until(Tick::ns(stop));
+            assert_eq!((s.reason, s.tick), (ExitReason::Paused, Tick::ns(stop)), "{name}");
+        }
+        assert_eq!(sim.run().reason, ExitReason::MaxTicks);
+        assert_eq!(sim.stats().to_json(), whole.stats().to_json(), "{name}");
+    }
+}
+
+#[test]
+fn a_panicking_component_ends_the_run_with_an_error_naming_it() {
+    let t = ring(6, |i| {
+        let mut p = Params::new();
+        if i == 2 {
+            p.set("panic_on", ParamValue::UInt(3));
+        }
+        p
+    });
+    for (name, a) in assignments(6) {
+        let mut sim = build(&t, a);
+        let s = sim.run();
+        assert_eq!(s.reason, ExitReason::Error, "{name}");
+        assert!(s.message.contains("ring.relay[2]") && s.message.contains("fault injected"), "{}", s.message);
+        // The simulation stays usable: asking again gives the same status.
+        assert_eq!(sim.run(), s);
+        assert!(sim.stats().components.len() == 6);
+    }
+}
+
+/// Counts external inputs and timers; cancels every second timer it schedules.
+#[derive(Debug, Default)]
+struct Listener {
+    inputs: Vec<u32>,
+    timers_fired: Vec<u64>,
+}
+
+impl Component for Listener {
+    fn startup(&mut self, ctx: &mut Context<'_>) {
+        for k in 0..6u64 {
+            let id = ctx.schedule(Tick(10 * (k + 1)), k);
+            if k % 2 == 1 {
+                ctx.cancel(id);
+            }
+        }
+    }
+    fn handle(&mut self, event: Event, _ctx: &mut Context<'_>) {
+        match event {
+            Event::Timer { token, .. } => self.timers_fired.push(token),
+            other => self.inputs.push(other.take_external::<u32>().expect("u32 input")),
+        }
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "test.listener",
+    doc: "Receives external input.",
+    params: &[],
+    ports: &[],
+    stats: &[],
+    build: |_| Ok(Box::new(Listener::default())),
+});
+
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+#[test]
+fn external_input_wakes_an_idle_simulation_without_polling() {
+    let mut t = Topology::new();
+    let id = t.add_component("host.listener", "test.listener", Params::new());
+    let mut sim = Simulation::build(&t, &SimConfig::default()).unwrap();
+    let sender = sim.external_sender(id);
+    let cpu_before = cpu_seconds();
+    let feeder = std::thread::spawn(move || {
+        for v in [7u32, 8, 9] {
+            std::thread::sleep(Duration::from_millis(150));
+            sender.send(v);
+        }
+        // Dropping the last sender lets the idle simulation end.
+    });
+    let status = sim.run();
+    feeder.join().unwrap();
+    assert_eq!(status.reason, ExitReason::Quiescent, "{status}");
+    // ~450 ms of waiting must not have been spent spinning.
+    assert!(cpu_seconds() - cpu_before < 0.25, "idle wait burned {} s of CPU", cpu_seconds() - cpu_before);
+    let (inputs, timers) = sim.inspect(id, |l: &Listener| (l.inputs.clone(), l.timers_fired.clone())).unwrap();
+    assert_eq!(inputs, vec![7, 8, 9]);
+    assert_eq!(timers, vec![0, 2, 4], "cancelled timers must not fire");
+}
+
+#[test]
+fn stop_handle_interrupts_a_waiting_run() {
+    let mut t = Topology::new();
+    let id = t.add_component("host.listener", "test.listener", Params::new());
+    let mut sim = Simulation::build(&t, &SimConfig::default()).unwrap();
+    let _sender = sim.external_sender(id);
+    let stop = sim.stop_handle();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        stop.stop();
+    });
+    let status = sim.run();
+    stopper.join().unwrap();
+    assert_eq!(status.reason, ExitReason::Interrupted);
+}
+
+#[test]
+fn build_errors_name_the_component() {
+    let mut t = Topology::new();
+    t.add_component("a", "test.nope", Params::new());
+    let e = Simulation::build(&t, &SimConfig::default()).err().unwrap();
+    assert!(e.to_string().contains("`a`") && e.to_string().contains("test.nope"), "{e}");
+
+    let mut t = Topology::new();
+    t.add_component("b", "test.relay", Params::new().with("speed", ParamValue::UInt(1)));
+    let e = Simulation::build(&t, &SimConfig::default()).err().unwrap();
+    assert!(e.to_string().contains("no parameter `speed`"), "{e}");
+
+    let mut t = Topology::new();
+    let a = t.add_component("c", "test.relay", Params::new());
+    let b = t.add_component("d", "test.relay", Params::new());
+    t.add_link((a, "out"), (b, "in"), Tick(0), LinkKind::OneWay);
+    let e = Simulation::build(&t, &SimConfig::default()).err().unwrap();
+    assert!(e.to_string().contains("at least 1 tick"), "{e}");
+}
+
+#[test]
+fn sending_on_an_unconnected_port_is_an_error_not_a_silent_drop() {
+    let mut t = Topology::new();
+    t.add_component("lonely", "test.relay", Params::new().with("seed", ParamValue::Bool(true)));
+    let mut sim = Simulation::build(&t, &SimConfig::default()).err();
+    let e = sim.take().unwrap();
+    assert!(e.to_string().contains("lonely") && e.to_string().contains("not connected"), "{e}");
+}

@@ -1,0 +1,91 @@
+//! PHOLD results are the same for every partitioning and thread count, and equal
+//! to an independent sequential implementation of the specification.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use simdojo::engine::{ExitReason, SimConfig, Simulation};
+use simdojo::phold::{self, mix64, unit, Draws, PholdConfig};
+
+use crate::support::assignments;
+
+/// A plain binary-heap PHOLD, ordered by (time, sender, sender's sequence).
+fn reference(cfg: &PholdConfig) -> (u64, u64) {
+    let n = cfg.lps as u64;
+    let mut draws: Vec<Draws> = (0..n).map(|i| Draws::new(cfg.seed, i)).collect();
+    let mut seq = vec![0u64; n as usize];
+    let mut count = vec![0u64; n as usize];
+    let mut h = vec![0u64; n as usize];
+    let mut heap = BinaryHeap::new();
+    let mut generate = |i: usize, now: u64, draws: &mut Vec<Draws>, seq: &mut Vec<u64>, heap: &mut BinaryHeap<_>| {
+        let (x1, x2, x3) = (draws[i].next(), draws[i].next(), draws[i].next());
+        let dest = if n > 1 && unit(x1) < cfg.remote { (i as u64 + 1 + x2 % (n - 1)) % n } else { i as u64 };
+        let delay = cfg.lookahead.0 + (-(cfg.mean.0 as f64) * (1.0 - unit(x3)).ln()) as u64;
+        heap.push(Reverse((now + delay, i as u64, seq[i], dest)));
+        seq[i] += 1;
+    };
+    for i in 0..n as usize {
+        for _ in 0..cfg.events_per_lp {
+            generate(i, 0, &mut draws, &mut seq, &mut heap);
+        }
+    }
+    let mut events = 0;
+    while let Some(Reverse((t, _, _, dest))) = heap.pop() {
+        if t >= cfg.end.0 {
+            break;
+        }
+        let d = dest as usize;
+        count[d] += 1;
+        h[d] = mix64(h[d] ^ t ^ count[d].rotate_left(32));
+        events += 1;
+        generate(d, t, &mut draws, &mut seq, &mut heap);
+    }
+    let digest = (0..n as usize).fold(0u64, |acc, i| mix64(acc ^ h[i] ^ (count[i] << 1) ^ i as u64));
+    (events, digest)
+}
+
+fn run(cfg: &PholdConfig, assignment: Option<Vec<simdojo::ids::PartitionId>>) -> (u64, u64) {
+    let topo = phold::topology(cfg);
+    let mut sim = Simulation::build(&topo, &SimConfig { assignment, ..SimConfig::default() }).unwrap();
+    let status = sim.run();
+    assert_eq!(status.reason, ExitReason::MaxTicks, "{status}");
+    assert_eq!(status.tick, cfg.end);
+    (sim.summary().events, phold::digest(&sim, cfg.lps))
+}
+
+#[test]
+fn phold_matches_reference_for_every_partitioning() {
+    for cfg in [
+        PholdConfig { lps: 64, end: simdojo::time::Tick::ns(300), ..PholdConfig::default() },
+        PholdConfig { lps: 17, events_per_lp: 3, remote: 0.9, end: simdojo::time::Tick::ns(500), seed: 7, ..PholdConfig::default() },
+        // Integer-tick delays make many simultaneous events: the tie order matters.
+        PholdConfig {
+            lps: 12,
+            remote: 0.5,
+            lookahead: simdojo::time::Tick(1),
+            mean: simdojo::time::Tick(2),
+            end: simdojo::time::Tick(400),
+            ..PholdConfig::default()
+        },
+    ] {
+        let expected = reference(&cfg);
+        assert!(expected.0 > 1000, "workload too small: {expected:?}");
+        for (name, a) in assignments(cfg.lps as usize) {
+            assert_eq!(run(&cfg, a), expected, "{name} with {cfg:?}");
+        }
+    }
+}
+
+#[test]
+fn phold_statistics_do_not_depend_on_partitioning() {
+    let cfg = PholdConfig { lps: 32, end: simdojo::time::Tick::ns(200), ..PholdConfig::default() };
+    let topo = phold::topology(&cfg);
+    let mut reports = Vec::new();
+    for (_, assignment) in assignments(32) {
+        let mut sim = Simulation::build(&topo, &SimConfig { assignment, ..SimConfig::default() }).unwrap();
+        sim.run();
+        reports.push(sim.stats().to_json());
+    }
+    assert!(reports.windows(2).all(|w| w[0] == w[1]));
+    assert!(reports[0]["by_type"]["phold.lp"]["events"].as_u64().unwrap() > 0);
+}
