@@ -89,3 +89,40 @@ fn phold_statistics_do_not_depend_on_partitioning() {
     assert!(reports.windows(2).all(|w| w[0] == w[1]));
     assert!(reports[0]["by_type"]["phold.lp"]["events"].as_u64().unwrap() > 0);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use simdojo::ids::PartitionId;
+    use simdojo::time::Tick;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        /// Any workload under any assignment of LPs to 1-5 partitions gives the
+        /// sequential reference's event count and digest.
+        #[test]
+        fn any_partitioning_matches_the_reference(
+            lps in 2u32..24,
+            events in 1u32..4,
+            remote in 0.0f64..1.0,
+            lookahead in 1u64..2000,
+            mean in 0u64..3000,
+            seed in any::<u64>(),
+            parts in proptest::collection::vec(0u32..5, 24),
+        ) {
+            let cfg = PholdConfig {
+                lps, events_per_lp: events, remote, lookahead: Tick(lookahead), mean: Tick(mean),
+                end: Tick(lookahead * 40 + mean * 10), seed,
+            };
+            // Renumber the used partitions densely so none is empty.
+            let mut used: Vec<u32> = parts[..lps as usize].to_vec();
+            used.sort();
+            used.dedup();
+            let assignment: Vec<PartitionId> = parts[..lps as usize]
+                .iter()
+                .map(|p| PartitionId(used.iter().position(|u| u == p).unwrap() as u32))
+                .collect();
+            prop_assert_eq!(run(&cfg, Some(assignment)), reference(&cfg));
+        }
+    }
+}
