@@ -23,22 +23,34 @@ pub(crate) struct Pending {
     pub body: Body,
 }
 
-type Slot = Pending;
+/// An event in the slab, linked into a bucket list.
+#[derive(Debug)]
+struct Node {
+    ev: Option<Pending>,
+    next: u32,
+}
+
+const NIL: u32 = u32::MAX;
 
 /// A min-queue of pending events ordered by [`EventKey`].
 ///
 /// A self-tuning calendar queue (timing wheel). The wheel covers
 /// `[start, start + buckets * width)`; an event goes into the bucket of its time, or
-/// into the unsorted `overflow` beyond the wheel. Handing out events walks the
-/// buckets in time order (a bitmap skips empty ones) and sorts each bucket, which
-/// holds a handful of events, into `now`. When the walk reaches the wheel's end, the
-/// wheel is rebuilt from the overflow with a bucket width fitted to the pending
-/// events' spread (about two per bucket). Push is an append, pop a vector pop: both
-/// O(1) on average, where a heap pays O(log n) cache-missing steps.
+/// into the `overflow` list beyond the wheel. Handing out events walks the buckets in
+/// time order (a bitmap skips empty ones) and sorts each bucket's few events into
+/// `now`. When the walk reaches the wheel's end, the wheel is rebuilt from the
+/// overflow with a bucket width fitted to the pending events' spread (about one per
+/// bucket). Push is O(1), pop O(1) on average.
+///
+/// Events live in one slab and buckets are singly linked lists through it, so the
+/// bucket heads fit in the first-level cache and a freed slot (the event just
+/// handled) is the next one reused: the memory an event loop touches stays small.
 #[derive(Debug)]
 pub(crate) struct EventQueue {
-    buckets: Vec<Vec<Slot>>,
-    /// Bit i set iff `buckets[i]` is not empty.
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    heads: Vec<u32>,
+    /// Bit i set iff bucket i is not empty.
     occupied: Vec<u64>,
     /// log2 of the bucket width in ticks.
     shift: u32,
@@ -47,9 +59,10 @@ pub(crate) struct EventQueue {
     /// The bucket `now` was filled from; buckets before it are empty.
     cur: usize,
     /// Events of bucket `cur` (and any earlier time), sorted by key, smallest last.
-    now: Vec<Slot>,
-    /// Events beyond the wheel, unsorted, with their smallest time.
-    overflow: Vec<Slot>,
+    now: Vec<(EventKey, u32)>,
+    /// Events beyond the wheel, with their count and smallest time.
+    overflow: u32,
+    overflow_len: usize,
     overflow_min: u64,
 }
 
@@ -64,13 +77,16 @@ const MIN_BUCKETS: usize = 64;
 impl EventQueue {
     pub fn new() -> EventQueue {
         EventQueue {
-            buckets: (0..MIN_BUCKETS).map(|_| Vec::new()).collect(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            heads: vec![NIL; MIN_BUCKETS],
             occupied: vec![0; MIN_BUCKETS / 64],
             shift: 0,
             start: 0,
             cur: 0,
             now: Vec::new(),
-            overflow: Vec::new(),
+            overflow: NIL,
+            overflow_len: 0,
             overflow_min: u64::MAX,
         }
     }
@@ -81,34 +97,55 @@ impl EventQueue {
     }
 
     #[inline]
-    fn wheel_end(&self) -> u64 {
-        self.bucket_start(self.buckets.len())
+    fn key_of(&self, idx: u32) -> EventKey {
+        // Linked and `now` indices always refer to filled nodes.
+        self.nodes[idx as usize].ev.as_ref().map_or(EventKey::new(crate::time::Tick::MAX, 0, 0), |e| e.key)
     }
 
     #[inline]
-    fn insert_now(&mut self, slot: Slot) {
-        let pos = self.now.partition_point(|s| s.key > slot.key);
-        self.now.insert(pos, slot);
+    fn insert_now(&mut self, key: EventKey, idx: u32) {
+        let pos = self.now.partition_point(|s| s.0 > key);
+        self.now.insert(pos, (key, idx));
     }
 
+    /// Links the filled node `idx` into the right place.
     #[inline]
-    fn place(&mut self, slot: Slot) {
-        let t = slot.key.time.0;
+    fn place(&mut self, key: EventKey, idx: u32) {
+        let t = key.time.0;
         if t < self.bucket_start(self.cur + 1) {
-            self.insert_now(slot);
-        } else if t < self.wheel_end() {
-            let i = ((t - self.start) >> self.shift) as usize;
-            self.buckets[i].push(slot);
+            self.insert_now(key, idx);
+            return;
+        }
+        let rel = (t - self.start) >> self.shift;
+        if rel < self.heads.len() as u64 {
+            let i = rel as usize;
+            self.nodes[idx as usize].next = self.heads[i];
+            self.heads[i] = idx;
             self.occupied[i / 64] |= 1 << (i % 64);
         } else {
             self.overflow_min = self.overflow_min.min(t);
-            self.overflow.push(slot);
+            self.nodes[idx as usize].next = self.overflow;
+            self.overflow = idx;
+            self.overflow_len += 1;
         }
     }
 
     #[inline]
     pub fn push(&mut self, ev: Pending) {
-        self.place(ev);
+        let key = ev.key;
+        let idx = match self.free.pop() {
+            Some(i) => {
+                self.nodes[i as usize].ev = Some(ev);
+                i
+            }
+            None => {
+                // A partition holding 2^32 pending events has long run out of memory.
+                let i = u32::try_from(self.nodes.len()).expect("pending events exceed u32");
+                self.nodes.push(Node { ev: Some(ev), next: NIL });
+                i
+            }
+        };
+        self.place(key, idx);
     }
 
     /// The first non-empty bucket after `cur`, if any.
@@ -133,29 +170,31 @@ impl EventQueue {
 
     /// Refits the wheel to the overflow's events and distributes them.
     fn rebuild(&mut self) {
-        let items = std::mem::take(&mut self.overflow);
-        let n = items.len().max(1);
+        let n = self.overflow_len.max(1);
         let min = self.overflow_min;
-        let max = items.iter().map(|s| s.key.time.0).max().unwrap_or(min);
-        // About two events per bucket over the pending spread.
-        let width = ((max - min) / n as u64 * 2).max(1);
+        let mut max = min;
+        let mut i = self.overflow;
+        while i != NIL {
+            max = max.max(self.key_of(i).time.0);
+            i = self.nodes[i as usize].next;
+        }
+        let width = ((max - min) / n as u64).max(1);
         self.shift = 63 - width.leading_zeros();
-        let n_buckets = n.next_power_of_two().clamp(MIN_BUCKETS, 1 << 20);
-        if n_buckets != self.buckets.len() {
-            self.buckets.resize_with(n_buckets, Vec::new);
-            self.buckets.truncate(n_buckets);
+        let n_buckets = (2 * n).next_power_of_two().clamp(MIN_BUCKETS, 1 << 21);
+        if n_buckets != self.heads.len() {
+            self.heads = vec![NIL; n_buckets];
             self.occupied = vec![0; n_buckets / 64];
         }
         self.start = min >> self.shift << self.shift;
         self.cur = 0;
+        let mut i = std::mem::replace(&mut self.overflow, NIL);
+        self.overflow_len = 0;
         self.overflow_min = u64::MAX;
-        let mut items = items;
-        for s in items.drain(..) {
-            self.place(s);
-        }
-        // Keep the overflow vector's capacity.
-        if self.overflow.is_empty() {
-            self.overflow = items;
+        while i != NIL {
+            let next = self.nodes[i as usize].next;
+            let key = self.key_of(i);
+            self.place(key, i);
+            i = next;
         }
     }
 
@@ -163,17 +202,23 @@ impl EventQueue {
     /// `horizon`. Returns false if there is none.
     fn advance(&mut self, horizon: u64) -> bool {
         loop {
-            if let Some(i) = self.next_occupied() {
-                if self.bucket_start(i) >= horizon {
+            if let Some(b) = self.next_occupied() {
+                if self.bucket_start(b) >= horizon {
                     return false;
                 }
-                self.cur = i;
-                self.occupied[i / 64] &= !(1 << (i % 64));
-                std::mem::swap(&mut self.now, &mut self.buckets[i]);
-                self.now.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+                self.cur = b;
+                self.occupied[b / 64] &= !(1 << (b % 64));
+                let mut i = std::mem::replace(&mut self.heads[b], NIL);
+                while i != NIL {
+                    self.now.push((self.key_of(i), i));
+                    i = self.nodes[i as usize].next;
+                }
+                if self.now.len() > 1 {
+                    self.now.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                }
                 return true;
             }
-            if self.overflow.is_empty() || self.overflow_min >= horizon {
+            if self.overflow == NIL || self.overflow_min >= horizon {
                 return false;
             }
             self.rebuild();
@@ -191,29 +236,38 @@ impl EventQueue {
         if self.now.is_empty() && !self.advance(horizon) {
             return None;
         }
-        if self.now.last()?.key.time.0 >= horizon {
+        let &(key, idx) = self.now.last()?;
+        if key.time.0 >= horizon {
             return None;
         }
-        self.now.pop()
+        self.now.pop();
+        self.free.push(idx);
+        self.nodes[idx as usize].ev.take()
     }
 
     /// The time of the earliest event, if any.
     pub fn min_time(&self) -> Option<u64> {
         if let Some(s) = self.now.last() {
-            return Some(s.key.time.0);
+            return Some(s.0.time.0);
         }
-        let in_wheel = self.next_occupied().and_then(|i| self.buckets[i].iter().map(|s| s.key.time.0).min());
-        match (in_wheel, self.overflow.is_empty()) {
-            (Some(t), _) => Some(t),
-            (None, false) => Some(self.overflow_min),
-            (None, true) => None,
+        if let Some(b) = self.next_occupied() {
+            let mut i = self.heads[b];
+            let mut min = u64::MAX;
+            while i != NIL {
+                min = min.min(self.key_of(i).time.0);
+                i = self.nodes[i as usize].next;
+            }
+            return Some(min);
         }
+        (self.overflow != NIL).then_some(self.overflow_min)
     }
 
     /// Visits every pending event, in no particular order.
     pub fn for_each(&self, mut f: impl FnMut(EventKey, ComponentId, &Body)) {
-        for s in self.now.iter().chain(self.buckets.iter().flatten()).chain(self.overflow.iter()) {
-            f(s.key, s.target, &s.body);
+        for n in &self.nodes {
+            if let Some(ev) = &n.ev {
+                f(ev.key, ev.target, &ev.body);
+            }
         }
     }
 }
