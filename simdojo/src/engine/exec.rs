@@ -100,7 +100,10 @@ pub(crate) struct Shared<'a> {
     pub limits: Limits,
     pub barrier: SpinBarrier,
     pub records: Vec<CachePadded<[Mutex<Record>; 2]>>,
-    pub inboxes: Vec<SegQueue<Vec<Pending>>>,
+    /// Per partition, the batches sent to it: (sender, events).
+    pub inboxes: Vec<SegQueue<(usize, Vec<Pending>)>>,
+    /// Per partition, emptied batch vectors given back for reuse.
+    pub spares: Vec<SegQueue<Vec<Pending>>>,
     pub external: &'a ExternalInbox,
     pub progress: Option<Mutex<Progress>>,
 }
@@ -224,8 +227,9 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
             rec.clone_from(&sh.records[q][read].lock().unwrap_or_else(|e| e.into_inner()));
         }
         ext_seq = ext_seq.max(recs[0].ext_seq);
-        while let Some(batch) = sh.inboxes[me].pop() {
-            batch.into_iter().for_each(|ev| part.emit.queue.push(ev));
+        while let Some((sender, mut batch)) = sh.inboxes[me].pop() {
+            batch.drain(..).for_each(|ev| part.emit.queue.push(ev));
+            sh.spares[sender].push(batch);
         }
         let decision = decide(&recs, sh, stepped, false);
         match decision {
@@ -260,7 +264,8 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
         }
         for (q, outbox) in part.emit.outboxes.iter_mut().enumerate() {
             if !outbox.is_empty() {
-                sh.inboxes[q].push(std::mem::take(outbox));
+                let spare = sh.spares[me].pop().unwrap_or_default();
+                sh.inboxes[q].push((me, std::mem::replace(outbox, spare)));
             }
         }
         sh.barrier.wait();

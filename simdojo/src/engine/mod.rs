@@ -424,6 +424,7 @@ impl Simulation {
             barrier: SpinBarrier::new(n),
             records: exec::initial_records(&mut self.parts, self.ext_seq),
             inboxes: (0..n).map(|_| Default::default()).collect(),
+            spares: (0..n).map(|_| Default::default()).collect(),
             external: &self.external,
             progress: if self.progress { progress::Progress::on_terminal().map(Mutex::new) } else { None },
         };
@@ -445,7 +446,7 @@ impl Simulation {
         };
         // Batches sent in the last epoch go into their queues, so the state is whole.
         for (q, inbox) in shared.inboxes.iter().enumerate() {
-            while let Some(batch) = inbox.pop() {
+            while let Some((_, batch)) = inbox.pop() {
                 batch.into_iter().for_each(|ev| self.parts[q].emit.queue.push(ev));
             }
         }
