@@ -46,6 +46,8 @@ asm_lds_reverse:
 
 	.amdgpu_metadata
 ---
+# .sgpr_count counts next_free_sgpr (12) plus VCC, flat scratch and the xnack mask
+# (2 each), as the compilers count it.
 amdhsa.version: [ 1, 2 ]
 amdhsa.kernels:
   - .name:                       asm_lds_reverse
@@ -55,7 +57,7 @@ amdhsa.kernels:
     .group_segment_fixed_size:   256
     .private_segment_fixed_size: 0
     .wavefront_size:             64
-    .sgpr_count:                 12
+    .sgpr_count:                 18
     .vgpr_count:                 6
     .max_flat_workgroup_size:    64
     .args:

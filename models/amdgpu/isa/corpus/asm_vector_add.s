@@ -36,6 +36,8 @@ asm_vector_add:
 
 	.amdgpu_metadata
 ---
+# .sgpr_count counts next_free_sgpr (10) plus VCC, flat scratch and the xnack mask
+# (2 each), as the compilers count it.
 amdhsa.version: [ 1, 2 ]
 amdhsa.kernels:
   - .name:                       asm_vector_add
@@ -45,7 +47,7 @@ amdhsa.kernels:
     .group_segment_fixed_size:   0
     .private_segment_fixed_size: 0
     .wavefront_size:             64
-    .sgpr_count:                 10
+    .sgpr_count:                 16
     .vgpr_count:                 4
     .max_flat_workgroup_size:    64
     .args:

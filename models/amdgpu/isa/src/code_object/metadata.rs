@@ -79,44 +79,63 @@ pub enum ArgValueKind {
     HiddenDynamicLdsSize,
 }
 
+/// Every value kind with its `.value_kind` spelling.
+const VALUE_KIND_NAMES: [(ArgValueKind, &str); 31] = {
+    use ArgValueKind::*;
+    [
+        (ByValue, "by_value"),
+        (GlobalBuffer, "global_buffer"),
+        (DynamicSharedPointer, "dynamic_shared_pointer"),
+        (Sampler, "sampler"),
+        (Image, "image"),
+        (Pipe, "pipe"),
+        (Queue, "queue"),
+        (HiddenGlobalOffsetX, "hidden_global_offset_x"),
+        (HiddenGlobalOffsetY, "hidden_global_offset_y"),
+        (HiddenGlobalOffsetZ, "hidden_global_offset_z"),
+        (HiddenNone, "hidden_none"),
+        (HiddenPrintfBuffer, "hidden_printf_buffer"),
+        (HiddenHostcallBuffer, "hidden_hostcall_buffer"),
+        (HiddenDefaultQueue, "hidden_default_queue"),
+        (HiddenCompletionAction, "hidden_completion_action"),
+        (HiddenMultigridSyncArg, "hidden_multigrid_sync_arg"),
+        (HiddenHeapV1, "hidden_heap_v1"),
+        (HiddenBlockCountX, "hidden_block_count_x"),
+        (HiddenBlockCountY, "hidden_block_count_y"),
+        (HiddenBlockCountZ, "hidden_block_count_z"),
+        (HiddenGroupSizeX, "hidden_group_size_x"),
+        (HiddenGroupSizeY, "hidden_group_size_y"),
+        (HiddenGroupSizeZ, "hidden_group_size_z"),
+        (HiddenRemainderX, "hidden_remainder_x"),
+        (HiddenRemainderY, "hidden_remainder_y"),
+        (HiddenRemainderZ, "hidden_remainder_z"),
+        (HiddenGridDims, "hidden_grid_dims"),
+        (HiddenPrivateBase, "hidden_private_base"),
+        (HiddenSharedBase, "hidden_shared_base"),
+        (HiddenQueuePtr, "hidden_queue_ptr"),
+        (HiddenDynamicLdsSize, "hidden_dynamic_lds_size"),
+    ]
+};
+
 impl ArgValueKind {
     /// Parse the `.value_kind` string.
     pub fn from_name(name: &str) -> Option<ArgValueKind> {
-        use ArgValueKind::*;
-        Some(match name {
-            "by_value" => ByValue,
-            "global_buffer" => GlobalBuffer,
-            "dynamic_shared_pointer" => DynamicSharedPointer,
-            "sampler" => Sampler,
-            "image" => Image,
-            "pipe" => Pipe,
-            "queue" => Queue,
-            "hidden_global_offset_x" => HiddenGlobalOffsetX,
-            "hidden_global_offset_y" => HiddenGlobalOffsetY,
-            "hidden_global_offset_z" => HiddenGlobalOffsetZ,
-            "hidden_none" => HiddenNone,
-            "hidden_printf_buffer" => HiddenPrintfBuffer,
-            "hidden_hostcall_buffer" => HiddenHostcallBuffer,
-            "hidden_default_queue" => HiddenDefaultQueue,
-            "hidden_completion_action" => HiddenCompletionAction,
-            "hidden_multigrid_sync_arg" => HiddenMultigridSyncArg,
-            "hidden_heap_v1" => HiddenHeapV1,
-            "hidden_block_count_x" => HiddenBlockCountX,
-            "hidden_block_count_y" => HiddenBlockCountY,
-            "hidden_block_count_z" => HiddenBlockCountZ,
-            "hidden_group_size_x" => HiddenGroupSizeX,
-            "hidden_group_size_y" => HiddenGroupSizeY,
-            "hidden_group_size_z" => HiddenGroupSizeZ,
-            "hidden_remainder_x" => HiddenRemainderX,
-            "hidden_remainder_y" => HiddenRemainderY,
-            "hidden_remainder_z" => HiddenRemainderZ,
-            "hidden_grid_dims" => HiddenGridDims,
-            "hidden_private_base" => HiddenPrivateBase,
-            "hidden_shared_base" => HiddenSharedBase,
-            "hidden_queue_ptr" => HiddenQueuePtr,
-            "hidden_dynamic_lds_size" => HiddenDynamicLdsSize,
-            _ => return None,
-        })
+        VALUE_KIND_NAMES.iter().find(|(_, spelling)| *spelling == name).map(|(kind, _)| *kind)
+    }
+
+    /// The `.value_kind` spelling of this kind.
+    pub fn name(self) -> &'static str {
+        VALUE_KIND_NAMES
+            .iter()
+            .find(|(kind, _)| *kind == self)
+            .map(|(_, spelling)| *spelling)
+            // The table lists every variant; the unit test `every_value_kind_has_a_name` checks it.
+            .unwrap_or("unknown")
+    }
+
+    /// Every value kind, in metadata documentation order.
+    pub fn all() -> impl Iterator<Item = ArgValueKind> {
+        VALUE_KIND_NAMES.iter().map(|(kind, _)| *kind)
     }
 
     /// Whether the runtime, not the caller, supplies this argument.
@@ -404,4 +423,22 @@ fn decode_arg(value: &Value, location: &str) -> Result<KernelArg, CodeObjectErro
         value_kind,
         address_space,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_kind_has_a_name_that_round_trips() {
+        let mut seen = std::collections::HashSet::new();
+        for kind in ArgValueKind::all() {
+            let name = kind.name();
+            assert_ne!(name, "unknown");
+            assert!(seen.insert(name), "{name} listed twice");
+            assert_eq!(ArgValueKind::from_name(name), Some(kind));
+            assert_eq!(kind.is_hidden(), name.starts_with("hidden_"), "{name}");
+        }
+        assert_eq!(ArgValueKind::from_name("hidden_unknown_thing"), None);
+    }
 }

@@ -41,6 +41,8 @@ fn split_key(text: &str) -> Option<(String, String)> {
 pub fn parse_notes(text: &str) -> ReadelfNotes {
     let mut notes = ReadelfNotes::default();
     let mut in_kernels = false;
+    // The kernel-level key whose nested lines follow (only `.args` items are arguments).
+    let mut kernel_key = String::new();
     for line in text.lines() {
         let indent = line.len() - line.trim_start().len();
         let body = line.trim_start();
@@ -59,7 +61,7 @@ pub fn parse_notes(text: &str) -> ReadelfNotes {
                 // "- " opens a new list item at this indent; its first key follows.
                 match indent {
                     2 => notes.kernels.push(ReadelfKernel::default()),
-                    6 => {
+                    6 if kernel_key == ".args" => {
                         if let Some(kernel) = notes.kernels.last_mut() {
                             kernel.args.push(BTreeMap::new());
                         }
@@ -74,9 +76,10 @@ pub fn parse_notes(text: &str) -> ReadelfNotes {
         let Some(kernel) = notes.kernels.last_mut() else { continue };
         match depth {
             4 => {
+                kernel_key = key.clone();
                 kernel.fields.insert(key, value);
             }
-            8 => {
+            8 if kernel_key == ".args" => {
                 if let Some(arg) = kernel.args.last_mut() {
                     arg.insert(key, value);
                 }
