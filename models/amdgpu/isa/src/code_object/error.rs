@@ -113,7 +113,7 @@ pub enum CodeObjectError {
     /// The metadata is MessagePack but a field is missing or of the wrong shape.
     #[error("NT_AMDGPU_METADATA: {location}: field {field}: {problem}")]
     MetadataField {
-        /// Where in the metadata, e.g. "amdhsa.kernels[1] (saxpy)" or "amdhsa.kernels[0].args[2]".
+        /// Where in the metadata, e.g. `amdhsa.kernels[1] (saxpy)` or `amdhsa.kernels[0].args[2]`.
         location: String,
         /// The field name, e.g. ".value_kind".
         field: &'static str,
