@@ -59,8 +59,14 @@ fn e_flags_explicit_feature_settings() {
 }
 
 fn version_of(processor: &str, version: Option<u8>) -> CodeObjectVersion {
-    let (_, bytes) = built("saxpy.c", processor, version);
-    parse_ok(&bytes).version()
+    let (path, bytes) = built("saxpy.c", processor, version);
+    let code_object = parse_ok(&bytes);
+    // e_flags mean the same in every version from v4 on.
+    assert_eq!(code_object.target().name(), Some(processor), "{processor} {version:?}");
+    assert_eq!((code_object.xnack(), code_object.sramecc()), (FeatureSetting::Any, FeatureSetting::Any));
+    let (readelf_flags, line) = header_flags_or_fail(toolchain_for(processor), &path);
+    assert_eq!(code_object.flags().raw, readelf_flags, "{processor} {version:?}: llvm-readelf says {line}");
+    code_object.version()
 }
 
 #[test]

@@ -152,15 +152,19 @@ fn check_asm_directives(what: &str, source: &str, kernel: &Kernel) {
     assert_eq!(u32::from(kd.rsrc2.user_sgpr_count), kd.implied_user_sgpr_count(), "{what}: user SGPR count");
 }
 
-fn check_target(processor: &str) {
+fn check_target(processor: &str, version: Option<u8>) {
     let mut checked = 0;
     for sidecar in load_all() {
         if !sidecar.targets.iter().any(|t| t == processor) {
             continue;
         }
-        let what = format!("{} ({}) for {processor}", sidecar.kernel, sidecar.source);
+        let what = format!("{} ({}) for {processor} (code object version {version:?})", sidecar.kernel, sidecar.source);
         let source_path = sidecar.source_path();
-        let path = build_or_fail(&BuildRequest::new(&source_path, processor));
+        let mut request = BuildRequest::new(&source_path, processor);
+        if let Some(version) = version {
+            request = request.with_version(version);
+        }
+        let path = build_or_fail(&request);
         let code_object = CodeObject::parse(&read_or_fail(&path)).unwrap_or_else(|err| panic!("{what}: {err}"));
         assert_eq!(code_object.target(), target_of(processor), "{what}");
         let kernel = code_object.kernel(&sidecar.kernel).unwrap_or_else(|| panic!("{what}: kernel missing"));
@@ -194,17 +198,29 @@ fn check_target(processor: &str) {
 
 #[test]
 fn corpus_gfx90a() {
-    check_target("gfx90a");
+    check_target("gfx90a", None);
 }
 
 #[test]
 fn corpus_gfx942() {
-    check_target("gfx942");
+    check_target("gfx942", None);
 }
 
 #[test]
 fn corpus_gfx950() {
-    check_target("gfx950");
+    check_target("gfx950", None);
+}
+
+#[test]
+fn corpus_code_object_v4_all_targets() {
+    for processor in ["gfx90a", "gfx942", "gfx950"] {
+        check_target(processor, Some(4));
+    }
+}
+
+#[test]
+fn corpus_code_object_v6_gfx942() {
+    check_target("gfx942", Some(6));
 }
 
 #[test]
