@@ -6,7 +6,7 @@ mod support;
 
 use amdgpu_isa::code_object::{
     ArgValueKind, CodeObject, CodeObjectError, CodeObjectVersion, FeatureSetting, InitialSgpr, KernelDescriptor,
-    MachValue, SymbolKind, Target, TargetFlags, WorkitemIdVgprs, KERNEL_DESCRIPTOR_SIZE,
+    LoadError, MachValue, RelocationKind, SymbolKind, Target, TargetFlags, WorkitemIdVgprs, KERNEL_DESCRIPTOR_SIZE,
 };
 use proptest::prelude::*;
 use support::build::{build_or_fail, read_or_fail, toolchain_for, BuildRequest};
@@ -233,6 +233,71 @@ fn flat_image_holds_text_and_descriptors_at_their_addresses() {
     }
 }
 
+fn read_u64(image: &[u8], address: u64) -> u64 {
+    let at = address as usize;
+    u64::from_le_bytes(image[at..at + 8].try_into().expect("8 bytes"))
+}
+
+#[test]
+fn load_image_applies_relative_relocations_for_the_base_address() {
+    const BASE: u64 = 0x7f00_0000_0000;
+    for processor in ["gfx90a", "gfx942", "gfx950"] {
+        let (_, bytes) = built("global_tables.c", processor, None);
+        let code_object = parse_ok(&bytes);
+        let tables = code_object.symbol("tables").expect("tables symbol").value.0;
+        let table_a = code_object.symbol("table_a").expect("table_a symbol").value.0;
+        let table_b = code_object.symbol("table_b").expect("table_b symbol").value.0;
+        let relocations = code_object.relocations();
+        assert_eq!(relocations.len(), 2, "{processor}");
+        assert!(relocations.iter().all(|r| r.kind == RelocationKind::Relative64), "{processor}");
+
+        let unrelocated = code_object.flat_image().expect("image");
+        let loaded = code_object.load_image(BASE).expect("relocated image");
+        assert_eq!(read_u64(&loaded, tables), BASE + table_a, "{processor}: tables[0]");
+        assert_eq!(read_u64(&loaded, tables + 8), BASE + table_b, "{processor}: tables[1]");
+        assert_eq!(&loaded[table_a as usize..table_a as usize + 4], &1i32.to_le_bytes());
+        assert_eq!(&loaded[table_b as usize + 12..table_b as usize + 16], &40i32.to_le_bytes());
+        // Only the relocated words differ from the unrelocated image.
+        let differing: Vec<usize> = (0..loaded.len()).filter(|&i| loaded[i] != unrelocated[i]).collect();
+        assert!(differing.iter().all(|&i| (i as u64) >= tables && (i as u64) < tables + 16), "{processor}");
+        // RELA relocations keep the addend out of the image: loaded at base 0 the table holds
+        // the link addresses.
+        let at_zero = code_object.load_image(0).expect("base 0");
+        assert_eq!(read_u64(&at_zero, tables), table_a, "{processor}: link address");
+    }
+}
+
+#[test]
+fn bad_relocations_are_load_errors() {
+    let (_, good) = built("global_tables.c", "gfx942", None);
+    let relocation = parse_ok(&good).relocations()[0].clone();
+    // Find the Elf64_Rela entry: r_offset, r_info (symbol 0, type 13), r_addend.
+    let mut entry = Vec::new();
+    entry.extend_from_slice(&relocation.offset.0.to_le_bytes());
+    entry.extend_from_slice(&13u64.to_le_bytes());
+    entry.extend_from_slice(&relocation.addend.to_le_bytes());
+    let at = good.windows(entry.len()).position(|w| w == entry).expect("rela entry in file");
+
+    let mut bytes = good.clone();
+    bytes[at..at + 8].copy_from_slice(&0xffff_0000u64.to_le_bytes());
+    let code_object = parse_ok(&bytes);
+    match code_object.load_image(0x1000) {
+        Err(LoadError::OutOfImage { offset, kind, .. }) => {
+            assert_eq!((offset.0, kind), (0xffff_0000, RelocationKind::Relative64));
+        }
+        other => panic!("expected OutOfImage, got {other:?}"),
+    }
+
+    let mut bytes = good.clone();
+    bytes[at + 8] = 99; // r_type 99
+    let code_object = parse_ok(&bytes);
+    assert_eq!(code_object.relocations()[0].kind, RelocationKind::Other(99));
+    assert_eq!(
+        code_object.load_image(0x1000),
+        Err(LoadError::UnsupportedRelocation { offset: relocation.offset, r_type: 99 })
+    );
+}
+
 // ---------------------------------------------------------------- typed errors
 
 fn saxpy_gfx942() -> Vec<u8> {
@@ -366,6 +431,7 @@ proptest! {
         if let Ok(code_object) = result {
             // Whatever parsed must be internally usable without panicking either.
             let _ = code_object.flat_image();
+            let _ = code_object.load_image(0x7f00_0000_0000);
             for kernel in code_object.kernels() {
                 let _ = kernel.descriptor.user_sgprs();
                 let _ = kernel.descriptor.system_sgprs();

@@ -11,6 +11,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(code_object) = CodeObject::parse(data) {
         let _ = code_object.flat_image();
+        let _ = code_object.load_image(0x7f00_0000_0000);
         for kernel in code_object.kernels() {
             let _ = kernel.descriptor.user_sgprs();
             let _ = kernel.descriptor.system_sgprs();

@@ -19,6 +19,7 @@ mod descriptor;
 mod error;
 mod metadata;
 mod parse;
+mod relocation;
 mod target;
 
 use std::fmt;
@@ -29,6 +30,7 @@ pub use descriptor::{
     WorkitemIdVgprs, KERNEL_DESCRIPTOR_SIZE,
 };
 pub use error::CodeObjectError;
+pub use relocation::{DynamicRelocation, LoadError, RelocationKind};
 pub use metadata::{AddressSpace, ArgValueKind, KernelArg, KernelMetadata, Metadata, NT_AMDGPU_METADATA};
 pub use target::{
     CodeObjectVersion, FeatureSetting, MachValue, Target, TargetFlags, ELFOSABI_AMDGPU_HSA, EM_AMDGPU,
@@ -145,18 +147,6 @@ pub struct LoadSegment {
 /// malformed or hostile file, not a GPU program.
 pub const MAX_FLAT_IMAGE_BYTES: u64 = 1 << 30;
 
-/// Why [`CodeObject::flat_image`] could not build an image.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FlatImageError {
-    /// The segments span more than [`MAX_FLAT_IMAGE_BYTES`].
-    #[error("load segments span {span:#x} bytes, more than the {MAX_FLAT_IMAGE_BYTES:#x}-byte limit")]
-    TooLarge {
-        /// Bytes from address 0 to the end of the last segment.
-        span: u64,
-    },
-}
-
 /// A parsed AMDGPU HSA code object. See the [module docs](self).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeObject {
@@ -167,6 +157,7 @@ pub struct CodeObject {
     kernels: Vec<Kernel>,
     metadata: Option<Metadata>,
     segments: Vec<LoadSegment>,
+    relocations: Vec<DynamicRelocation>,
 }
 
 impl CodeObject {
@@ -248,10 +239,11 @@ impl CodeObject {
 
     /// The loaded image as one byte vector indexed by virtual address: segment file bytes
     /// copied in, everything else zero. Place it at any suitably aligned base address.
-    pub fn flat_image(&self) -> Result<Vec<u8>, FlatImageError> {
+    /// Relocations are *not* applied: see [`CodeObject::load_image`].
+    pub fn flat_image(&self) -> Result<Vec<u8>, LoadError> {
         let span = self.image_span();
         if span > MAX_FLAT_IMAGE_BYTES {
-            return Err(FlatImageError::TooLarge { span });
+            return Err(LoadError::TooLarge { span, limit: MAX_FLAT_IMAGE_BYTES });
         }
         // span <= 1 GiB fits in usize on every supported host.
         let mut image = vec![0u8; span as usize];
@@ -260,6 +252,19 @@ impl CodeObject {
             let start = segment.vaddr.0 as usize;
             image[start..start + segment.file_bytes.len()].copy_from_slice(&segment.file_bytes);
         }
+        Ok(image)
+    }
+
+    /// The dynamic relocations a loader must apply.
+    pub fn relocations(&self) -> &[DynamicRelocation] {
+        &self.relocations
+    }
+
+    /// The image ready to copy to device address `base`: [`CodeObject::flat_image`] with
+    /// every dynamic relocation applied for that base.
+    pub fn load_image(&self, base: u64) -> Result<Vec<u8>, LoadError> {
+        let mut image = self.flat_image()?;
+        relocation::apply(&self.relocations, &mut image, base)?;
         Ok(image)
     }
 }

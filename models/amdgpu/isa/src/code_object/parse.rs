@@ -39,7 +39,8 @@ pub(super) fn parse(data: &[u8]) -> Result<CodeObject, CodeObjectError> {
     let (symbols, raw_symbols) = read_symbols(&sections, data)?;
     let kernels = read_kernels(&sections, data, &raw_symbols, metadata.as_ref())?;
     let segments = read_segments(header, data)?;
-    Ok(CodeObject { flags, version, text, symbols, kernels, metadata, segments })
+    let relocations = super::relocation::read_dynamic_relocations(&sections, data)?;
+    Ok(CodeObject { flags, version, text, symbols, kernels, metadata, segments, relocations })
 }
 
 fn check_ident(data: &[u8]) -> Result<(), CodeObjectError> {

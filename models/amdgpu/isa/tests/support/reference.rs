@@ -88,6 +88,7 @@ pub fn expected_outputs(sidecar: &Sidecar, values: &[ArgValue], target: &str) ->
         "fp8_convert" => fp8_convert(&args, target),
         "vector_add_u32" => vector_add_u32(&args),
         "reverse64" => reverse64(&args),
+        "global_tables" => global_tables(&args),
         other => Err(format!("no CPU reference named {other:?}")),
     }
 }
@@ -288,4 +289,11 @@ fn reverse64(args: &Args) -> Result<Vec<(usize, Buffer)>, String> {
     let input = args.buf_u32("in")?;
     let out = (0..args.grid_x()).map(|i| input[(i & !63) + 63 - (i & 63)]).collect();
     Ok(vec![args.out("out", Buffer::U32(out))?])
+}
+
+fn global_tables(args: &Args) -> Result<Vec<(usize, Buffer)>, String> {
+    const TABLES: [[i32; 4]; 2] = [[1, 2, 3, 4], [10, 20, 30, 40]];
+    let which = (args.u32("which")? & 1) as usize;
+    let out = (0..args.grid_x()).map(|i| TABLES[which][i & 3] + i as i32).collect();
+    Ok(vec![args.out("out", Buffer::I32(out))?])
 }
