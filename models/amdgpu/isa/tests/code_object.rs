@@ -233,6 +233,26 @@ fn flat_image_holds_text_and_descriptors_at_their_addresses() {
     }
 }
 
+#[test]
+fn several_kernels_are_matched_to_their_own_metadata() {
+    for processor in ["gfx90a", "gfx942", "gfx950"] {
+        let (_, bytes) = built("two_kernels.cl", processor, None);
+        let code_object = parse_ok(&bytes);
+        let mut names: Vec<&str> = code_object.kernels().iter().map(|k| k.name.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["add_offset", "scale_by"], "{processor}");
+        for (name, block) in [("scale_by", 64), ("add_offset", 256)] {
+            let kernel = code_object.kernel(name).expect("kernel");
+            let metadata = kernel.metadata.as_ref().expect("metadata");
+            assert_eq!((metadata.name.as_str(), metadata.symbol.as_str()), (name, kernel.descriptor_symbol.as_str()));
+            assert_eq!(metadata.reqd_workgroup_size, Some([block, 1, 1]), "{processor} {name}");
+            assert_eq!(metadata.max_flat_workgroup_size, block, "{processor} {name}");
+        }
+        let entries: Vec<u64> = code_object.kernels().iter().map(|k| k.entry.0).collect();
+        assert_ne!(entries[0], entries[1], "{processor}: distinct entry points");
+    }
+}
+
 fn read_u64(image: &[u8], address: u64) -> u64 {
     let at = address as usize;
     u64::from_le_bytes(image[at..at + 8].try_into().expect("8 bytes"))

@@ -111,6 +111,9 @@ fn check_sidecar_against_metadata(what: &str, sidecar: &Sidecar, args: &[ArgValu
         }
     }
     let launch = sidecar.launch;
+    if let Some(required) = metadata.reqd_workgroup_size {
+        assert_eq!(required, launch.block, "{what}: block vs reqd_work_group_size");
+    }
     let block: u32 = launch.block.iter().product();
     assert!(block <= metadata.max_flat_workgroup_size, "{what}: block {block} > max flat size");
     for dim in 0..3 {
@@ -141,7 +144,7 @@ fn check_asm_directives(what: &str, source: &str, kernel: &Kernel) {
         "{what}"
     );
     assert_eq!(u64::from(kd.rsrc1.ieee_mode), block.value_or("ieee_mode", 1), "{what}: ieee mode");
-    let denorm_32 = kd.rsrc1.float_mode.denorm_32 as u64;
+    let denorm_32 = u64::from(kd.rsrc1.float_mode.denorm_32.encoding());
     assert_eq!(denorm_32, block.value_or("float_denorm_mode_32", 0), "{what}: denorm mode 32");
     // VGPRs: next_free_vgpr rounded up to the granule.
     let next_free_vgpr = block.value_or("next_free_vgpr", 0) as u32;
@@ -193,7 +196,7 @@ fn check_target(processor: &str, version: Option<u8>) {
         }
         checked += 1;
     }
-    assert!(checked >= 12, "only {checked} corpus kernels list {processor}");
+    assert!(checked >= 14, "only {checked} corpus kernels list {processor}");
 }
 
 #[test]

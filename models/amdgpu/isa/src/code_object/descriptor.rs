@@ -51,6 +51,16 @@ pub enum RoundMode {
 }
 
 impl RoundMode {
+    /// The 2-bit field encoding.
+    pub fn encoding(self) -> u8 {
+        match self {
+            RoundMode::NearestEven => 0,
+            RoundMode::PlusInfinity => 1,
+            RoundMode::MinusInfinity => 2,
+            RoundMode::Zero => 3,
+        }
+    }
+
     fn from_bits(value: u32) -> RoundMode {
         match value & 0b11 {
             0 => RoundMode::NearestEven,
@@ -75,6 +85,16 @@ pub enum DenormMode {
 }
 
 impl DenormMode {
+    /// The 2-bit field encoding.
+    pub fn encoding(self) -> u8 {
+        match self {
+            DenormMode::FlushSourceAndResult => 0,
+            DenormMode::FlushResult => 1,
+            DenormMode::FlushSource => 2,
+            DenormMode::FlushNone => 3,
+        }
+    }
+
     fn from_bits(value: u32) -> DenormMode {
         match value & 0b11 {
             0 => DenormMode::FlushSourceAndResult,

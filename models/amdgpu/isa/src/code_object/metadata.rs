@@ -232,6 +232,8 @@ pub struct KernelMetadata {
     pub vgpr_spill_count: u32,
     /// `.uses_dynamic_stack` (false when absent).
     pub uses_dynamic_stack: bool,
+    /// `.reqd_workgroup_size` (OpenCL `reqd_work_group_size`), when present.
+    pub reqd_workgroup_size: Option<[u32; 3]>,
 }
 
 /// The whole metadata note.
@@ -309,6 +311,14 @@ impl<'a> Fields<'a> {
         match self.get(field) {
             None => Ok(0),
             Some(value) => self.u32_of(field, value),
+        }
+    }
+
+    fn opt_dims(&self, field: &'static str) -> Result<Option<[u32; 3]>, CodeObjectError> {
+        let Some(value) = self.get(field) else { return Ok(None) };
+        match value.as_array().map(Vec::as_slice) {
+            Some([x, y, z]) => Ok(Some([self.u32_of(field, x)?, self.u32_of(field, y)?, self.u32_of(field, z)?])),
+            _ => Err(self.error(field, format!("expected [x, y, z], found {}", describe(value)))),
         }
     }
 
@@ -400,6 +410,7 @@ fn decode_kernel(value: &Value, index: usize) -> Result<KernelMetadata, CodeObje
         sgpr_spill_count: fields.u32_or_zero(".sgpr_spill_count")?,
         vgpr_spill_count: fields.u32_or_zero(".vgpr_spill_count")?,
         uses_dynamic_stack: fields.bool_or_false(".uses_dynamic_stack")?,
+        reqd_workgroup_size: fields.opt_dims(".reqd_workgroup_size")?,
         name,
     })
 }

@@ -89,6 +89,8 @@ pub fn expected_outputs(sidecar: &Sidecar, values: &[ArgValue], target: &str) ->
         "vector_add_u32" => vector_add_u32(&args),
         "reverse64" => reverse64(&args),
         "global_tables" => global_tables(&args),
+        "scale_u32" => scale_u32(&args),
+        "offset_u32" => offset_u32(&args),
         other => Err(format!("no CPU reference named {other:?}")),
     }
 }
@@ -296,4 +298,16 @@ fn global_tables(args: &Args) -> Result<Vec<(usize, Buffer)>, String> {
     let which = (args.u32("which")? & 1) as usize;
     let out = (0..args.grid_x()).map(|i| TABLES[which][i & 3] + i as i32).collect();
     Ok(vec![args.out("out", Buffer::I32(out))?])
+}
+
+fn scale_u32(args: &Args) -> Result<Vec<(usize, Buffer)>, String> {
+    let (data, factor) = (args.buf_u32("data")?, args.u32("factor")?);
+    let out = data[..args.grid_x()].iter().map(|v| v.wrapping_mul(factor)).collect();
+    Ok(vec![args.out("data", Buffer::U32(out))?])
+}
+
+fn offset_u32(args: &Args) -> Result<Vec<(usize, Buffer)>, String> {
+    let (data, offset) = (args.buf_u32("data")?, args.u32("offset")?);
+    let out = data[..args.grid_x()].iter().map(|v| v.wrapping_add(offset)).collect();
+    Ok(vec![args.out("data", Buffer::U32(out))?])
 }
