@@ -1,0 +1,12 @@
+//! Shared helpers of the code object and corpus tests: building corpus sources with the
+//! system's clang/lld, reading `llvm-readelf --notes` and `.amdhsa_*` directives
+//! independently of the library, the corpus sidecars and their CPU references.
+//!
+//! Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+pub mod asm_directives;
+pub mod build;
+pub mod corpus;
+pub mod readelf;
+pub mod reference;
