@@ -29,10 +29,11 @@ impl Format {
         }
     }
 
-    /// Guesses the format from the text: JSON when it starts with `{`, else TOML.
+    /// Guesses the format from the text: JSON when it starts with `{` or a `//` or
+    /// `/*` comment, else TOML.
     pub fn sniff(text: &str) -> Format {
         let body = text.trim_start_matches('\u{feff}').trim_start();
-        if body.starts_with('{') {
+        if body.starts_with('{') || body.starts_with("//") || body.starts_with("/*") {
             Format::Json
         } else {
             Format::Toml
