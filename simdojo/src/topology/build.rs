@@ -33,6 +33,7 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
         topo: Topology::new(),
         defaults: HashMap::new(),
         templates: HashMap::new(),
+        template_order: Vec::new(),
         resolved: HashMap::new(),
         paths: HashMap::new(),
         types: Vec::new(),
@@ -62,8 +63,7 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
             }
         }
     }
-    let names: Vec<&str> = b.templates.keys().copied().collect();
-    for name in names {
+    for name in b.template_order.clone() {
         if let Some(entry) = b.templates.get(name).copied() {
             b.template(name, entry.key_span);
         }
@@ -98,6 +98,8 @@ struct Builder<'a, 'd> {
     /// Converted `[defaults."TYPE"]` values per type, later files overriding earlier.
     defaults: HashMap<String, BTreeMap<String, ParamValue>>,
     templates: HashMap<&'a str, &'a Entry>,
+    /// Template names in the order defined, for a deterministic order of errors.
+    template_order: Vec<&'a str>,
     /// Resolved templates (`None` after an error).
     resolved: HashMap<&'a str, Option<Rc<Resolved<'a>>>>,
     paths: HashMap<String, ComponentId>,
@@ -324,6 +326,7 @@ impl<'a> Builder<'a, '_> {
                 continue;
             }
             self.templates.insert(&entry.key, entry);
+            self.template_order.push(&entry.key);
         }
     }
 
@@ -338,7 +341,8 @@ impl<'a> Builder<'a, '_> {
         let (mut current, mut at) = (name, used_at);
         let result = loop {
             let Some(&entry) = self.templates.get(current) else {
-                let names: Vec<&str> = self.templates.keys().copied().collect();
+                let mut names: Vec<&str> = self.templates.keys().copied().collect();
+                names.sort_unstable();
                 let hint = nearest(current, names.iter().copied()).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
                 self.report(
                     at,
