@@ -551,10 +551,7 @@ impl<'a> Builder<'a, '_> {
                 }
             }
         };
-        let explicit = match decl.get("type") {
-            Some(n) => Some((self.string(n, "`type`").map(str::to_string), n.span)),
-            None => None,
-        };
+        let explicit = decl.get("type").map(|n| (self.string(n, "`type`").map(str::to_string), n.span));
         let (type_name, type_span) = match (&explicit, template.as_ref().and_then(|t| t.type_name)) {
             (Some((None, _)), _) => return,
             (Some((Some(e), span)), Some((t, t_at))) if e != t => {
@@ -594,10 +591,7 @@ impl<'a> Builder<'a, '_> {
             Some(ty) => self.component_params(ty, decl, path_node, template.as_deref()),
             None => Some(Params::new()),
         };
-        let partition = match decl.get("partition").or(template.as_ref().and_then(|t| t.partition)) {
-            Some(n) => Some(self.partition(n)),
-            None => None,
-        };
+        let partition = decl.get("partition").or(template.as_ref().and_then(|t| t.partition)).map(|n| self.partition(n));
         let weight = match decl.get("weight").or(template.as_ref().and_then(|t| t.weight)) {
             Some(n) => self.weight(n),
             None => Some(1.0),
