@@ -9,7 +9,7 @@ use crate::ids::ComponentId;
 use crate::params::{ParamKind, ParamValue, Params, RawParam};
 use crate::registry::{ComponentType, MessageKind, PortSpec};
 use crate::time::Tick;
-use crate::topology::check::{self, PortUse};
+use crate::topology::check::{self, PortUse, PortUser};
 use crate::topology::document::{Entry, Node, Value};
 use crate::topology::error::{list_names, nearest, DiagnosticKind, Diags, Problem};
 use crate::topology::load::Limits;
@@ -35,7 +35,7 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
         templates: HashMap::new(),
         template_order: Vec::new(),
         resolved: HashMap::new(),
-        paths: HashMap::new(),
+        paths: foldhash::HashMap::default(),
         types: Vec::new(),
         used: PortUse::default(),
         fabric_members: 0,
@@ -102,7 +102,7 @@ struct Builder<'a, 'd> {
     template_order: Vec<&'a str>,
     /// Resolved templates (`None` after an error).
     resolved: HashMap<&'a str, Option<Rc<Resolved<'a>>>>,
-    paths: HashMap<String, ComponentId>,
+    paths: foldhash::HashMap<String, ComponentId>,
     /// The registered type of each component, `None` when unknown (already reported).
     types: Vec<Option<&'static ComponentType>>,
     used: PortUse,
@@ -424,7 +424,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// The `for` variables of a declaration: names with their values, outermost first.
-    fn bindings(&mut self, node: Option<&Node>) -> Option<Vec<(String, Group, Span)>> {
+    fn bindings(&mut self, node: Option<&Node>) -> Option<Vec<(Rc<str>, Group, Span)>> {
         let Some(node) = node else { return Some(Vec::new()) };
         let entries = self.table(node, "`for`")?;
         let mut out = Vec::new();
@@ -463,13 +463,13 @@ impl<'a> Builder<'a, '_> {
                     return None;
                 }
             };
-            out.push((e.key.clone(), group, e.node.span));
+            out.push((e.key.as_str().into(), group, e.node.span));
         }
         Some(out)
     }
 
     /// Every assignment of the `for` variables, row-major; `None` after an error.
-    fn environments(&mut self, bindings: &[(String, Group, Span)]) -> Option<Vec<Env>> {
+    fn environments(&mut self, bindings: &[(Rc<str>, Group, Span)]) -> Option<Vec<Env>> {
         let mut out = vec![Vec::new()];
         for (name, group, span) in bindings {
             let mut next = Vec::new();
@@ -732,9 +732,10 @@ impl<'a> Builder<'a, '_> {
         Some(End { component, path: path.to_string(), port: port.to_string(), spec })
     }
 
-    fn take_port(&mut self, node: &Node, end: &End, by: &str) -> bool {
-        let at = self.sources.loc(node.span);
-        match self.used.take(end.component, &end.path, &end.port, format!("the {by} at {at}")) {
+    /// Marks the port of `end` as used by `by`; false (after reporting) if it was taken.
+    fn take_port(&mut self, node: &Node, end: &End, by: &Rc<str>) -> bool {
+        let Some(spec) = end.spec else { return true };
+        match self.used.take((end.component, &end.path, &end.port), spec, PortUser::Described(by.clone()), None) {
             Ok(()) => true,
             Err(p) => {
                 self.report(node.span, p);
@@ -775,6 +776,8 @@ impl<'a> Builder<'a, '_> {
         };
         let Some(envs) = self.environments(&bindings) else { return };
         let origin = Some(self.sources.loc(from.span));
+        let by_from: Rc<str> = format!("the link at {}", self.sources.loc(from.span)).into();
+        let by_to: Rc<str> = format!("the link at {}", self.sources.loc(to.span)).into();
         for env in &envs {
             let (Some(a_names), Some(b_names)) = (self.expand(from, &from_p, env), self.expand(to, &to_p, env)) else { return };
             if a_names.len() != b_names.len() {
@@ -794,8 +797,8 @@ impl<'a> Builder<'a, '_> {
             }
             for (a_name, b_name) in a_names.iter().zip(&b_names) {
                 let (Some(a), Some(b)) = (self.end(from, a_name), self.end(to, b_name)) else { continue };
-                let mut ok = self.take_port(from, &a, "link");
-                ok &= self.take_port(to, &b, "link");
+                let mut ok = self.take_port(from, &a, &by_from);
+                ok &= self.take_port(to, &b, &by_to);
                 let kind = match (a.spec, b.spec) {
                     (Some(sa), Some(sb)) => match check::link_kind((a_name, sa), (b_name, sb), kind) {
                         Ok(k) => k,
@@ -838,6 +841,7 @@ impl<'a> Builder<'a, '_> {
         let mut members = Vec::new();
         let mut first: Option<(String, MessageKind)> = None;
         let mut ok = true;
+        let by: Rc<str> = format!("the fabric at {}", self.sources.loc(ports.span)).into();
         for env in &envs {
             let Some(names) = self.expand(ports, &pattern, env) else { return };
             if self.fabric_members + members.len() + names.len() > self.limits.max_instances {
@@ -849,9 +853,9 @@ impl<'a> Builder<'a, '_> {
                     ok = false;
                     continue;
                 };
-                ok &= self.take_port(ports, &end, "fabric");
+                ok &= self.take_port(ports, &end, &by);
                 if let Some(spec) = end.spec {
-                    if let Err(p) = check::fabric_member_type(&mut first, &name, spec) {
+                    if let Err(p) = check::fabric_member_type(&mut first, || name.clone(), spec) {
                         self.report(ports.span, p);
                         ok = false;
                     }

@@ -2,7 +2,7 @@
 //! places problems at file positions) and [`validate`] (for topologies built in code,
 //! which names the component or link instead).
 
-use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::ids::ComponentId;
 use crate::params::{ParamKind, ParamValue, RawParam};
@@ -200,22 +200,50 @@ pub(crate) fn check_weight(weight: f64) -> Result<(), Problem> {
     }
 }
 
+/// Who took a port first, rendered only when a second user appears.
+#[derive(Clone)]
+pub(crate) enum PortUser {
+    /// Link `i` of a topology (which may carry its origin).
+    Link(usize),
+    /// Fabric `i` of a topology.
+    Fabric(usize),
+    /// A description (for declarations read from files).
+    Described(Rc<str>),
+}
+
 /// Remembers which ports are taken, to report a port used twice.
 #[derive(Default)]
 pub(crate) struct PortUse {
-    taken: HashMap<(ComponentId, String), String>,
+    taken: foldhash::HashMap<(ComponentId, &'static str, Option<u64>), PortUser>,
 }
 
 impl PortUse {
-    /// Marks `port` of `component` as used by `by` (a description with its location);
-    /// a problem if it was already used.
-    pub(crate) fn take(&mut self, component: ComponentId, path: &str, port: &str, by: String) -> Result<(), Problem> {
-        match self.taken.entry((component, port.to_string())) {
-            std::collections::hash_map::Entry::Occupied(first) => Err(Problem::new(
-                DiagnosticKind::PortReused,
-                format!("port `{path}.{port}` is already connected by {}", first.get()),
-                "each port in at most one link or fabric (use an array port for several)",
-            )),
+    /// Marks `port` (declared as `spec`) of `component` as used by `by`; a problem
+    /// naming the first user if it was already used. `t` describes `Link`/`Fabric`
+    /// users.
+    pub(crate) fn take(
+        &mut self,
+        (component, path, port): (ComponentId, &str, &str),
+        spec: &'static PortSpec,
+        by: PortUser,
+        t: Option<&Topology>,
+    ) -> Result<(), Problem> {
+        let index = split_port(port).ok().and_then(|(_, i)| i);
+        match self.taken.entry((component, spec.name, index)) {
+            std::collections::hash_map::Entry::Occupied(first) => {
+                let first = match (first.get(), t) {
+                    (PortUser::Link(i), Some(t)) => describe_use(&format!("link {i}"), t.links.get(*i).and_then(|l| l.origin.as_ref())),
+                    (PortUser::Fabric(i), Some(t)) => describe_use(&format!("fabric {i}"), t.fabrics.get(*i).and_then(|f| f.origin.as_ref())),
+                    (PortUser::Link(i), None) => format!("link {i}"),
+                    (PortUser::Fabric(i), None) => format!("fabric {i}"),
+                    (PortUser::Described(d), _) => d.to_string(),
+                };
+                Err(Problem::new(
+                    DiagnosticKind::PortReused,
+                    format!("port `{path}.{port}` is already connected by {first}"),
+                    "each port in at most one link or fabric (use an array port for several)",
+                ))
+            }
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(by);
                 Ok(())
@@ -229,7 +257,7 @@ impl PortUse {
 pub fn validate(t: &Topology) -> Result<(), TopologyError> {
     let mut diags = Diags::default();
     let mut types: Vec<Option<&'static ComponentType>> = Vec::with_capacity(t.components.len());
-    let mut paths: HashMap<&str, usize> = HashMap::new();
+    let mut paths: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
     for (i, c) in t.components.iter().enumerate() {
         let subject = || Some(format!("component `{}`", c.path));
         let mut place = |p: Problem| diags.push(p.place(c.origin.clone(), subject()));
@@ -291,9 +319,8 @@ pub fn validate(t: &Topology) -> Result<(), TopologyError> {
             Some(c) => format!("{}.{}", c.path, e.port),
             None => format!("#{}.{}", e.component, e.port),
         };
-        let (an, bn) = (name_of(&l.a), name_of(&l.b));
-        let subject = Some(format!("link {i} (`{an}` -> `{bn}`)"));
-        let mut place = |p: Problem| diags.push(p.place(l.origin.clone(), subject.clone()));
+        let subject = || Some(format!("link {i} (`{}` -> `{}`)", name_of(&l.a), name_of(&l.b)));
+        let mut place = |p: Problem| diags.push(p.place(l.origin.clone(), subject()));
         if let Err(p) = check_latency(l.latency) {
             place(p);
         }
@@ -304,8 +331,8 @@ pub fn validate(t: &Topology) -> Result<(), TopologyError> {
         for (e, r) in [(&l.a, &a), (&l.b, &b)] {
             match r {
                 Err(p) => place(p.clone()),
-                Ok(Some((path, _))) => {
-                    if let Err(p) = used.take(e.component, path, &e.port, describe_use(&format!("link {i}"), l.origin.as_ref())) {
+                Ok(Some((path, spec))) => {
+                    if let Err(p) = used.take((e.component, path, &e.port), spec, PortUser::Link(i), Some(t)) {
                         place(p);
                     }
                 }
@@ -313,7 +340,7 @@ pub fn validate(t: &Topology) -> Result<(), TopologyError> {
             }
         }
         if let (Ok(Some((_, sa))), Ok(Some((_, sb)))) = (&a, &b) {
-            if let Err(p) = link_kind((&an, sa), (&bn, sb), Some(l.kind)) {
+            if let Err(p) = link_kind((&name_of(&l.a), sa), (&name_of(&l.b), sb), Some(l.kind)) {
                 place(p);
             }
         }
@@ -333,10 +360,10 @@ pub fn validate(t: &Topology) -> Result<(), TopologyError> {
                 Err(p) => place(p),
                 Ok(None) => {}
                 Ok(Some((path, spec))) => {
-                    if let Err(p) = used.take(m.component, path, &m.port, describe_use(&format!("fabric {i}"), f.origin.as_ref())) {
+                    if let Err(p) = used.take((m.component, path, &m.port), spec, PortUser::Fabric(i), Some(t)) {
                         place(p);
                     }
-                    if let Err(p) = fabric_member_type(&mut first, &format!("{path}.{}", m.port), spec) {
+                    if let Err(p) = fabric_member_type(&mut first, || format!("{path}.{}", m.port), spec) {
                         place(p);
                     }
                 }
@@ -366,18 +393,18 @@ pub(crate) fn duplicate_path(path: &str, first: usize, first_at: Option<&SourceL
 /// Checks that a fabric member carries the same message type as the first member.
 pub(crate) fn fabric_member_type(
     first: &mut Option<(String, crate::registry::MessageKind)>,
-    name: &str,
+    name: impl Fn() -> String,
     spec: &PortSpec,
 ) -> Result<(), Problem> {
     let kind = (spec.message)();
     match first {
         None => {
-            *first = Some((name.to_string(), kind));
+            *first = Some((name(), kind));
             Ok(())
         }
         Some((first_name, first_kind)) if first_kind.type_id != kind.type_id => Err(Problem::new(
             DiagnosticKind::MessageType,
-            format!("fabric member `{name}` carries {} but `{first_name}` carries {}", kind.name, first_kind.name),
+            format!("fabric member `{}` carries {} but `{first_name}` carries {}", name(), kind.name, first_kind.name),
             "all members of a fabric carrying the same message type",
         )),
         Some(_) => Ok(()),

@@ -8,6 +8,8 @@
 //! rounds toward negative infinity and `%` is never negative for a positive divisor, so
 //! `($i-1)%16` wraps around a ring.
 
+use std::rc::Rc;
+
 use crate::topology::error::{DiagnosticKind, Problem};
 
 /// A problem at a byte offset of the pattern text.
@@ -22,7 +24,7 @@ fn err(offset: usize, kind: DiagnosticKind, problem: impl Into<String>, expected
 }
 
 /// Values of the `for` variables in scope, innermost last.
-pub(crate) type Env = Vec<(String, i64)>;
+pub(crate) type Env = Vec<(Rc<str>, i64)>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
@@ -46,7 +48,7 @@ impl Expr {
         let overflow = |offset| err(offset, DiagnosticKind::BadPath, "index arithmetic overflows", "values within 64 bits");
         match self {
             Expr::Num(n) => Ok(*n),
-            Expr::Var { name, offset } => env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| *v).ok_or_else(|| {
+            Expr::Var { name, offset } => env.iter().rev().find(|(n, _)| **n == **name).map(|(_, v)| *v).ok_or_else(|| {
                 let known: Vec<String> = env.iter().map(|(n, _)| format!("${n}")).collect();
                 err(
                     *offset,
@@ -466,9 +468,9 @@ mod tests {
 
     #[test]
     fn expressions_use_variables_and_wrap() {
-        let env = vec![("i".to_string(), 15)];
+        let env = vec![("i".into(), 15)];
         assert_eq!(expand("lp[($i+1)%16].in", &env), ["lp[0].in"]);
-        let env = vec![("i".to_string(), 0)];
+        let env = vec![("i".into(), 0)];
         assert_eq!(expand("lp[($i - 1) % 16]", &env), ["lp[15]"]);
         assert_eq!(expand("m[$i*4+2..$i*4+4]", &env), ["m[2]", "m[3]"]);
     }
