@@ -332,3 +332,16 @@ fn an_unreadable_file_is_an_io_error() {
     assert_eq!(d.kind, K::Io);
     assert!(d.to_string().contains("cannot read"), "{d}");
 }
+
+#[test]
+fn a_bad_declaration_does_not_cascade_into_link_errors() {
+    let e = toml(&with_lp("[[component]]\npath = \"x\"\ntype = \"test.lp\"\n[[link]]\nfrom = \"x.out\"\nto = \"lp[0].in\"\nlatency = 1\n")).unwrap_err();
+    assert_eq!(e.total(), 1, "{e}");
+    assert_diag(e.first(), K::MissingParam, "t.toml:9:8", "required parameter `seed`");
+}
+
+#[test]
+fn unused_templates_are_checked() {
+    let d = first_error(toml("[templates.t]\ntype = \"test.sink\"\nparams = { lable = \"x\" }\n"));
+    assert_diag(&d, K::UnknownParam, "t.toml:3:12", "no parameter `lable` (did you mean `label`?)");
+}

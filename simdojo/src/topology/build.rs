@@ -65,7 +65,7 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
     }
     for name in b.template_order.clone() {
         if let Some(entry) = b.templates.get(name).copied() {
-            b.template(name, entry.key_span);
+            b.check_template(name, entry.key_span);
         }
     }
     for decl in components {
@@ -384,6 +384,18 @@ impl<'a> Builder<'a, '_> {
         resolved
     }
 
+    /// Resolves template `name` and, when its type is known, checks its parameters, so
+    /// that a template no component uses is checked too.
+    fn check_template(&mut self, name: &'a str, at: Span) {
+        let Some(r) = self.template(name, at) else { return };
+        let Some((type_name, _)) = r.type_name else { return };
+        // An unknown type is reported where a component uses the template.
+        let Ok(ty) = check::lookup_type(type_name) else { return };
+        for entry in &r.params {
+            let _ = self.param(ty, entry);
+        }
+    }
+
     /// Merges a chain of templates (most derived first) into one.
     fn merge_chain(&mut self, chain: &[&'a Entry]) -> Option<Resolved<'a>> {
         let mut r = Resolved { type_name: None, params: Vec::new(), partition: None, weight: None };
@@ -598,12 +610,12 @@ impl<'a> Builder<'a, '_> {
         };
         let bindings = self.bindings(decl.get("for"));
         let pattern = self.pattern(path_node, "`path`");
-        let (Some(params), Some(weight), Some(bindings), Some(pattern)) = (params, weight, bindings, pattern) else { return };
-        let partition = match partition {
-            Some(None) => return,
-            Some(Some(p)) => Some(p),
-            None => None,
-        };
+        // A declaration with bad parameters, weight or partition still declares its
+        // components (the load fails anyway), so links to them do not add noise.
+        let (Some(bindings), Some(pattern)) = (bindings, pattern) else { return };
+        let params = params.unwrap_or_default();
+        let weight = weight.unwrap_or(1.0);
+        let partition = partition.flatten();
         let Some(envs) = self.environments(&bindings) else { return };
         let origin = Some(self.sources.loc(path_node.span));
         for env in &envs {
