@@ -26,6 +26,8 @@ const FABRIC_KEYS: &[&str] = &["ports", "latency", "weight", "for"];
 
 /// Builds the topology described by `docs` (each document after those it includes).
 pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &mut Diags) -> Topology {
+    // Ids are 32-bit, whatever the caller allows.
+    let limits = &Limits { max_instances: limits.max_instances.min(u32::MAX as usize), ..*limits };
     let mut b = Builder {
         sources,
         limits,

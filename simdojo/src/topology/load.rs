@@ -64,6 +64,47 @@ impl Default for Limits {
 
 /// Loads and validates the topology file at `path` (TOML or JSON by extension, else
 /// guessed from the text), with its includes.
+///
+/// # File format
+///
+/// TOML and JSON files have the same tree; JSON may have comments and trailing commas.
+/// Top-level keys: `include`, `engine`, `defaults`, `templates`, `component`, `link`,
+/// `fabric`; any other key is an error.
+///
+/// - `include = ["common.toml"]` (or one string): files read first, relative to the
+///   including file, each at most once; a cycle or a missing file is an error. The
+///   includer's `[engine]` keys and `[defaults]` override the included ones; a template
+///   name may be defined only once; components, links and fabrics are concatenated,
+///   included files first.
+/// - `[engine]`: `max_ticks`, `exit_delay` (durations), `partitioner` (string),
+///   `workers` (positive integer) -> [`EngineSettings`](crate::topology::EngineSettings).
+/// - `[defaults."TYPE"]`: parameter values for every instance of a registered type.
+/// - `[templates.NAME]`: `type`, `inherit` (another template; chains must end and agree
+///   on the type), `params`, `partition`, `weight`.
+/// - `[[component]]`: `path` (a pattern, below), `type` and/or `template` (an explicit
+///   type must equal the template's), `params`, `partition` (0..2^32), `weight`
+///   (positive, default 1), `for`. Parameters resolve as registry default <
+///   `[defaults]` < template chain (base first) < `params`; every parameter must be
+///   declared by the type and convert to its kind, and required ones must be set.
+/// - `[[link]]`: `from`, `to` (endpoint patterns `COMPONENT.PORT` or
+///   `COMPONENT.PORT[i]` for array ports), `latency` (duration string or integer ps, at
+///   least 1ps), `kind` (`"oneway"` or `"paired"`; default paired between two InOut
+///   ports, else one-way), `weight`, `for`. Both ends expand row-major and are paired in
+///   order (zip); the counts must match. One-way links go from an Out/InOut port to an
+///   In/InOut port, paired links join two InOut ports, both ends carry the same message
+///   type, and each port (array element) is in at most one link or fabric.
+/// - `[[fabric]]`: `ports` (an endpoint pattern; members in expansion order),
+///   `latency`, `weight`, `for`; all members carry the same message type.
+///
+/// Patterns: literal names (`a-z A-Z 0-9 _ -`, dot-separated) with bracket groups of
+/// comma-separated items, each an index expression or a half-open range `START..END`
+/// (`[0..8]`, `[0,2,5]`, `[0..4, 8]`). Groups expand row-major (the first group varies
+/// slowest). Index expressions are integers, `$var`, `+ - * / %`, unary minus and
+/// parentheses; `/` and `%` are Euclidean, so `($i-1)%16` wraps to 15. `for = { i =
+/// "0..16", j = [0, 2] }` binds variables (outermost first, later ones may use earlier
+/// ones) and repeats the declaration for every assignment, row-major. Ranges must not be
+/// empty or reversed, and [`Limits`] bound ranges, patterns and totals (16 Mi each by
+/// default).
 pub fn load(path: &Path) -> Result<Topology, TopologyError> {
     let mut diags = Diags::default();
     let limits = Limits::default();

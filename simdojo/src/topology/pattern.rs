@@ -421,12 +421,13 @@ pub(crate) fn check_path(path: &str) -> Result<(), Problem> {
         }
         let mut rest = &seg[name_len..];
         while !rest.is_empty() {
-            let Some(close) = rest.find(']') else { return Err(bad("unclosed `[`")) };
-            let index = &rest[1..close];
-            if !rest.starts_with('[') || index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+            let Some(inner) = rest.strip_prefix('[') else { return Err(bad("text follows an index")) };
+            let Some(close) = inner.find(']') else { return Err(bad("unclosed `[`")) };
+            let index = &inner[..close];
+            if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(bad("an index is not a number"));
             }
-            rest = &rest[close + 1..];
+            rest = &inner[close + 1..];
         }
     }
     Ok(())
@@ -496,6 +497,9 @@ mod tests {
         assert!(check_path("a..b").is_err());
         assert!(check_path("3a").is_err());
         assert!(check_path("a[x]").is_err());
+        assert!(check_path("a[1]é]").is_err());
+        assert!(check_path("a[1][2].b").is_ok());
+        assert!(check_path("a[1]b").is_err());
         assert_eq!(split_segments("a[1].b"), ["a[1]", "b"]);
     }
 }
