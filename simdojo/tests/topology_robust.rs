@@ -98,6 +98,34 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn validating_arbitrary_programmatic_topologies_never_panics(
+        comps in prop::collection::vec((".{0,12}", prop::sample::select(vec!["test.lp", "test.sink", "x.y"])), 0..6),
+        links in prop::collection::vec((0u32..8, ".{0,8}", 0u32..8, ".{0,8}", 0u64..3), 0..6),
+    ) {
+        let mut t = simdojo::topology::Topology::new();
+        for (path, ty) in &comps {
+            t.add_component(path.as_str(), *ty, simdojo::params::Params::new());
+        }
+        for (a, ap, b, bp, lat) in &links {
+            t.add_link(
+                (simdojo::ids::ComponentId(*a), ap.as_str()),
+                (simdojo::ids::ComponentId(*b), bp.as_str()),
+                simdojo::time::Tick(*lat),
+                simdojo::topology::LinkKind::OneWay,
+            );
+        }
+        if let Err(e) = simdojo::topology::validate(&t) {
+            prop_assert!(e.diagnostics().iter().all(|d| d.to_string().contains("; expected ")));
+        }
+        let _ = simdojo::topology::to_dot(&t);
+        let _ = simdojo::topology::summarize(&t).to_string();
+    }
+}
+
 #[test]
 fn the_seeds_themselves_load() {
     for (i, seed) in SEEDS.iter().enumerate() {
