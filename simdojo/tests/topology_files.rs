@@ -183,7 +183,10 @@ fn programmatic_topologies_are_validated_by_name() {
     let has = |frag: &str| texts.iter().any(|t| t.contains(frag));
     assert!(has("component `c`: unknown component type `test.lq`; expected a registered component type (did you mean `test.lp`?)"), "{texts:#?}");
     assert!(has("component `a`: component path `a` is already declared as component 0"), "{texts:#?}");
-    assert!(has("component `a`: parameter `seed` of `test.lp` is Bool(true); expected a non-negative integer"), "{texts:#?}");
+    assert!(
+        has("component `a`: parameter `seed` of `test.lp` is Bool(true); expected a non-negative integer"),
+        "{texts:#?}"
+    );
     assert!(has("link 1 (`a.out` -> `b.ctl`): latency 0ps is below one tick"), "{texts:#?}");
     assert!(has("link 1 (`a.out` -> `b.ctl`): port `a.out` is already connected by link 0"), "{texts:#?}");
     assert!(has("carries u64 but `b.ctl` carries alloc::string::String"), "{texts:#?}");
@@ -194,7 +197,8 @@ fn programmatic_topologies_are_validated_by_name() {
 
 #[test]
 fn errors_are_collected_not_just_the_first() {
-    let e = toml("[[component]]\npath = \"a\"\ntype = \"nope.a\"\n[[component]]\npath = \"b\"\ntype = \"nope.b\"\n").unwrap_err();
+    let e = toml("[[component]]\npath = \"a\"\ntype = \"nope.a\"\n[[component]]\npath = \"b\"\ntype = \"nope.b\"\n")
+        .unwrap_err();
     assert_eq!(e.total(), 2);
     let text = e.to_string();
     assert!(text.contains("t.toml:3:8: unknown component type `nope.a`"), "{text}");
@@ -256,41 +260,233 @@ fn with_lp(rest: &str) -> String {
 }
 
 error_case!(syntax_error, "[[component]\npath = \"a\"\n", K::Syntax, "t.toml:1:13", "TOML syntax error");
-error_case!(unknown_top_level_key, "\n\ncomponents = []\n", K::UnknownKey, "t.toml:3:1", "unknown key `components` in the top level (did you mean `component`?); expected one of `include`, `engine`");
-error_case!(unknown_engine_key, "[engine]\nmax_tick = \"1ms\"\n", K::UnknownKey, "t.toml:2:1", "unknown key `max_tick` in [engine] (did you mean `max_ticks`?)");
-error_case!(unknown_component_key, "[[component]]\npath = \"a\"\ntype = \"test.sink\"\nparam = {}\n", K::UnknownKey, "t.toml:4:1", "expected one of `path`, `type`, `template`, `params`");
-error_case!(unknown_type, "[[component]]\npath = \"a\"\ntype = \"test.lpp\"\n", K::UnknownType, "t.toml:3:8", "unknown component type `test.lpp`; expected a registered component type (did you mean `test.lp`?)");
-error_case!(unknown_param, "[[component]]\npath = \"a\"\ntype = \"test.lp\"\nparams = { seed = 1, evnts = 3 }\n", K::UnknownParam, "t.toml:4:22", "no parameter `evnts` (did you mean `events`?); expected one of its parameters: `events`, `remote`, `mean`, `seed`");
-error_case!(wrong_param_kind, "[[component]]\npath = \"a\"\ntype = \"test.lp\"\nparams = { seed = \"x\" }\n", K::ParamValue, "t.toml:4:19", "parameter `seed` of `test.lp` is string \"x\"; expected a non-negative integer");
-error_case!(bad_duration_param, "[[component]]\npath = \"a\"\ntype = \"test.lp\"\nparams = { seed = 1, mean = \"5 parsecs\" }\n", K::ParamValue, "t.toml:4:29", "is not a duration unit");
-error_case!(wrong_default_kind, "[defaults.\"test.lp\"]\nremote = true\n", K::ParamValue, "t.toml:2:10", "parameter `remote` of `test.lp` is boolean true; expected a number");
-error_case!(missing_required_param, "[[component]]\npath = \"a\"\ntype = \"test.lp\"\n", K::MissingParam, "t.toml:2:8", "required parameter `seed` of `test.lp` has no value");
-error_case!(duplicate_path, "[[component]]\npath = \"a[0..3]\"\ntype = \"test.sink\"\n[[component]]\npath = \"a[2]\"\ntype = \"test.sink\"\n", K::DuplicatePath, "t.toml:5:8", "component path `a[2]` is already declared at t.toml:2:8");
-error_case!(bad_path_character, "[[component]]\npath = \"a.b c\"\ntype = \"test.sink\"\n", K::BadPath, "t.toml:2:12", "unexpected character ' ' in a path");
-error_case!(unknown_component, &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[4].in\"\nlatency = 1\n"), K::UnknownComponent, "t.toml:10:6", "no component `lp[4]` for endpoint `lp[4].in`");
-error_case!(undeclared_port, &with_lp("[[link]]\nfrom = \"lp[0].outt\"\nto = \"lp[1].in\"\nlatency = 1\n"), K::UnknownPort, "t.toml:9:8", "has no port `outt` (did you mean `out`?); expected one of its ports: `out`, `in`, `net`, `ctl`");
-error_case!(array_port_without_index, &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"s.mem\"\nlatency = 1\n"), K::PortIndex, "t.toml:10:6", "port `mem` of `s` is an array port used without an index; expected `s.mem[INDEX]`");
-error_case!(scalar_port_with_index, &with_lp("[[link]]\nfrom = \"lp[0].out[0]\"\nto = \"s.mem[0]\"\nlatency = 1\n"), K::PortIndex, "t.toml:9:8", "is a single port used with an index");
+error_case!(
+    unknown_top_level_key,
+    "\n\ncomponents = []\n",
+    K::UnknownKey,
+    "t.toml:3:1",
+    "unknown key `components` in the top level (did you mean `component`?); expected one of `include`, `engine`"
+);
+error_case!(
+    unknown_engine_key,
+    "[engine]\nmax_tick = \"1ms\"\n",
+    K::UnknownKey,
+    "t.toml:2:1",
+    "unknown key `max_tick` in [engine] (did you mean `max_ticks`?)"
+);
+error_case!(
+    unknown_component_key,
+    "[[component]]\npath = \"a\"\ntype = \"test.sink\"\nparam = {}\n",
+    K::UnknownKey,
+    "t.toml:4:1",
+    "expected one of `path`, `type`, `template`, `params`"
+);
+error_case!(
+    unknown_type,
+    "[[component]]\npath = \"a\"\ntype = \"test.lpp\"\n",
+    K::UnknownType,
+    "t.toml:3:8",
+    "unknown component type `test.lpp`; expected a registered component type (did you mean `test.lp`?)"
+);
+error_case!(
+    unknown_param,
+    "[[component]]\npath = \"a\"\ntype = \"test.lp\"\nparams = { seed = 1, evnts = 3 }\n",
+    K::UnknownParam,
+    "t.toml:4:22",
+    "no parameter `evnts` (did you mean `events`?); expected one of its parameters: `events`, `remote`, `mean`, `seed`"
+);
+error_case!(
+    wrong_param_kind,
+    "[[component]]\npath = \"a\"\ntype = \"test.lp\"\nparams = { seed = \"x\" }\n",
+    K::ParamValue,
+    "t.toml:4:19",
+    "parameter `seed` of `test.lp` is string \"x\"; expected a non-negative integer"
+);
+error_case!(
+    bad_duration_param,
+    "[[component]]\npath = \"a\"\ntype = \"test.lp\"\nparams = { seed = 1, mean = \"5 parsecs\" }\n",
+    K::ParamValue,
+    "t.toml:4:29",
+    "is not a duration unit"
+);
+error_case!(
+    wrong_default_kind,
+    "[defaults.\"test.lp\"]\nremote = true\n",
+    K::ParamValue,
+    "t.toml:2:10",
+    "parameter `remote` of `test.lp` is boolean true; expected a number"
+);
+error_case!(
+    missing_required_param,
+    "[[component]]\npath = \"a\"\ntype = \"test.lp\"\n",
+    K::MissingParam,
+    "t.toml:2:8",
+    "required parameter `seed` of `test.lp` has no value"
+);
+error_case!(
+    duplicate_path,
+    "[[component]]\npath = \"a[0..3]\"\ntype = \"test.sink\"\n[[component]]\npath = \"a[2]\"\ntype = \"test.sink\"\n",
+    K::DuplicatePath,
+    "t.toml:5:8",
+    "component path `a[2]` is already declared at t.toml:2:8"
+);
+error_case!(
+    bad_path_character,
+    "[[component]]\npath = \"a.b c\"\ntype = \"test.sink\"\n",
+    K::BadPath,
+    "t.toml:2:12",
+    "unexpected character ' ' in a path"
+);
+error_case!(
+    unknown_component,
+    &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[4].in\"\nlatency = 1\n"),
+    K::UnknownComponent,
+    "t.toml:10:6",
+    "no component `lp[4]` for endpoint `lp[4].in`"
+);
+error_case!(
+    undeclared_port,
+    &with_lp("[[link]]\nfrom = \"lp[0].outt\"\nto = \"lp[1].in\"\nlatency = 1\n"),
+    K::UnknownPort,
+    "t.toml:9:8",
+    "has no port `outt` (did you mean `out`?); expected one of its ports: `out`, `in`, `net`, `ctl`"
+);
+error_case!(
+    array_port_without_index,
+    &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"s.mem\"\nlatency = 1\n"),
+    K::PortIndex,
+    "t.toml:10:6",
+    "port `mem` of `s` is an array port used without an index; expected `s.mem[INDEX]`"
+);
+error_case!(
+    scalar_port_with_index,
+    &with_lp("[[link]]\nfrom = \"lp[0].out[0]\"\nto = \"s.mem[0]\"\nlatency = 1\n"),
+    K::PortIndex,
+    "t.toml:9:8",
+    "is a single port used with an index"
+);
 error_case!(port_connected_twice, &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"s.mem[0]\"\nlatency = 1\n[[link]]\nfrom = \"lp[1].out\"\nto = \"s.mem[0]\"\nlatency = 1\n"), K::PortReused, "t.toml:14:6", "port `s.mem[0]` is already connected by the link at t.toml:10:6");
 error_case!(in_to_in, &with_lp("[[link]]\nfrom = \"lp[0].in\"\nto = \"lp[1].in\"\nlatency = 1\n"), K::Direction, "t.toml:9:8", "link `lp[0].in` -> `lp[1].in`: `lp[0].in` is an input (In) and `lp[1].in` is an input (In); expected `from` an Out or InOut port `to` an In or InOut port");
-error_case!(out_to_out, &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].out\"\nlatency = 1\n"), K::Direction, "t.toml:9:8", "`lp[1].out` is an output (Out)");
-error_case!(paired_needs_inout, &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].in\"\nlatency = 1\nkind = \"paired\"\n"), K::Direction, "t.toml:9:8", "expected a paired link between two InOut ports");
-error_case!(message_type_mismatch, &with_lp("[[link]]\nfrom = \"s.log\"\nto = \"lp[1].in\"\nlatency = 1\n"), K::MessageType, "t.toml:9:8", "`s.log` carries alloc::string::String but `lp[1].in` carries u64; expected two ports of the same message type");
+error_case!(
+    out_to_out,
+    &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].out\"\nlatency = 1\n"),
+    K::Direction,
+    "t.toml:9:8",
+    "`lp[1].out` is an output (Out)"
+);
+error_case!(
+    paired_needs_inout,
+    &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].in\"\nlatency = 1\nkind = \"paired\"\n"),
+    K::Direction,
+    "t.toml:9:8",
+    "expected a paired link between two InOut ports"
+);
+error_case!(
+    message_type_mismatch,
+    &with_lp("[[link]]\nfrom = \"s.log\"\nto = \"lp[1].in\"\nlatency = 1\n"),
+    K::MessageType,
+    "t.toml:9:8",
+    "`s.log` carries alloc::string::String but `lp[1].in` carries u64; expected two ports of the same message type"
+);
 error_case!(fabric_message_mismatch, &with_lp("[[component]]\npath = \"n[0]\"\ntype = \"test.lp\"\nparams = { seed = 1 }\n[[component]]\npath = \"n[1]\"\ntype = \"test.sink\"\n[[fabric]]\nports = \"n[0..2].net\"\nlatency = 1\n"), K::MessageType, "t.toml:16:9", "fabric member `n[1].net` carries alloc::string::String but `n[0].net` carries u64");
-error_case!(zero_latency, &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].in\"\nlatency = \"0ns\"\n"), K::Latency, "t.toml:11:11", "latency 0ps is below one tick; expected a latency of at least 1ps");
-error_case!(bad_latency, &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].in\"\nlatency = \"soon\"\n"), K::WrongValue, "t.toml:11:11", "`latency` is string \"soon\"; expected a duration");
-error_case!(missing_latency, &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].in\"\n"), K::WrongValue, "t.toml:8:1", "[[link]] has no `latency`; expected `latency = \"1ns\"`");
-error_case!(zip_count_mismatch, &with_lp("[[link]]\nfrom = \"lp[0..4].out\"\nto = \"s.mem[0..3]\"\nlatency = 1\n"), K::ZipMismatch, "t.toml:10:6", "`from` expands to 4 ports but `to` expands to 3");
-error_case!(reversed_range, "[[component]]\npath = \"gpu.cu[5..2]\"\ntype = \"test.sink\"\n", K::Range, "t.toml:2:16", "range 5..2 is empty or reversed; expected START..END with START < END");
-error_case!(absurd_range, "[[component]]\npath = \"gpu.cu[0..100000000]\"\ntype = \"test.sink\"\n", K::TooLarge, "t.toml:2:16", "range 0..100000000 has 100000000 indices");
-error_case!(absurd_product, "[[component]]\npath = \"a[0..4096].b[0..4096].c[0..4096]\"\ntype = \"test.sink\"\n", K::TooLarge, "t.toml:2:32", "the pattern expands to more than 16777216 names");
-error_case!(unknown_variable, &with_lp("[[link]]\nfor = { i = \"0..3\" }\nfrom = \"lp[$j].out\"\nto = \"lp[$i].in\"\nlatency = 1\n"), K::BadPath, "t.toml:10:12", "unknown variable `$j`; expected one of the `for` variables $i");
-error_case!(unknown_template, "[[component]]\npath = \"a\"\ntemplate = \"bigg\"\n[templates.big]\ntype = \"test.sink\"\n", K::Template, "t.toml:3:12", "unknown template `bigg` (did you mean `big`?)");
-error_case!(template_cycle, "[templates.a]\ninherit = \"b\"\n[templates.b]\ninherit = \"a\"\n", K::Template, "t.toml:4:11", "template inheritance cycle: a -> b -> a");
-error_case!(type_disagrees_with_template, "[templates.t]\ntype = \"test.sink\"\n[[component]]\npath = \"a\"\ntemplate = \"t\"\ntype = \"test.lp\"\n", K::Template, "t.toml:6:8", "type `test.lp` disagrees with the template's type `test.sink` (set at t.toml:2:8)");
-error_case!(negative_partition, "[[component]]\npath = \"a\"\ntype = \"test.sink\"\npartition = -1\n", K::Partition, "t.toml:4:13", "partition -1 is negative; expected a partition number from 0 to 2^32-1");
-error_case!(zero_weight, "[[component]]\npath = \"a\"\ntype = \"test.sink\"\nweight = 0\n", K::Weight, "t.toml:4:10", "weight 0 is not usable; expected a positive finite number");
-error_case!(component_not_array, "component = { path = \"a\" }\n", K::WrongValue, "t.toml:1:13", "`component` is a table; expected an array of tables (`[[component]]`)");
+error_case!(
+    zero_latency,
+    &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].in\"\nlatency = \"0ns\"\n"),
+    K::Latency,
+    "t.toml:11:11",
+    "latency 0ps is below one tick; expected a latency of at least 1ps"
+);
+error_case!(
+    bad_latency,
+    &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].in\"\nlatency = \"soon\"\n"),
+    K::WrongValue,
+    "t.toml:11:11",
+    "`latency` is string \"soon\"; expected a duration"
+);
+error_case!(
+    missing_latency,
+    &with_lp("[[link]]\nfrom = \"lp[0].out\"\nto = \"lp[1].in\"\n"),
+    K::WrongValue,
+    "t.toml:8:1",
+    "[[link]] has no `latency`; expected `latency = \"1ns\"`"
+);
+error_case!(
+    zip_count_mismatch,
+    &with_lp("[[link]]\nfrom = \"lp[0..4].out\"\nto = \"s.mem[0..3]\"\nlatency = 1\n"),
+    K::ZipMismatch,
+    "t.toml:10:6",
+    "`from` expands to 4 ports but `to` expands to 3"
+);
+error_case!(
+    reversed_range,
+    "[[component]]\npath = \"gpu.cu[5..2]\"\ntype = \"test.sink\"\n",
+    K::Range,
+    "t.toml:2:16",
+    "range 5..2 is empty or reversed; expected START..END with START < END"
+);
+error_case!(
+    absurd_range,
+    "[[component]]\npath = \"gpu.cu[0..100000000]\"\ntype = \"test.sink\"\n",
+    K::TooLarge,
+    "t.toml:2:16",
+    "range 0..100000000 has 100000000 indices"
+);
+error_case!(
+    absurd_product,
+    "[[component]]\npath = \"a[0..4096].b[0..4096].c[0..4096]\"\ntype = \"test.sink\"\n",
+    K::TooLarge,
+    "t.toml:2:32",
+    "the pattern expands to more than 16777216 names"
+);
+error_case!(
+    unknown_variable,
+    &with_lp("[[link]]\nfor = { i = \"0..3\" }\nfrom = \"lp[$j].out\"\nto = \"lp[$i].in\"\nlatency = 1\n"),
+    K::BadPath,
+    "t.toml:10:12",
+    "unknown variable `$j`; expected one of the `for` variables $i"
+);
+error_case!(
+    unknown_template,
+    "[[component]]\npath = \"a\"\ntemplate = \"bigg\"\n[templates.big]\ntype = \"test.sink\"\n",
+    K::Template,
+    "t.toml:3:12",
+    "unknown template `bigg` (did you mean `big`?)"
+);
+error_case!(
+    template_cycle,
+    "[templates.a]\ninherit = \"b\"\n[templates.b]\ninherit = \"a\"\n",
+    K::Template,
+    "t.toml:4:11",
+    "template inheritance cycle: a -> b -> a"
+);
+error_case!(
+    type_disagrees_with_template,
+    "[templates.t]\ntype = \"test.sink\"\n[[component]]\npath = \"a\"\ntemplate = \"t\"\ntype = \"test.lp\"\n",
+    K::Template,
+    "t.toml:6:8",
+    "type `test.lp` disagrees with the template's type `test.sink` (set at t.toml:2:8)"
+);
+error_case!(
+    negative_partition,
+    "[[component]]\npath = \"a\"\ntype = \"test.sink\"\npartition = -1\n",
+    K::Partition,
+    "t.toml:4:13",
+    "partition -1 is negative; expected a partition number from 0 to 2^32-1"
+);
+error_case!(
+    zero_weight,
+    "[[component]]\npath = \"a\"\ntype = \"test.sink\"\nweight = 0\n",
+    K::Weight,
+    "t.toml:4:10",
+    "weight 0 is not usable; expected a positive finite number"
+);
+error_case!(
+    component_not_array,
+    "component = { path = \"a\" }\n",
+    K::WrongValue,
+    "t.toml:1:13",
+    "`component` is a table; expected an array of tables (`[[component]]`)"
+);
 
 #[test]
 fn json_errors_have_positions_too() {
@@ -335,7 +531,10 @@ fn an_unreadable_file_is_an_io_error() {
 
 #[test]
 fn a_bad_declaration_does_not_cascade_into_link_errors() {
-    let e = toml(&with_lp("[[component]]\npath = \"x\"\ntype = \"test.lp\"\n[[link]]\nfrom = \"x.out\"\nto = \"lp[0].in\"\nlatency = 1\n")).unwrap_err();
+    let e = toml(&with_lp(
+        "[[component]]\npath = \"x\"\ntype = \"test.lp\"\n[[link]]\nfrom = \"x.out\"\nto = \"lp[0].in\"\nlatency = 1\n",
+    ))
+    .unwrap_err();
     assert_eq!(e.total(), 1, "{e}");
     assert_diag(e.first(), K::MissingParam, "t.toml:9:8", "required parameter `seed`");
 }

@@ -141,7 +141,8 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     for open in ["[", "{\"a\":", "a = ["] {
         load_both(&open.repeat(20_000));
     }
-    let deep = format!("[[component]]\npath = \"a[{}0{}]\"\ntype = \"test.sink\"\n", "(".repeat(5_000), ")".repeat(5_000));
+    let deep =
+        format!("[[component]]\npath = \"a[{}0{}]\"\ntype = \"test.sink\"\n", "(".repeat(5_000), ")".repeat(5_000));
     load_both(&deep);
     let negs = format!("[[component]]\npath = \"a[{}1]\"\ntype = \"test.sink\"\n", "-".repeat(5_000));
     load_both(&negs);

@@ -60,7 +60,10 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
             if let Some(node) = doc.get(key) {
                 match &node.value {
                     Value::Array(items) => out.extend(items.iter()),
-                    _ => b.report(node.span, node.wrong(&format!("`{key}`"), format!("an array of tables (`[[{key}]]`)"))),
+                    _ => b.report(
+                        node.span,
+                        node.wrong(&format!("`{key}`"), format!("an array of tables (`[[{key}]]`)")),
+                    ),
                 }
             }
         }
@@ -138,7 +141,9 @@ impl<'a> Builder<'a, '_> {
         let Some(entries) = node.as_table() else { return };
         for e in entries {
             if !valid.contains(&e.key.as_str()) {
-                let hint = nearest(&e.key, valid.iter().copied()).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
+                let hint = nearest(&e.key, valid.iter().copied())
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
                 self.report(
                     e.key_span,
                     Problem::new(
@@ -235,7 +240,11 @@ impl<'a> Builder<'a, '_> {
                     let why = if i < 0 { "negative" } else { "too large" };
                     self.report(
                         node.span,
-                        Problem::new(DiagnosticKind::Partition, format!("partition {i} is {why}"), "a partition number from 0 to 2^32-1"),
+                        Problem::new(
+                            DiagnosticKind::Partition,
+                            format!("partition {i} is {why}"),
+                            "a partition number from 0 to 2^32-1",
+                        ),
                     );
                     None
                 }
@@ -345,7 +354,9 @@ impl<'a> Builder<'a, '_> {
             let Some(&entry) = self.templates.get(current) else {
                 let mut names: Vec<&str> = self.templates.keys().copied().collect();
                 names.sort_unstable();
-                let hint = nearest(current, names.iter().copied()).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
+                let hint = nearest(current, names.iter().copied())
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
                 self.report(
                     at,
                     Problem::new(
@@ -413,7 +424,10 @@ impl<'a> Builder<'a, '_> {
                             n.span,
                             Problem::new(
                                 DiagnosticKind::Template,
-                                format!("template `{}` has type `{s}` but inherits type `{base}` (set at {at})", entry.key),
+                                format!(
+                                    "template `{}` has type `{s}` but inherits type `{base}` (set at {at})",
+                                    entry.key
+                                ),
                                 format!("type `{base}` or no `type`"),
                             ),
                         );
@@ -446,7 +460,11 @@ impl<'a> Builder<'a, '_> {
             if e.key.is_empty() || !e.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 self.report(
                     e.key_span,
-                    Problem::new(DiagnosticKind::BadPath, format!("`{}` is not a variable name", e.key), "letters, digits and `_`"),
+                    Problem::new(
+                        DiagnosticKind::BadPath,
+                        format!("`{}` is not a variable name", e.key),
+                        "letters, digits and `_`",
+                    ),
                 );
                 return None;
             }
@@ -473,7 +491,10 @@ impl<'a> Builder<'a, '_> {
                     pattern::literal_group(&values)
                 }
                 _ => {
-                    self.report(e.node.span, e.node.wrong("a `for` variable", "a range string like \"0..16\" or an array of integers"));
+                    self.report(
+                        e.node.span,
+                        e.node.wrong("a `for` variable", "a range string like \"0..16\" or an array of integers"),
+                    );
                     return None;
                 }
             };
@@ -543,7 +564,11 @@ impl<'a> Builder<'a, '_> {
         if n.is_none() {
             self.report(
                 decl.span,
-                Problem::new(DiagnosticKind::WrongValue, format!("{section} has no `{key}`"), format!("`{key} = {example}`")),
+                Problem::new(
+                    DiagnosticKind::WrongValue,
+                    format!("{section} has no `{key}`"),
+                    format!("`{key} = {example}`"),
+                ),
             );
         }
         n
@@ -605,7 +630,8 @@ impl<'a> Builder<'a, '_> {
             Some(ty) => self.component_params(ty, decl, path_node, template.as_deref()),
             None => Some(Params::new()),
         };
-        let partition = decl.get("partition").or(template.as_ref().and_then(|t| t.partition)).map(|n| self.partition(n));
+        let partition =
+            decl.get("partition").or(template.as_ref().and_then(|t| t.partition)).map(|n| self.partition(n));
         let weight = match decl.get("weight").or(template.as_ref().and_then(|t| t.weight)) {
             Some(n) => self.weight(n),
             None => Some(1.0),
@@ -653,7 +679,13 @@ impl<'a> Builder<'a, '_> {
 
     /// The parameters of a component declaration: registry defaults, then
     /// `[defaults]`, then the template chain, then the declaration's own `params`.
-    fn component_params(&mut self, ty: &'static ComponentType, decl: &Node, path: &Node, template: Option<&Resolved<'a>>) -> Option<Params> {
+    fn component_params(
+        &mut self,
+        ty: &'static ComponentType,
+        decl: &Node,
+        path: &Node,
+        template: Option<&Resolved<'a>>,
+    ) -> Option<Params> {
         let mut values: BTreeMap<String, ParamValue> = BTreeMap::new();
         let mut ok = true;
         for spec in ty.params {
@@ -711,7 +743,11 @@ impl<'a> Builder<'a, '_> {
         if segs.len() < 2 {
             self.report(
                 node.span,
-                Problem::new(DiagnosticKind::BadPath, format!("`{name}` does not name a port"), "`COMPONENT.PORT`, like `gpu.cp.out`"),
+                Problem::new(
+                    DiagnosticKind::BadPath,
+                    format!("`{name}` does not name a port"),
+                    "`COMPONENT.PORT`, like `gpu.cp.out`",
+                ),
             );
             return None;
         }
@@ -719,7 +755,9 @@ impl<'a> Builder<'a, '_> {
         let path = &name[..name.len() - port.len() - 1];
         let Some(&component) = self.paths.get(path) else {
             let hint = if self.paths.len() <= 4096 {
-                nearest(path, self.paths.keys().map(String::as_str)).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default()
+                nearest(path, self.paths.keys().map(String::as_str))
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default()
             } else {
                 String::new()
             };
@@ -793,7 +831,9 @@ impl<'a> Builder<'a, '_> {
         let by_from: Rc<str> = format!("the link at {}", self.sources.loc(from.span)).into();
         let by_to: Rc<str> = format!("the link at {}", self.sources.loc(to.span)).into();
         for env in &envs {
-            let (Some(a_names), Some(b_names)) = (self.expand(from, &from_p, env), self.expand(to, &to_p, env)) else { return };
+            let (Some(a_names), Some(b_names)) = (self.expand(from, &from_p, env), self.expand(to, &to_p, env)) else {
+                return;
+            };
             if a_names.len() != b_names.len() {
                 self.report(
                     to.span,
@@ -850,7 +890,9 @@ impl<'a> Builder<'a, '_> {
         let weight = decl.get("weight").map_or(Some(1.0), |n| self.weight(n));
         let bindings = self.bindings(decl.get("for"));
         let pattern = self.pattern(ports, "`ports`");
-        let (Some(latency), Some(weight), Some(bindings), Some(pattern)) = (latency, weight, bindings, pattern) else { return };
+        let (Some(latency), Some(weight), Some(bindings), Some(pattern)) = (latency, weight, bindings, pattern) else {
+            return;
+        };
         let Some(envs) = self.environments(&bindings) else { return };
         let mut members = Vec::new();
         let mut first: Option<(String, MessageKind)> = None;
@@ -886,5 +928,9 @@ impl<'a> Builder<'a, '_> {
 
 /// The problem "more than `limit` things".
 fn too_many(what: &str, limit: usize) -> Problem {
-    Problem::new(DiagnosticKind::TooLarge, format!("the topology has more than {limit} {what}"), format!("at most {limit} {what}"))
+    Problem::new(
+        DiagnosticKind::TooLarge,
+        format!("the topology has more than {limit} {what}"),
+        format!("at most {limit} {what}"),
+    )
 }

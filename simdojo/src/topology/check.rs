@@ -26,7 +26,8 @@ pub(crate) fn lookup_type(name: &str) -> Result<&'static ComponentType, Problem>
 
 /// The problem "type `ty` has no parameter `name`".
 pub(crate) fn unknown_param(ty: &ComponentType, name: &str) -> Problem {
-    let hint = nearest(name, ty.params.iter().map(|p| p.name)).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
+    let hint =
+        nearest(name, ty.params.iter().map(|p| p.name)).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
     Problem::new(
         DiagnosticKind::UnknownParam,
         format!("component type `{}` has no parameter `{name}`{hint}", ty.name),
@@ -56,7 +57,9 @@ pub(crate) fn default_raw(text: &str) -> RawParam {
             Ok(n) => RawParam::Int(n),
             Err(_) => RawParam::Str(text.to_string()),
         },
-        Ok(DeValue::Float(x)) => x.as_str().replace('_', "").parse().map_or(RawParam::Str(text.to_string()), RawParam::Float),
+        Ok(DeValue::Float(x)) => {
+            x.as_str().replace('_', "").parse().map_or(RawParam::Str(text.to_string()), RawParam::Float)
+        }
         Ok(DeValue::String(s)) => RawParam::Str(s.to_string()),
         _ => RawParam::Str(text.to_string()),
     }
@@ -89,7 +92,11 @@ pub(crate) fn missing_param(ty: &ComponentType, name: &str, kind: ParamKind) -> 
 /// A port reference split into its name and optional index (`mem[3]` -> `mem`, 3).
 pub(crate) fn split_port(port: &str) -> Result<(&str, Option<u64>), Problem> {
     let malformed = || {
-        Problem::new(DiagnosticKind::BadPath, format!("`{port}` is not a port name"), "a port `NAME` or array element `NAME[INDEX]`")
+        Problem::new(
+            DiagnosticKind::BadPath,
+            format!("`{port}` is not a port name"),
+            "a port `NAME` or array element `NAME[INDEX]`",
+        )
     };
     match port.find('[') {
         None => {
@@ -113,7 +120,9 @@ pub(crate) fn split_port(port: &str) -> Result<(&str, Option<u64>), Problem> {
 pub(crate) fn port_spec(ty: &ComponentType, path: &str, port: &str) -> Result<&'static PortSpec, Problem> {
     let (name, index) = split_port(port)?;
     let Some(spec) = ty.port(name) else {
-        let hint = nearest(name, ty.ports.iter().map(|p| p.name)).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
+        let hint = nearest(name, ty.ports.iter().map(|p| p.name))
+            .map(|n| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
         return Err(Problem::new(
             DiagnosticKind::UnknownPort,
             format!("component `{path}` (type `{}`) has no port `{name}`{hint}", ty.name),
@@ -185,7 +194,11 @@ pub(crate) fn link_kind(
 /// Checks that a latency is at least one tick.
 pub(crate) fn check_latency(latency: Tick) -> Result<(), Problem> {
     if latency < Tick(1) {
-        Err(Problem::new(DiagnosticKind::Latency, format!("latency {latency} is below one tick"), "a latency of at least 1ps"))
+        Err(Problem::new(
+            DiagnosticKind::Latency,
+            format!("latency {latency} is below one tick"),
+            "a latency of at least 1ps",
+        ))
     } else {
         Ok(())
     }
@@ -232,8 +245,12 @@ impl PortUse {
         match self.taken.entry((component, spec.name, index)) {
             std::collections::hash_map::Entry::Occupied(first) => {
                 let first = match (first.get(), t) {
-                    (PortUser::Link(i), Some(t)) => describe_use(&format!("link {i}"), t.links.get(*i).and_then(|l| l.origin.as_ref())),
-                    (PortUser::Fabric(i), Some(t)) => describe_use(&format!("fabric {i}"), t.fabrics.get(*i).and_then(|f| f.origin.as_ref())),
+                    (PortUser::Link(i), Some(t)) => {
+                        describe_use(&format!("link {i}"), t.links.get(*i).and_then(|l| l.origin.as_ref()))
+                    }
+                    (PortUser::Fabric(i), Some(t)) => {
+                        describe_use(&format!("fabric {i}"), t.fabrics.get(*i).and_then(|f| f.origin.as_ref()))
+                    }
                     (PortUser::Link(i), None) => format!("link {i}"),
                     (PortUser::Fabric(i), None) => format!("fabric {i}"),
                     (PortUser::Described(d), _) => d.to_string(),
@@ -387,7 +404,11 @@ pub(crate) fn duplicate_path(path: &str, first: usize, first_at: Option<&SourceL
         Some(at) => format!("at {at}"),
         None => format!("as component {first}"),
     };
-    Problem::new(DiagnosticKind::DuplicatePath, format!("component path `{path}` is already declared {where_}"), "unique component paths")
+    Problem::new(
+        DiagnosticKind::DuplicatePath,
+        format!("component path `{path}` is already declared {where_}"),
+        "unique component paths",
+    )
 }
 
 /// Checks that a fabric member carries the same message type as the first member.

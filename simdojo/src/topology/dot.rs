@@ -48,9 +48,15 @@ pub fn to_dot(t: &Topology) -> String {
         );
     }
     for (i, f) in t.fabrics.iter().enumerate() {
-        let _ = writeln!(out, "  f{i} [shape=doublecircle, label=\"fabric {i}\\n{}\"];", escape(&f.latency.to_string()));
+        let _ =
+            writeln!(out, "  f{i} [shape=doublecircle, label=\"fabric {i}\\n{}\"];", escape(&f.latency.to_string()));
         for m in &f.members {
-            let _ = writeln!(out, "  c{} -> f{i} [dir=both, arrowhead=none, arrowtail=none, taillabel=\"{}\", fontsize=8];", m.component, escape(&m.port));
+            let _ = writeln!(
+                out,
+                "  c{} -> f{i} [dir=both, arrowhead=none, arrowtail=none, taillabel=\"{}\", fontsize=8];",
+                m.component,
+                escape(&m.port)
+            );
         }
     }
     out.push_str("}\n");
@@ -63,7 +69,13 @@ fn write_cluster(t: &Topology, cluster: &Cluster, depth: usize, counter: &mut us
         let c = &t.components[i];
         let segs = split_segments(&c.path);
         let last = segs.last().copied().unwrap_or_default();
-        let _ = writeln!(out, "{pad}c{i} [label=\"{}\\n{}\", tooltip=\"{}\"];", escape(last), escape(&c.type_name), escape(&c.path));
+        let _ = writeln!(
+            out,
+            "{pad}c{i} [label=\"{}\\n{}\", tooltip=\"{}\"];",
+            escape(last),
+            escape(&c.type_name),
+            escape(&c.path)
+        );
     }
     for (name, child) in &cluster.children {
         *counter += 1;

@@ -11,9 +11,12 @@ use crate::topology::source::{FileIdx, Span};
 /// Parses `text` (file `file`) into a node, or returns the first error with its byte
 /// offset.
 pub(crate) fn parse(text: &str, file: FileIdx) -> Result<Node, (usize, Problem)> {
-    let result = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &ParseOptions::default())
-        .map_err(|e| {
-            (e.range().start, Problem::new(DiagnosticKind::Syntax, format!("JSON syntax error: {}", e.kind()), "valid JSON"))
+    let result =
+        jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &ParseOptions::default()).map_err(|e| {
+            (
+                e.range().start,
+                Problem::new(DiagnosticKind::Syntax, format!("JSON syntax error: {}", e.kind()), "valid JSON"),
+            )
         })?;
     let Some(root) = result.value else {
         return Err((0, Problem::new(DiagnosticKind::Syntax, "the file holds no JSON value", "a JSON object")));
@@ -40,7 +43,11 @@ fn convert(v: &JValue<'_>, file: FileIdx, errors: &mut Vec<(usize, Problem)>) ->
             let value = number(n.value).unwrap_or_else(|| {
                 errors.push((
                     sp.start,
-                    Problem::new(DiagnosticKind::Syntax, format!("number {} cannot be represented", n.value), "a 64-bit integer or a finite number"),
+                    Problem::new(
+                        DiagnosticKind::Syntax,
+                        format!("number {} cannot be represented", n.value),
+                        "a 64-bit integer or a finite number",
+                    ),
                 ));
                 Value::Other("a malformed number")
             });
@@ -60,7 +67,11 @@ fn convert(v: &JValue<'_>, file: FileIdx, errors: &mut Vec<(usize, Problem)>) ->
                 if entries.iter().any(|e| e.key == key) {
                     errors.push((
                         key_range.start,
-                        Problem::new(DiagnosticKind::Syntax, format!("duplicate key `{key}`"), "each key once per object"),
+                        Problem::new(
+                            DiagnosticKind::Syntax,
+                            format!("duplicate key `{key}`"),
+                            "each key once per object",
+                        ),
                     ));
                 }
                 entries.push(Entry { key, key_span: span(key_range, file), node: convert(&p.value, file, errors) });

@@ -112,8 +112,12 @@ pub fn load(path: &Path) -> Result<Topology, TopologyError> {
         Ok(text) => text,
         Err(why) => {
             diags.push(
-                Problem::new(DiagnosticKind::Io, format!("cannot read `{}`: {why}", path.display()), "a readable UTF-8 topology file")
-                    .place(None, None),
+                Problem::new(
+                    DiagnosticKind::Io,
+                    format!("cannot read `{}`: {why}", path.display()),
+                    "a readable UTF-8 topology file",
+                )
+                .place(None, None),
             );
             return diags.into_result().map(|()| Topology::new());
         }
@@ -131,7 +135,8 @@ pub fn load_str(text: &str, name: &Path, format: Format) -> Result<Topology, Top
 /// [`load_str`] with explicit [`Limits`].
 pub fn load_str_with(text: &str, name: &Path, format: Format, limits: &Limits) -> Result<Topology, TopologyError> {
     let mut diags = Diags::default();
-    let mut loader = Loader { sources: Sources::default(), docs: Vec::new(), stack: Vec::new(), done: HashSet::new(), limits };
+    let mut loader =
+        Loader { sources: Sources::default(), docs: Vec::new(), stack: Vec::new(), done: HashSet::new(), limits };
     let identity = std::fs::canonicalize(name).unwrap_or_else(|_| name.to_path_buf());
     loader.file(name.to_path_buf(), identity, text.to_string(), format, &mut diags);
     if !diags.is_empty() {
@@ -221,7 +226,8 @@ impl Loader<'_> {
             }
         };
         if let Some(pos) = self.stack.iter().position(|p| *p == identity) {
-            let chain: Vec<String> = self.stack[pos..].iter().chain([&identity]).map(|p| p.display().to_string()).collect();
+            let chain: Vec<String> =
+                self.stack[pos..].iter().chain([&identity]).map(|p| p.display().to_string()).collect();
             let p = Problem::new(
                 DiagnosticKind::Include,
                 format!("include cycle: {}", chain.join(" -> ")),

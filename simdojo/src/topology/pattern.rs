@@ -45,26 +45,36 @@ enum Expr {
 
 impl Expr {
     fn eval(&self, env: &Env) -> Result<i64, PatternError> {
-        let overflow = |offset| err(offset, DiagnosticKind::BadPath, "index arithmetic overflows", "values within 64 bits");
+        let overflow =
+            |offset| err(offset, DiagnosticKind::BadPath, "index arithmetic overflows", "values within 64 bits");
         match self {
             Expr::Num(n) => Ok(*n),
-            Expr::Var { name, offset } => env.iter().rev().find(|(n, _)| **n == **name).map(|(_, v)| *v).ok_or_else(|| {
-                let known: Vec<String> = env.iter().map(|(n, _)| format!("${n}")).collect();
-                err(
-                    *offset,
-                    DiagnosticKind::BadPath,
-                    format!("unknown variable `${name}`"),
-                    if known.is_empty() {
-                        "a variable bound by `for = { NAME = \"0..N\" }`".to_string()
-                    } else {
-                        format!("one of the `for` variables {}", known.join(", "))
-                    },
-                )
-            }),
+            Expr::Var { name, offset } => {
+                env.iter().rev().find(|(n, _)| **n == **name).map(|(_, v)| *v).ok_or_else(|| {
+                    let known: Vec<String> = env.iter().map(|(n, _)| format!("${n}")).collect();
+                    err(
+                        *offset,
+                        DiagnosticKind::BadPath,
+                        format!("unknown variable `${name}`"),
+                        if known.is_empty() {
+                            "a variable bound by `for = { NAME = \"0..N\" }`".to_string()
+                        } else {
+                            format!("one of the `for` variables {}", known.join(", "))
+                        },
+                    )
+                })
+            }
             Expr::Neg(e, offset) => e.eval(env)?.checked_neg().ok_or_else(|| overflow(*offset)),
             Expr::Bin(op, a, b, offset) => {
                 let (a, b) = (a.eval(env)?, b.eval(env)?);
-                let zero = || err(*offset, DiagnosticKind::BadPath, "division by zero in an index expression", "a non-zero divisor");
+                let zero = || {
+                    err(
+                        *offset,
+                        DiagnosticKind::BadPath,
+                        "division by zero in an index expression",
+                        "a non-zero divisor",
+                    )
+                };
                 match op {
                     Op::Add => a.checked_add(b).ok_or_else(|| overflow(*offset)),
                     Op::Sub => a.checked_sub(b).ok_or_else(|| overflow(*offset)),
@@ -187,7 +197,12 @@ impl Pattern {
             if let Seg::Group { group, offset } = seg {
                 let values = group.values(env, limit)?;
                 if let Some(&v) = values.iter().find(|&&v| v < 0) {
-                    return Err(err(*offset, DiagnosticKind::BadPath, format!("index {v} is negative"), "indices >= 0"));
+                    return Err(err(
+                        *offset,
+                        DiagnosticKind::BadPath,
+                        format!("index {v} is negative"),
+                        "indices >= 0",
+                    ));
                 }
                 total = total.saturating_mul(values.len() as u64);
                 if total > limit as u64 {
@@ -343,7 +358,12 @@ impl Parser<'_> {
 
     fn unary(&mut self, depth: usize) -> Result<Expr, PatternError> {
         if depth > MAX_DEPTH {
-            return Err(err(self.pos, DiagnosticKind::BadPath, "index expression nested too deeply", "a simpler expression"));
+            return Err(err(
+                self.pos,
+                DiagnosticKind::BadPath,
+                "index expression nested too deeply",
+                "a simpler expression",
+            ));
         }
         self.skip_ws();
         let offset = self.pos;
@@ -374,7 +394,12 @@ impl Parser<'_> {
                 let digits: String = self.text[self.pos..].chars().take_while(|c| c.is_ascii_digit()).collect();
                 self.pos += digits.len();
                 digits.parse::<i64>().map(Expr::Num).map_err(|_| {
-                    err(offset, DiagnosticKind::TooLarge, format!("index {digits} does not fit in 64 bits"), "a smaller index")
+                    err(
+                        offset,
+                        DiagnosticKind::TooLarge,
+                        format!("index {digits} does not fit in 64 bits"),
+                        "a smaller index",
+                    )
                 })
             }
             Some(c) => Err(err(
@@ -383,7 +408,12 @@ impl Parser<'_> {
                 format!("unexpected {c:?} in an index"),
                 "an index: a number, `$var`, an expression or `START..END`",
             )),
-            None => Err(err(offset, DiagnosticKind::BadPath, "the index ends early", "an index: a number, `$var` or `START..END`")),
+            None => Err(err(
+                offset,
+                DiagnosticKind::BadPath,
+                "the index ends early",
+                "an index: a number, `$var` or `START..END`",
+            )),
         }
     }
 

@@ -37,9 +37,7 @@ pub(crate) struct SourceFile {
 
 impl SourceFile {
     fn new(path: PathBuf, text: String) -> SourceFile {
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
         SourceFile { path: Arc::new(path), text, line_starts }
     }
 

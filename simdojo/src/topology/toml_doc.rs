@@ -35,11 +35,7 @@ fn span_of<T>(s: &Spanned<T>, file: FileIdx) -> Span {
 fn table(t: &DeTable<'_>, file: FileIdx, errors: &mut Vec<(usize, Problem)>) -> Vec<Entry> {
     let mut entries: Vec<Entry> = t
         .iter()
-        .map(|(k, v)| Entry {
-            key: k.get_ref().to_string(),
-            key_span: span_of(k, file),
-            node: node(v, file, errors),
-        })
+        .map(|(k, v)| Entry { key: k.get_ref().to_string(), key_span: span_of(k, file), node: node(v, file, errors) })
         .collect();
     // The parser keeps keys sorted by name; the topology format needs source order
     // (nested `for` variables), which the key spans give.
@@ -68,7 +64,10 @@ fn node(v: &Spanned<DeValue<'_>>, file: FileIdx, errors: &mut Vec<(usize, Proble
         DeValue::Float(x) => match x.as_str().replace('_', "").parse::<f64>() {
             Ok(f) => Value::Float(f),
             Err(e) => {
-                errors.push((span.start, Problem::new(DiagnosticKind::Syntax, format!("bad float {x}: {e}"), "a number")));
+                errors.push((
+                    span.start,
+                    Problem::new(DiagnosticKind::Syntax, format!("bad float {x}: {e}"), "a number"),
+                ));
                 Value::Other("a malformed number")
             }
         },
@@ -79,4 +78,3 @@ fn node(v: &Spanned<DeValue<'_>>, file: FileIdx, errors: &mut Vec<(usize, Proble
     };
     Node { span, value }
 }
-

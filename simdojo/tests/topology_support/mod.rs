@@ -104,10 +104,16 @@ pub fn assert_diag(d: &Diagnostic, kind: DiagnosticKind, at: &str, fragment: &st
 pub fn render(t: &Topology) -> String {
     let mut out = String::new();
     let e = &t.engine;
-    writeln!(out, "engine max_ticks={:?} exit_delay={:?} partitioner={:?} workers={:?}", e.max_ticks, e.exit_delay, e.partitioner, e.workers).unwrap();
+    writeln!(
+        out,
+        "engine max_ticks={:?} exit_delay={:?} partitioner={:?} workers={:?}",
+        e.max_ticks, e.exit_delay, e.partitioner, e.workers
+    )
+    .unwrap();
     for (i, c) in t.components.iter().enumerate() {
         let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={}", show(v))).collect();
-        writeln!(out, "c{i} {} {} w={} p={:?} {}", c.path, c.type_name, c.weight, c.partition, params.join(" ")).unwrap();
+        writeln!(out, "c{i} {} {} w={} p={:?} {}", c.path, c.type_name, c.weight, c.partition, params.join(" "))
+            .unwrap();
     }
     for l in &t.links {
         let kind = match l.kind {
@@ -127,7 +133,8 @@ pub fn render(t: &Topology) -> String {
         .unwrap();
     }
     for f in &t.fabrics {
-        let members: Vec<String> = f.members.iter().map(|m| format!("{}.{}", t.component(m.component).path, m.port)).collect();
+        let members: Vec<String> =
+            f.members.iter().map(|m| format!("{}.{}", t.component(m.component).path, m.port)).collect();
         writeln!(out, "fabric {:?} w={} [{}]", f.latency, f.weight, members.join(" ")).unwrap();
     }
     out
