@@ -544,3 +544,16 @@ fn unused_templates_are_checked() {
     let d = first_error(toml("[templates.t]\ntype = \"test.sink\"\nparams = { lable = \"x\" }\n"));
     assert_diag(&d, K::UnknownParam, "t.toml:3:12", "no parameter `lable` (did you mean `label`?)");
 }
+
+#[test]
+fn independent_problems_are_all_reported_once() {
+    let e = toml(
+        "[engine]\nworkers = 0\nmax_tick = 3\n[[component]]\npath = \"lp[0..4]\"\ntype = \"test.lp\"\nparams = { seed = -1, mean = \"3 parsecs\" }\n[[link]]\nfrom = \"lp[0..4].out\"\nto = \"lp[0..3].in\"\nlatency = 0\n",
+    )
+    .unwrap_err();
+    let at: Vec<String> = e.diagnostics().iter().map(|d| d.at.as_ref().map(|l| l.to_string()).unwrap_or_default()).collect();
+    assert_eq!(at, ["t.toml:3:1", "t.toml:2:11", "t.toml:7:19", "t.toml:7:30", "t.toml:11:11", "t.toml:10:6"], "{e}");
+    assert_eq!(e.to_string().lines().count(), 6, "{e}");
+    let kinds: Vec<K> = e.diagnostics().iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, [K::UnknownKey, K::WrongValue, K::ParamValue, K::ParamValue, K::Latency, K::ZipMismatch]);
+}

@@ -716,16 +716,21 @@ impl<'a> Builder<'a, '_> {
             },
         };
         let inherited: Vec<&Entry> = template.map(|t| t.params.clone()).unwrap_or_default();
+        // Parameters with a bad value were reported; they are not "missing" too.
+        let mut bad: Vec<&str> = Vec::new();
         for entry in inherited.into_iter().chain(own) {
             match self.param(ty, entry) {
                 Some(v) => {
                     values.insert(entry.key.clone(), v);
                 }
-                None => ok = false,
+                None => {
+                    bad.push(&entry.key);
+                    ok = false;
+                }
             }
         }
         for spec in ty.params {
-            if !values.contains_key(spec.name) {
+            if !values.contains_key(spec.name) && !bad.contains(&spec.name) {
                 self.report(path.span, check::missing_param(ty, spec.name, spec.kind));
                 ok = false;
             }
@@ -821,11 +826,10 @@ impl<'a> Builder<'a, '_> {
         let bindings = self.bindings(decl.get("for"));
         let from_p = self.pattern(from, "`from`");
         let to_p = self.pattern(to, "`to`");
-        let (Some(latency), Some(kind), Some(weight), Some(bindings), Some(from_p), Some(to_p)) =
-            (latency, kind, weight, bindings, from_p, to_p)
-        else {
-            return;
-        };
+        // A bad latency, kind or weight was reported; the endpoints are still checked
+        // (the load fails anyway).
+        let (Some(bindings), Some(from_p), Some(to_p)) = (bindings, from_p, to_p) else { return };
+        let (latency, kind, weight) = (latency.unwrap_or(Tick(1)), kind.flatten(), weight.unwrap_or(1.0));
         let Some(envs) = self.environments(&bindings) else { return };
         let origin = Some(self.sources.loc(from.span));
         let by_from: Rc<str> = format!("the link at {}", self.sources.loc(from.span)).into();
@@ -890,9 +894,8 @@ impl<'a> Builder<'a, '_> {
         let weight = decl.get("weight").map_or(Some(1.0), |n| self.weight(n));
         let bindings = self.bindings(decl.get("for"));
         let pattern = self.pattern(ports, "`ports`");
-        let (Some(latency), Some(weight), Some(bindings), Some(pattern)) = (latency, weight, bindings, pattern) else {
-            return;
-        };
+        let (Some(bindings), Some(pattern)) = (bindings, pattern) else { return };
+        let (latency, weight) = (latency.unwrap_or(Tick(1)), weight.unwrap_or(1.0));
         let Some(envs) = self.environments(&bindings) else { return };
         let mut members = Vec::new();
         let mut first: Option<(String, MessageKind)> = None;
