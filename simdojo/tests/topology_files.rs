@@ -37,6 +37,8 @@ fabric 1000ps w=1 [ring[0].net ring[1].net ring[2].net ring[3].net]
 fn grid_expands_with_includes_templates_defaults_and_for_loops() {
     let t = topology::load(&fixtures().join("grid.toml")).unwrap();
     assert_eq!(render(&t), GRID);
+    // A loaded topology passes the programmatic validation too.
+    topology::validate(&t).unwrap();
     let origin = t.components[4].origin.as_ref().unwrap();
     assert!(origin.file.ends_with("grid.toml"), "{origin}");
     assert_eq!((origin.line, origin.col), (21, 8));
