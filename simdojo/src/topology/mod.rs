@@ -9,6 +9,24 @@
 //! so they do not depend on partitioning; the engine's deterministic event order uses
 //! them as keys.
 
+mod build;
+mod check;
+mod document;
+mod dot;
+mod error;
+mod json_doc;
+mod load;
+mod pattern;
+mod source;
+mod summary;
+mod toml_doc;
+
+pub use check::validate;
+pub use dot::to_dot;
+pub use error::{Diagnostic, DiagnosticKind, TopologyError};
+pub use load::{load, load_str, load_str_with, Format, Limits};
+pub use summary::{summarize, Summary};
+
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
