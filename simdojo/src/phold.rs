@@ -100,13 +100,13 @@ impl Default for PholdConfig {
 }
 
 /// The topology of a PHOLD run: `lp[0..N]` on one fabric whose latency is the
-/// lookahead, with the end time as `max_ticks`.
+/// lookahead, with the end time as `max_ticks`. An LP's number is its member index
+/// on the fabric.
 pub fn topology(cfg: &PholdConfig) -> Topology {
     let mut t = Topology::new();
     let mut members = Vec::with_capacity(cfg.lps as usize);
     for i in 0..cfg.lps {
         let params = Params::new()
-            .with("index", ParamValue::UInt(u64::from(i)))
             .with("events", ParamValue::UInt(u64::from(cfg.events_per_lp)))
             .with("remote", ParamValue::Float(cfg.remote))
             .with("lookahead", ParamValue::Duration(cfg.lookahead))
@@ -145,7 +145,9 @@ struct LpState {
 #[derive(Debug)]
 pub struct PholdLp {
     net: Port<PholdEvent>,
+    /// This LP's member index on the fabric: its number in the PHOLD spec.
     index: u32,
+    seed: u64,
     n: u32,
     events: u32,
     remote: f64,
@@ -157,7 +159,6 @@ pub struct PholdLp {
 impl PholdLp {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
         let p = ctx.params().clone();
-        let index = u32::try_from(p.uint("index")?).map_err(|_| BuildError::Invalid("index exceeds u32".into()))?;
         let remote = p.float("remote")?;
         if !(0.0..=1.0).contains(&remote) {
             return Err(BuildError::Invalid(format!("remote = {remote} is not a probability")));
@@ -166,14 +167,15 @@ impl PholdLp {
         let events = u32::try_from(p.uint("events")?).map_err(|_| BuildError::Invalid("events exceeds u32".into()))?;
         Ok(Box::new(PholdLp {
             net,
-            index,
+            index: 0,
             n: 0,
+            seed: p.uint("seed")?,
             events,
             remote,
             lookahead: p.duration("lookahead")?,
             mean: p.duration("mean")?.0 as f64,
             state: LpState {
-                draws: Draws::new(p.uint("seed")?, u64::from(index)),
+                draws: Draws::new(p.uint("seed")?, 0),
                 count: 0,
                 h: 0,
                 remote_sent: Counter::default(),
@@ -199,9 +201,11 @@ impl PholdLp {
 impl Component for PholdLp {
     fn init(&mut self, ctx: &mut Context<'_>) {
         self.n = ctx.fabric_size(&self.net).max(1);
+        self.index = ctx.fabric_member(&self.net).map_or(0, |m| m.0);
     }
 
     fn startup(&mut self, ctx: &mut Context<'_>) {
+        self.state.draws = Draws::new(self.seed, u64::from(self.index));
         for _ in 0..self.events {
             self.generate(ctx);
         }
@@ -235,7 +239,6 @@ crate::register_component!(ComponentType {
     doc: "A PHOLD logical process: each event it handles creates one event at now + lookahead + Exp(mean), \
           sent to a random other LP with probability `remote`, else to itself.",
     params: &[
-        ParamSpec { name: "index", kind: ParamKind::UInt, default: None, doc: "this LP's member index on the fabric" },
         ParamSpec { name: "events", kind: ParamKind::UInt, default: Some("4"), doc: "initial events" },
         ParamSpec { name: "remote", kind: ParamKind::Float, default: Some("0.25"), doc: "probability of a remote event" },
         ParamSpec { name: "lookahead", kind: ParamKind::Duration, default: Some("1ns"), doc: "minimum delay" },

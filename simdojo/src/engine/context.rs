@@ -177,6 +177,17 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// This component's member index on the fabric of `port` (`None` if it is not
+    /// a fabric port).
+    pub fn fabric_member<M>(&self, port: &Port<M>) -> Option<FabricMember> {
+        let Some(Binding::Fabric { fabric }) = self.wiring.ports[self.me.index()].get(port.idx().index()).map(|p| &p.binding)
+        else {
+            return None;
+        };
+        let f = &self.wiring.fabrics[fabric.index()];
+        f.members.iter().position(|&(c, p)| c == self.me && p == port.idx()).map(FabricMember::from_index)
+    }
+
     fn bad_port(&mut self, port: PortIdx, problem: &str) {
         let name = self.wiring.ports[self.me.index()]
             .get(port.index())
