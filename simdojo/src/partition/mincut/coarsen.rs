@@ -7,6 +7,10 @@
 //! components) two more passes pair vertices that share their heaviest neighbour and
 //! pair isolated vertices, so coarsening keeps making progress.
 //!
+//! A vertex whose remaining candidates are all much lighter than its heaviest edge stays
+//! unmatched for this level: merging it across a light (high-latency) edge would glue
+//! unrelated regions together and spoil every level above.
+//!
 //! No pair may exceed a maximum vertex weight, so coarse vertices stay small enough to
 //! balance.
 
@@ -15,6 +19,10 @@ use super::graph::{Graph, NONE};
 /// If heavy-edge matching leaves more than this fraction of vertices, the extra passes
 /// run.
 const EXTRA_PASS_THRESHOLD: f64 = 0.75;
+
+/// Heavy-edge matching takes an edge only if it weighs at least `1 / LIGHT_EDGE_RATIO`
+/// of the vertex's heaviest edge.
+const LIGHT_EDGE_RATIO: f64 = 4.0;
 
 /// One coarsening step: the coarse graph and, per fine vertex, its coarse vertex.
 pub(super) struct Coarsened {
@@ -41,13 +49,18 @@ fn matching(g: &Graph, max_weight: f64) -> Vec<u32> {
             continue;
         }
         let mut best: Option<(usize, f64)> = None;
+        let mut heaviest = 0.0f64;
         for (u, w) in g.neighbors(v) {
+            heaviest = heaviest.max(w);
             if mate[u] == NONE && vw[v] + vw[u] <= max_weight && best.is_none_or(|(_, bw)| w > bw) {
                 best = Some((u, w));
             }
         }
-        if let Some((u, _)) = best {
-            pair(&mut mate, u, v);
+        match best {
+            // A much lighter edge than `v`'s heaviest (a long-latency link where the
+            // short ones are taken) would merge unrelated regions; wait a level instead.
+            Some((u, w)) if w * LIGHT_EDGE_RATIO >= heaviest => pair(&mut mate, u, v),
+            _ => {}
         }
     }
 
@@ -173,6 +186,16 @@ mod tests {
         assert_eq!(res.coarse_of, vec![0, 0, 1, 1]);
         assert_eq!(res.graph.vertex_weights, vec![2.0, 2.0]);
         assert_eq!(res.graph.neighbors(0).collect::<Vec<_>>(), vec![(1, 1.0)]);
+    }
+
+    #[test]
+    fn light_edges_do_not_merge_regions() {
+        // 0 -100- 1 -100- 2 -1- 3 -100- 4 -100- 5: after 0-1 and 4-5 pair up, 2 and 3
+        // could only pair across the light edge, which would glue the two sides.
+        let edges = [(0, 1, 100.0), (1, 2, 100.0), (2, 3, 1.0), (3, 4, 100.0), (4, 5, 100.0)];
+        let g = Graph::from_edges(vec![1.0; 6], &edges);
+        let res = coarsen(&g, 10.0);
+        assert_eq!(res.coarse_of, vec![0, 0, 1, 2, 3, 3]);
     }
 
     #[test]
