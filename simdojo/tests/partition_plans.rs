@@ -263,6 +263,61 @@ fn mincut_spreads_an_all_to_all_fabric_evenly() {
     assert_eq!(report.n_cut_fabrics, 1);
 }
 
+/// A GPU-like topology: per XCD an L2 and shader engines of an L1 and CUs, linked at
+/// 1-2 ns; the L2s, an IO die and memory share a 20 ns fabric.
+fn gpu_with_links(n_xcd: usize, n_se: usize, n_cu: usize) -> Topology {
+    let mut t = Topology::new();
+    let mut fabric = Vec::new();
+    for x in 0..n_xcd {
+        let l2 = t.add_component(format!("gpu.xcd[{x}].l2"), "l2", Params::new());
+        fabric.push((l2, "net".to_string()));
+        for s in 0..n_se {
+            let l1 = t.add_component(format!("gpu.xcd[{x}].se[{s}].l1"), "l1", Params::new());
+            t.add_link((l1, "mem"), (l2, "cpu"), Tick::ns(2), LinkKind::Paired);
+            for c in 0..n_cu {
+                let cu = t.add_component(format!("gpu.xcd[{x}].se[{s}].cu[{c}]"), "cu", Params::new());
+                t.add_link((cu, "mem"), (l1, "cpu"), Tick::ns(1), LinkKind::Paired);
+            }
+        }
+    }
+    for path in ["gpu.iod", "gpu.mem"] {
+        let id = t.add_component(path, "misc", Params::new());
+        fabric.push((id, "net".to_string()));
+    }
+    t.add_fabric(fabric, Tick::ns(20));
+    t
+}
+
+#[test]
+fn mincut_finds_the_xcds_of_a_gpu() {
+    let t = gpu_with_links(8, 4, 8);
+    let plan = partition::plan(&t, &Strategy::MinCut, 8).unwrap();
+    assert_valid(&t, &plan, 8);
+    let mut xcd_parts: Vec<PartitionId> = (0..8).map(|x| only_partition(&t, &plan, &format!("gpu.xcd[{x}]."))).collect();
+    xcd_parts.sort();
+    xcd_parts.dedup();
+    assert_eq!(xcd_parts.len(), 8);
+    let report = partition::report(&t, &plan);
+    assert_eq!((report.n_cut_links, report.lookahead), (0, Some(Tick::ns(20))), "\n{report}");
+
+    // Fewer partitions: whole XCDs share them.
+    let plan = partition::plan(&t, &Strategy::MinCut, 4).unwrap();
+    for x in 0..8 {
+        only_partition(&t, &plan, &format!("gpu.xcd[{x}]."));
+    }
+    // More partitions than XCDs: XCDs split between shader engines, never inside one.
+    let plan = partition::plan(&t, &Strategy::MinCut, 16).unwrap();
+    assert_valid(&t, &plan, 16);
+    for x in 0..8 {
+        for s in 0..4 {
+            only_partition(&t, &plan, &format!("gpu.xcd[{x}].se[{s}]."));
+        }
+    }
+    let report = partition::report(&t, &plan);
+    assert_eq!(report.lookahead, Some(Tick::ns(2)), "\n{report}");
+    assert!(report.imbalance <= 0.05, "\n{report}");
+}
+
 #[test]
 fn mincut_with_more_partitions_than_components_uses_each_once() {
     let t = two_clusters(3);

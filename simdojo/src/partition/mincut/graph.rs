@@ -25,7 +25,7 @@ pub(super) struct Graph {
 impl Graph {
     /// Builds a graph of `vertex_weights.len()` vertices from undirected `edges`
     /// `(u, v, weight)`; self-loops are dropped and parallel edges merged (weights summed
-    /// in input order, so the result is deterministic). Every `u`, `v` must be a vertex.
+    /// in an order fixed by the input, so the result is deterministic). Every `u`, `v` must be a vertex.
     pub(super) fn from_edges(vertex_weights: Vec<f64>, edges: &[(u32, u32, f64)]) -> Graph {
         let n = vertex_weights.len();
         let mut degree = vec![0usize; n + 1];
@@ -52,15 +52,15 @@ impl Graph {
                 fill[v as usize] += 1;
             }
         }
-        // Sort each neighbour list (stably, so equal neighbours keep input order) and
-        // merge parallel edges, compacting in place.
+        // Sort each neighbour list and merge parallel edges. The sort is not stable, but
+        // it is deterministic: the same list always comes out in the same order.
         let mut targets = Vec::with_capacity(sum);
         let mut edge_weights = Vec::with_capacity(sum);
         let mut new_offsets = Vec::with_capacity(n + 1);
         for v in 0..n {
             new_offsets.push(targets.len());
             let list = &mut entries[offsets[v]..offsets[v + 1]];
-            list.sort_by_key(|&(u, _)| u);
+            list.sort_unstable_by_key(|&(u, _)| u);
             let mut last = NONE;
             for &(u, w) in list.iter() {
                 if u == last {

@@ -46,6 +46,8 @@ const MIN_SHRINK: f64 = 0.05;
 const INITIAL_TRIES: usize = 4;
 /// Refinement passes per level.
 const REFINE_PASSES: usize = 10;
+/// Rounds of two-move chains (each followed by greedy passes) per level.
+const RELIEVE_ROUNDS: usize = 2;
 
 /// Settings of the `mincut` partitioner.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,6 +113,12 @@ fn refine_level(g: &Graph, part: &mut [u32], k: usize, config: &MinCutConfig) {
     refine::refine(g, part, &mut balance, REFINE_PASSES);
     if !balance.is_balanced() {
         refine::force_balance(g, part, &mut balance);
+        refine::refine(g, part, &mut balance, REFINE_PASSES);
+    }
+    for _ in 0..RELIEVE_ROUNDS {
+        if refine::relieve(g, part, &mut balance) == 0 {
+            break;
+        }
         refine::refine(g, part, &mut balance, REFINE_PASSES);
     }
 }

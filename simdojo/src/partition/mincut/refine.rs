@@ -6,6 +6,11 @@
 //! gain, when its own partition is over the weight limit. A move never pushes the
 //! destination over the limit. Passes repeat until nothing moves.
 //!
+//! [`relieve`] handles the commonest way greedy moves get stuck: a vertex wants to join a
+//! partition that is full. It makes the move anyway if another vertex can leave that
+//! partition for one with room at a smaller loss than the move gains (a two-move chain,
+//! such as a loosely attached vertex making room for a tightly attached one).
+//!
 //! [`force_balance`] handles what boundary moves cannot: an overweight partition with no
 //! boundary left over (a disconnected piece) sends vertices to the lightest partition.
 
@@ -112,6 +117,131 @@ pub(super) fn refine(g: &Graph, part: &mut [u32], balance: &mut Balance, max_pas
     total_moves
 }
 
+/// How many candidates of a full partition [`relieve`] tries for one blocked move.
+const RELIEVE_TRIES: usize = 8;
+
+/// The best move of `v` out of its partition into one with room under `max_weight`: the
+/// neighbouring partition with the best gain, or the lightest partition (gain: minus
+/// `v`'s internal connectivity) when that is better. Returns `(target, gain)`.
+fn best_move_with_room(
+    g: &Graph,
+    part: &[u32],
+    balance: &Balance,
+    max_weight: f64,
+    conn: &mut Connectivity,
+    v: usize,
+) -> Option<(usize, f64)> {
+    let p = part[v] as usize;
+    let w_v = g.vertex_weights[v];
+    conn.load(g, part, v);
+    let internal = conn.weight[p];
+    let mut best: Option<(usize, f64)> = None;
+    for &q in &conn.touched {
+        if q != p && balance.weights[q] + w_v <= max_weight {
+            let gain = conn.weight[q] - internal;
+            if best.is_none_or(|(_, b_gain)| gain > b_gain) {
+                best = Some((q, gain));
+            }
+        }
+    }
+    // The lightest other partition.
+    let mut lightest: Option<usize> = None;
+    for q in 0..balance.weights.len() {
+        if q != p && lightest.is_none_or(|l| balance.weights[q] < balance.weights[l]) {
+            lightest = Some(q);
+        }
+    }
+    if let Some(lightest) = lightest.filter(|&l| balance.weights[l] + w_v <= max_weight) {
+        let gain = conn.weight[lightest] - internal;
+        if best.is_none_or(|(_, b_gain)| gain > b_gain) {
+            best = Some((lightest, gain));
+        }
+    }
+    conn.clear();
+    best
+}
+
+/// One pass of two-move chains: a vertex with a positive-gain move into a full partition
+/// moves when a vertex of that partition can leave for one with room and the two moves
+/// together lower the cut. Every vertex moves at most once. Returns the number of moves.
+pub(super) fn relieve(g: &Graph, part: &mut [u32], balance: &mut Balance) -> usize {
+    let n = g.n_vertices();
+    let k = balance.weights.len();
+    let mut conn = Connectivity::new(k);
+    // Per partition, its vertices by the gain of their best move out, best first. The
+    // gains ignore the limit: room appears where a blocked move comes from.
+    let mut candidates: Vec<Vec<(f64, usize)>> = vec![Vec::new(); k];
+    for v in 0..n {
+        if let Some((_, gain)) = best_move_with_room(g, part, balance, f64::INFINITY, &mut conn, v) {
+            candidates[part[v] as usize].push((gain, v));
+        }
+    }
+    for list in &mut candidates {
+        list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    }
+    let mut cursor = vec![0usize; k];
+    let mut locked = vec![false; n];
+    let mut moves = 0;
+    for v in 0..n {
+        if locked[v] {
+            continue;
+        }
+        let p = part[v] as usize;
+        let w_v = g.vertex_weights[v];
+        // The best positive-gain move of `v` that only the balance limit blocks.
+        conn.load(g, part, v);
+        let internal = conn.weight[p];
+        let mut blocked: Option<(usize, f64)> = None;
+        for &q in &conn.touched {
+            let gain = conn.weight[q] - internal;
+            if q != p && gain > 0.0 && balance.weights[q] + w_v > balance.max_weight && blocked.is_none_or(|(_, b)| gain > b) {
+                blocked = Some((q, gain));
+            }
+        }
+        conn.clear();
+        let Some((q, gain_v)) = blocked else { continue };
+
+        part[v] = q as u32;
+        balance.apply(p, q, w_v);
+        let list = &candidates[q];
+        while cursor[q] < list.len() && (locked[list[cursor[q]].1] || part[list[cursor[q]].1] as usize != q) {
+            cursor[q] += 1;
+        }
+        let mut done = false;
+        let mut tries = 0;
+        for &(_, u) in &list[cursor[q]..] {
+            if tries == RELIEVE_TRIES {
+                break;
+            }
+            if u == v || locked[u] || part[u] as usize != q {
+                continue;
+            }
+            tries += 1;
+            let w_u = g.vertex_weights[u];
+            if balance.weights[q] - w_u > balance.max_weight {
+                continue;
+            }
+            let Some((r, gain_u)) = best_move_with_room(g, part, balance, balance.max_weight, &mut conn, u) else {
+                continue;
+            };
+            if gain_v + gain_u > 0.0 {
+                part[u] = r as u32;
+                balance.apply(q, r, w_u);
+                locked[u] = true;
+                locked[v] = true;
+                moves += 2;
+                done = true;
+                break;
+            }
+        }
+        if !done {
+            part[v] = p as u32;
+            balance.apply(q, p, w_v);
+        }
+    }
+    moves
+}
+
 /// Moves vertices out of overweight partitions: each to the neighbouring partition with
 /// the best gain that has room, else to the lightest partition if it has room.
 pub(super) fn force_balance(g: &Graph, part: &mut [u32], balance: &mut Balance) {
@@ -149,7 +279,7 @@ pub(super) fn force_balance(g: &Graph, part: &mut [u32], balance: &mut Balance) 
 
 #[cfg(test)]
 mod tests {
-    use super::{force_balance, refine, Balance};
+    use super::{force_balance, refine, relieve, Balance};
     use crate::partition::mincut::graph::Graph;
 
     #[test]
@@ -163,6 +293,20 @@ mod tests {
         refine(&g, &mut part, &mut balance, 8);
         assert_eq!(g.cut(&part), 1.0);
         assert_eq!(balance.weights, vec![3.0, 3.0]);
+    }
+
+    #[test]
+    fn a_loose_vertex_makes_room_for_a_tight_one() {
+        // Partition 0 = {0, 1, 2} is full; 3 (in partition 1) is tied to 0 by 10, and 2
+        // hangs off 1 by 1. Moving 3 in and 2 out gains 10 - 1.
+        let edges = [(0, 1, 5.0), (1, 2, 1.0), (0, 3, 10.0), (3, 4, 2.0), (4, 5, 5.0)];
+        let g = Graph::from_edges(vec![1.0; 6], &edges);
+        let mut part = vec![0, 0, 0, 1, 1, 1];
+        let mut balance = Balance::new(&g, &part, 2, 3.0);
+        assert_eq!(refine(&g, &mut part, &mut balance, 8), 0);
+        assert_eq!(relieve(&g, &mut part, &mut balance), 2);
+        assert_eq!(part, vec![0, 0, 1, 0, 1, 1]);
+        assert_eq!(g.cut(&part), 3.0);
     }
 
     #[test]
