@@ -168,7 +168,8 @@ fn subtree_keeps_each_xcd_together() {
     for strategy in ["subtree", "subtree:gpu.xcd"] {
         let plan = partition::plan(&t, &strategy.parse().unwrap(), 4).unwrap();
         assert_valid(&t, &plan, 4);
-        let mut xcd_parts: Vec<PartitionId> = (0..4).map(|x| only_partition(&t, &plan, &format!("gpu.xcd[{x}]."))).collect();
+        let mut xcd_parts: Vec<PartitionId> =
+            (0..4).map(|x| only_partition(&t, &plan, &format!("gpu.xcd[{x}]."))).collect();
         xcd_parts.sort();
         xcd_parts.dedup();
         assert_eq!(xcd_parts.len(), 4, "{strategy}: the four equal XCDs share partitions");
@@ -293,7 +294,8 @@ fn mincut_finds_the_xcds_of_a_gpu() {
     let t = gpu_with_links(8, 4, 8);
     let plan = partition::plan(&t, &Strategy::MinCut, 8).unwrap();
     assert_valid(&t, &plan, 8);
-    let mut xcd_parts: Vec<PartitionId> = (0..8).map(|x| only_partition(&t, &plan, &format!("gpu.xcd[{x}]."))).collect();
+    let mut xcd_parts: Vec<PartitionId> =
+        (0..8).map(|x| only_partition(&t, &plan, &format!("gpu.xcd[{x}]."))).collect();
     xcd_parts.sort();
     xcd_parts.dedup();
     assert_eq!(xcd_parts.len(), 8);
@@ -335,7 +337,8 @@ fn report_counts_cuts_and_directional_lookahead() {
     link(&mut t, 1, 2, Tick::ns(7));
     link(&mut t, 2, 3, Tick::ns(1));
     t.add_fabric(vec![(ComponentId(0), "f".into()), (ComponentId(2), "f".into())], Tick::ns(9));
-    let plan = Plan { assignment: vec![PartitionId(0), PartitionId(1), PartitionId(2), PartitionId(2)], n_partitions: 3 };
+    let plan =
+        Plan { assignment: vec![PartitionId(0), PartitionId(1), PartitionId(2), PartitionId(2)], n_partitions: 3 };
     let report = partition::report(&t, &plan);
     let loads: Vec<(usize, f64)> = report.partitions.iter().map(|l| (l.n_components, l.weight)).collect();
     assert_eq!(loads, vec![(1, 1.0), (1, 1.0), (2, 4.0)]);
@@ -399,7 +402,12 @@ fn build(shape: &Shape) -> Topology {
     }
     for &(a, b, latency, one_way) in links {
         let kind = if one_way { LinkKind::OneWay } else { LinkKind::Paired };
-        t.add_link((ComponentId::from_index(a % n), "o"), (ComponentId::from_index(b % n), "i"), Tick::ns(latency), kind);
+        t.add_link(
+            (ComponentId::from_index(a % n), "o"),
+            (ComponentId::from_index(b % n), "i"),
+            Tick::ns(latency),
+            kind,
+        );
     }
     for (members, latency) in fabrics {
         let members = members.iter().map(|&m| (ComponentId::from_index(m % n), "f".to_string())).collect();

@@ -64,7 +64,8 @@ pub fn lookahead_matrix(t: &Topology, plan: &Plan) -> Vec<Vec<Option<Tick>>> {
     let k = plan.n_partitions as usize;
     let mut matrix = vec![vec![None; k]; k];
     for link in &t.links {
-        let (Some(pa), Some(pb)) = (partition_at(plan, link.a.component.index()), partition_at(plan, link.b.component.index()))
+        let (Some(pa), Some(pb)) =
+            (partition_at(plan, link.a.component.index()), partition_at(plan, link.b.component.index()))
         else {
             continue;
         };

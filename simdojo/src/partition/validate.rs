@@ -52,10 +52,8 @@ pub(super) fn check_topology(t: &Topology) -> Result<(), PartitionError> {
             }
         }
         if !usable_weight(fabric.weight) {
-            let first_member = fabric
-                .members
-                .first()
-                .map_or_else(|| "<none>".to_string(), |m| t.component(m.component).path.clone());
+            let first_member =
+                fabric.members.first().map_or_else(|| "<none>".to_string(), |m| t.component(m.component).path.clone());
             return Err(PartitionError::BadFabricWeight { fabric: fabric_id, first_member, weight: fabric.weight });
         }
     }

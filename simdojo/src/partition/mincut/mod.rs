@@ -1,7 +1,7 @@
 //! The `mincut` strategy: multilevel graph partitioning that keeps low-latency links
 //! inside partitions.
 //!
-//! The topology becomes a weighted graph ([`graph`]): components are vertices weighed by
+//! The topology becomes a weighted graph (`graph`): components are vertices weighed by
 //! their `weight`; a link is an edge of weight `link.weight * max_latency / latency`, so
 //! the lowest-latency links are the heaviest and the last to be cut, while cutting the
 //! highest-latency links (which set the lookahead) is cheap. A fabric is a hyperedge:
@@ -11,12 +11,13 @@
 //! dropped from the result.
 //!
 //! Then the usual multilevel scheme:
-//! 1. [`coarsen`]: heavy-edge matching, level after level, down to a few dozen vertices
+//! 1. `coarsen`: heavy-edge matching, level after level, down to a few dozen vertices
 //!    per partition;
-//! 2. [`initial`]: greedy graph growing on the coarsest graph, a few tries from
+//! 2. `initial`: greedy graph growing on the coarsest graph, a few tries from
 //!    different starts, each refined, the smallest cut kept;
 //! 3. uncoarsening: project the partition level by level back to the full graph,
-//!    [`refine`] at every level with greedy boundary moves under the balance limit.
+//!    `refine` at every level with greedy boundary moves under the balance limit, then
+//!    two-move chains where a full partition blocks a good move.
 //!
 //! Balance: no partition may weigh more than `(1 + max_imbalance)` times the average,
 //! or the average plus the heaviest vertex of the level when that is larger (a single

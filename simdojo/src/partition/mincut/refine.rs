@@ -120,6 +120,37 @@ pub(super) fn refine(g: &Graph, part: &mut [u32], balance: &mut Balance, max_pas
 /// How many candidates of a full partition [`relieve`] tries for one blocked move.
 const RELIEVE_TRIES: usize = 8;
 
+/// The two lightest partitions (lowest index first among equals), so that "the lightest
+/// partition other than `p`" takes constant time.
+struct TwoLightest {
+    first: usize,
+    second: Option<usize>,
+}
+
+impl TwoLightest {
+    fn of(weights: &[f64]) -> TwoLightest {
+        let mut first = 0;
+        let mut second: Option<usize> = None;
+        for q in 1..weights.len() {
+            if weights[q] < weights[first] {
+                second = Some(first);
+                first = q;
+            } else if second.is_none_or(|s| weights[q] < weights[s]) {
+                second = Some(q);
+            }
+        }
+        TwoLightest { first, second }
+    }
+
+    fn other_than(&self, p: usize) -> Option<usize> {
+        if self.first == p {
+            self.second
+        } else {
+            Some(self.first)
+        }
+    }
+}
+
 /// The best move of `v` out of its partition into one with room under `max_weight`: the
 /// neighbouring partition with the best gain, or the lightest partition (gain: minus
 /// `v`'s internal connectivity) when that is better. Returns `(target, gain)`.
@@ -128,6 +159,7 @@ fn best_move_with_room(
     part: &[u32],
     balance: &Balance,
     max_weight: f64,
+    lightest: &TwoLightest,
     conn: &mut Connectivity,
     v: usize,
 ) -> Option<(usize, f64)> {
@@ -144,13 +176,7 @@ fn best_move_with_room(
             }
         }
     }
-    // The lightest other partition.
-    let mut lightest: Option<usize> = None;
-    for q in 0..balance.weights.len() {
-        if q != p && lightest.is_none_or(|l| balance.weights[q] < balance.weights[l]) {
-            lightest = Some(q);
-        }
-    }
+    let lightest = lightest.other_than(p);
     if let Some(lightest) = lightest.filter(|&l| balance.weights[l] + w_v <= max_weight) {
         let gain = conn.weight[lightest] - internal;
         if best.is_none_or(|(_, b_gain)| gain > b_gain) {
@@ -171,8 +197,9 @@ pub(super) fn relieve(g: &Graph, part: &mut [u32], balance: &mut Balance) -> usi
     // Per partition, its vertices by the gain of their best move out, best first. The
     // gains ignore the limit: room appears where a blocked move comes from.
     let mut candidates: Vec<Vec<(f64, usize)>> = vec![Vec::new(); k];
+    let lightest = TwoLightest::of(&balance.weights);
     for v in 0..n {
-        if let Some((_, gain)) = best_move_with_room(g, part, balance, f64::INFINITY, &mut conn, v) {
+        if let Some((_, gain)) = best_move_with_room(g, part, balance, f64::INFINITY, &lightest, &mut conn, v) {
             candidates[part[v] as usize].push((gain, v));
         }
     }
@@ -194,7 +221,11 @@ pub(super) fn relieve(g: &Graph, part: &mut [u32], balance: &mut Balance) -> usi
         let mut blocked: Option<(usize, f64)> = None;
         for &q in &conn.touched {
             let gain = conn.weight[q] - internal;
-            if q != p && gain > 0.0 && balance.weights[q] + w_v > balance.max_weight && blocked.is_none_or(|(_, b)| gain > b) {
+            if q != p
+                && gain > 0.0
+                && balance.weights[q] + w_v > balance.max_weight
+                && blocked.is_none_or(|(_, b)| gain > b)
+            {
                 blocked = Some((q, gain));
             }
         }
@@ -221,7 +252,9 @@ pub(super) fn relieve(g: &Graph, part: &mut [u32], balance: &mut Balance) -> usi
             if balance.weights[q] - w_u > balance.max_weight {
                 continue;
             }
-            let Some((r, gain_u)) = best_move_with_room(g, part, balance, balance.max_weight, &mut conn, u) else {
+            let lightest = TwoLightest::of(&balance.weights);
+            let Some((r, gain_u)) = best_move_with_room(g, part, balance, balance.max_weight, &lightest, &mut conn, u)
+            else {
                 continue;
             };
             if gain_v + gain_u > 0.0 {
@@ -256,7 +289,10 @@ pub(super) fn force_balance(g: &Graph, part: &mut [u32], balance: &mut Balance) 
         conn.load(g, part, v);
         let mut best: Option<(usize, f64)> = None;
         for &q in &conn.touched {
-            if q != p && balance.weights[q] + w_v <= balance.max_weight && best.is_none_or(|(_, bg)| conn.weight[q] > bg) {
+            if q != p
+                && balance.weights[q] + w_v <= balance.max_weight
+                && best.is_none_or(|(_, bg)| conn.weight[q] > bg)
+            {
                 best = Some((q, conn.weight[q]));
             }
         }
