@@ -321,6 +321,27 @@ fn mincut_finds_the_xcds_of_a_gpu() {
 }
 
 #[test]
+fn mincut_survives_a_component_heavier_than_all_others() {
+    let mut t = ring(20);
+    t.components[7].weight = 100.0;
+    let plan = partition::plan(&t, &Strategy::MinCut, 3).unwrap();
+    assert_valid(&t, &plan, 3);
+    assert_eq!(plan.n_partitions, 3);
+    let heavy = plan.assignment[7];
+    assert_eq!(plan.members(heavy).count(), 1, "the heavy component needs a partition of its own: {plan:?}");
+}
+
+#[test]
+fn all_zero_weights_balance_by_count() {
+    let mut t = numbered(6);
+    for c in &mut t.components {
+        c.weight = 0.0;
+    }
+    check(&t, "linear", 2, &[0, 0, 0, 1, 1, 1]);
+    check(&t, "subtree", 3, &[0, 1, 2, 0, 1, 2]);
+}
+
+#[test]
 fn mincut_with_more_partitions_than_components_uses_each_once() {
     let t = two_clusters(3);
     let plan = partition::plan(&t, &Strategy::MinCut, 10).unwrap();
@@ -441,5 +462,37 @@ proptest! {
             prop_assert_eq!(report.partitions.iter().map(|l| l.n_components).sum::<usize>(), t.components.len());
             prop_assert!(report.partitions.iter().all(|l| l.n_components > 0));
         }
+    }
+}
+
+/// Random links `(a, b, latency ns)` over `n` unit-weight components.
+fn random_links(n: usize, links: &[(usize, usize, u64)]) -> Topology {
+    let mut t = numbered(n);
+    for &(a, b, latency) in links {
+        link(&mut t, a % n, b % n, Tick::ns(latency));
+    }
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Graphs large enough to be coarsened: mincut stays complete, deterministic and
+    /// within its balance limit (5%, or one component over the average when that is
+    /// more).
+    #[test]
+    fn mincut_on_coarsened_graphs_is_balanced_and_deterministic(
+        n in 150..600usize,
+        links in prop::collection::vec((0..600usize, 0..600usize, 1..50u64), 0..1500),
+        k in 2..9u32,
+    ) {
+        let t = random_links(n, &links);
+        let first = partition::plan(&t, &Strategy::MinCut, k).unwrap();
+        assert_valid(&t, &first, k);
+        prop_assert_eq!(first.n_partitions, k);
+        prop_assert_eq!(&first, &partition::plan(&t, &Strategy::MinCut, k).unwrap());
+        let report = partition::report(&t, &first);
+        let average = n as f64 / k as f64;
+        prop_assert!(report.imbalance <= 0.05f64.max(1.0 / average) + 1e-9, "{}", report);
     }
 }

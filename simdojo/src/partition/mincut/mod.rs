@@ -20,8 +20,10 @@
 //!    two-move chains where a full partition blocks a good move.
 //!
 //! Balance: no partition may weigh more than `(1 + max_imbalance)` times the average,
-//! or the average plus the heaviest vertex of the level when that is larger (a single
-//! heavy vertex cannot be split).
+//! relaxed where whole vertices make that impossible: to the average plus the heaviest
+//! vertex that fits in an average partition (moves come in whole vertices; this is what
+//! lets coarse levels and small graphs balance at all), and to the heaviest vertex of
+//! all when a single vertex outweighs the average (it gets a partition of its own).
 
 mod coarsen;
 mod graph;
@@ -105,7 +107,9 @@ fn topology_graph(t: &Topology) -> Graph {
 /// The weight limit of one partition of `g` among `k`.
 fn max_part_weight(g: &Graph, k: usize, config: &MinCutConfig) -> f64 {
     let average = g.total_weight() / k as f64;
-    (average * (1.0 + config.max_imbalance.max(0.0))).max(average + g.max_vertex_weight())
+    // The heaviest vertex that fits in an average partition: the granularity of moves.
+    let movable = g.vertex_weights.iter().copied().filter(|&w| w <= average).fold(0.0, f64::max);
+    (average * (1.0 + config.max_imbalance.max(0.0))).max(average + movable).max(g.max_vertex_weight())
 }
 
 /// Refines `part` on `g`, first forcing balance if boundary moves alone cannot.
