@@ -9,6 +9,28 @@
 //! [`report`] describes a plan (balance, cut, lookahead) and [`lookahead_matrix`] gives
 //! the engine the per-pair lookahead.
 //!
+//! ```
+//! use simdojo::params::Params;
+//! use simdojo::partition::{self, Strategy};
+//! use simdojo::time::Tick;
+//! use simdojo::topology::{LinkKind, Topology};
+//!
+//! // a[0] -1ns- a[1] ==100ns== b[0] -1ns- b[1]
+//! let mut t = Topology::new();
+//! let ids: Vec<_> = ["a[0]", "b[0]", "a[1]", "b[1]"].iter().map(|p| t.add_component(*p, "node", Params::new())).collect();
+//! t.add_link((ids[0], "out"), (ids[2], "in"), Tick::ns(1), LinkKind::Paired);
+//! t.add_link((ids[2], "out"), (ids[1], "in"), Tick::ns(100), LinkKind::Paired);
+//! t.add_link((ids[1], "out"), (ids[3], "in"), Tick::ns(1), LinkKind::Paired);
+//!
+//! let strategy: Strategy = "mincut".parse()?;
+//! let plan = partition::plan(&t, &strategy, 2)?;
+//! assert_eq!(plan.partition_of(ids[0]), plan.partition_of(ids[2]));
+//! assert_ne!(plan.partition_of(ids[0]), plan.partition_of(ids[1]));
+//! let report = partition::report(&t, &plan);
+//! assert_eq!(report.lookahead, Some(Tick::ns(100)));
+//! # Ok::<(), partition::PartitionError>(())
+//! ```
+//!
 //! **Architecture Invariant:** planning is deterministic. The same topology, strategy
 //! and count always give the same plan: no hash-map iteration order and no unseeded
 //! randomness is involved anywhere in this module.
