@@ -11,6 +11,11 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::graph::{Graph, NONE};
 
+/// The search for a peripheral seed visits this many partitions' worth of vertices...
+const PERIPHERAL_SEARCH_PARTITIONS: usize = 4;
+/// ...but at least this many.
+const PERIPHERAL_SEARCH_MIN: usize = 256;
+
 /// A frontier entry: a vertex and its connectivity to the growing partition when it was
 /// pushed. Ordered by connectivity, then by lower vertex id.
 #[derive(Clone, Copy, Debug)]
@@ -39,8 +44,9 @@ impl Ord for Candidate {
     }
 }
 
-/// The last vertex a breadth-first search from `start` reaches among unassigned ones.
-fn peripheral(g: &Graph, part: &[u32], start: usize, seen: &mut [bool]) -> usize {
+/// The last vertex a breadth-first search from `start` reaches among unassigned ones,
+/// visiting at most `limit` vertices (a few partitions' worth is far enough).
+fn peripheral(g: &Graph, part: &[u32], start: usize, limit: usize, seen: &mut [bool]) -> usize {
     let mut queue = VecDeque::from([start]);
     let mut visited = vec![start];
     seen[start] = true;
@@ -48,7 +54,7 @@ fn peripheral(g: &Graph, part: &[u32], start: usize, seen: &mut [bool]) -> usize
     while let Some(v) = queue.pop_front() {
         last = v;
         for (u, _) in g.neighbors(v) {
-            if !seen[u] && part[u] == NONE {
+            if !seen[u] && part[u] == NONE && visited.len() < limit {
                 seen[u] = true;
                 visited.push(u);
                 queue.push_back(u);
@@ -69,6 +75,7 @@ pub(super) fn grow(g: &Graph, k: usize, start: usize) -> Vec<u32> {
     let mut seen = vec![false; n];
     let mut connectivity = vec![0.0f64; n];
     let mut remaining: f64 = g.total_weight();
+    let search_limit = (PERIPHERAL_SEARCH_PARTITIONS * n / k).max(PERIPHERAL_SEARCH_MIN);
     // Lowest vertex id that may still be unassigned.
     let mut cursor = 0;
     for p in 0..k.saturating_sub(1) {
@@ -83,7 +90,7 @@ pub(super) fn grow(g: &Graph, k: usize, start: usize) -> Vec<u32> {
             break;
         }
         let origin = if p == 0 && part[start] == NONE { start } else { cursor };
-        let seed = peripheral(g, &part, origin, &mut seen);
+        let seed = peripheral(g, &part, origin, search_limit, &mut seen);
         frontier.push(Candidate { connectivity: 0.0, vertex: seed });
         while weight < target {
             let popped = frontier.pop();

@@ -14,6 +14,9 @@
 //! [`force_balance`] handles what boundary moves cannot: an overweight partition with no
 //! boundary left over (a disconnected piece) sends vertices to the lightest partition.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use super::graph::Graph;
 
 /// Per-vertex scratch for the connectivity of one vertex to each partition.
@@ -152,14 +155,14 @@ impl TwoLightest {
 }
 
 /// The best move of `v` out of its partition into one with room under `max_weight`: the
-/// neighbouring partition with the best gain, or the lightest partition (gain: minus
-/// `v`'s internal connectivity) when that is better. Returns `(target, gain)`.
+/// neighbouring partition with the best gain, or `fallback` (which need not be a
+/// neighbour) when that is better. Returns `(target, gain)`.
 fn best_move_with_room(
     g: &Graph,
     part: &[u32],
     balance: &Balance,
     max_weight: f64,
-    lightest: &TwoLightest,
+    fallback: Option<usize>,
     conn: &mut Connectivity,
     v: usize,
 ) -> Option<(usize, f64)> {
@@ -176,11 +179,10 @@ fn best_move_with_room(
             }
         }
     }
-    let lightest = lightest.other_than(p);
-    if let Some(lightest) = lightest.filter(|&l| balance.weights[l] + w_v <= max_weight) {
-        let gain = conn.weight[lightest] - internal;
+    if let Some(other) = fallback.filter(|&r| r != p && balance.weights[r] + w_v <= max_weight) {
+        let gain = conn.weight[other] - internal;
         if best.is_none_or(|(_, b_gain)| gain > b_gain) {
-            best = Some((lightest, gain));
+            best = Some((other, gain));
         }
     }
     conn.clear();
@@ -199,7 +201,8 @@ pub(super) fn relieve(g: &Graph, part: &mut [u32], balance: &mut Balance) -> usi
     let mut candidates: Vec<Vec<(f64, usize)>> = vec![Vec::new(); k];
     let lightest = TwoLightest::of(&balance.weights);
     for v in 0..n {
-        if let Some((_, gain)) = best_move_with_room(g, part, balance, f64::INFINITY, &lightest, &mut conn, v) {
+        let fallback = lightest.other_than(part[v] as usize);
+        if let Some((_, gain)) = best_move_with_room(g, part, balance, f64::INFINITY, fallback, &mut conn, v) {
             candidates[part[v] as usize].push((gain, v));
         }
     }
@@ -252,8 +255,8 @@ pub(super) fn relieve(g: &Graph, part: &mut [u32], balance: &mut Balance) -> usi
             if balance.weights[q] - w_u > balance.max_weight {
                 continue;
             }
-            let lightest = TwoLightest::of(&balance.weights);
-            let Some((r, gain_u)) = best_move_with_room(g, part, balance, balance.max_weight, &lightest, &mut conn, u)
+            // `u` may go to a neighbouring partition or to the one `v` just left.
+            let Some((r, gain_u)) = best_move_with_room(g, part, balance, balance.max_weight, Some(p), &mut conn, u)
             else {
                 continue;
             };
@@ -280,6 +283,7 @@ pub(super) fn relieve(g: &Graph, part: &mut [u32], balance: &mut Balance) -> usi
 pub(super) fn force_balance(g: &Graph, part: &mut [u32], balance: &mut Balance) {
     let k = balance.weights.len();
     let mut conn = Connectivity::new(k);
+    let mut lightest = LightestQueue::new(&balance.weights);
     for v in 0..g.n_vertices() {
         let p = part[v] as usize;
         if balance.weights[p] <= balance.max_weight {
@@ -298,18 +302,74 @@ pub(super) fn force_balance(g: &Graph, part: &mut [u32], balance: &mut Balance) 
         }
         conn.clear();
         let target = best.map(|(q, _)| q).or_else(|| {
-            let mut lightest = 0;
-            for q in 1..k {
-                if balance.weights[q] < balance.weights[lightest] {
-                    lightest = q;
-                }
-            }
-            (lightest != p && balance.weights[lightest] + w_v <= balance.max_weight).then_some(lightest)
+            let q = lightest.peek(&balance.weights);
+            (q != p && balance.weights[q] + w_v <= balance.max_weight).then_some(q)
         });
         if let Some(q) = target {
             part[v] = q as u32;
             balance.apply(p, q, w_v);
+            lightest.update(p, balance.weights[p]);
+            lightest.update(q, balance.weights[q]);
         }
+    }
+}
+
+/// A partition load ordered for a min-heap: lighter first, then lower index.
+#[derive(Clone, Copy, Debug)]
+struct Load {
+    weight: f64,
+    partition: usize,
+}
+
+impl PartialEq for Load {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Load {}
+
+impl PartialOrd for Load {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Load {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed, so that `BinaryHeap` (a max-heap) yields the lightest.
+        other.weight.total_cmp(&self.weight).then_with(|| other.partition.cmp(&self.partition))
+    }
+}
+
+/// The lightest partition under changing weights, in logarithmic time: a heap whose
+/// stale entries (weights that have changed since) are dropped when they surface.
+struct LightestQueue {
+    heap: BinaryHeap<Load>,
+}
+
+impl LightestQueue {
+    fn new(weights: &[f64]) -> LightestQueue {
+        LightestQueue {
+            heap: weights.iter().enumerate().map(|(partition, &weight)| Load { weight, partition }).collect(),
+        }
+    }
+
+    fn update(&mut self, partition: usize, weight: f64) {
+        self.heap.push(Load { weight, partition });
+    }
+
+    /// The lightest partition; `weights` are the current weights.
+    fn peek(&mut self, weights: &[f64]) -> usize {
+        while let Some(top) = self.heap.peek() {
+            if top.weight == weights[top.partition] {
+                return top.partition;
+            }
+            self.heap.pop();
+        }
+        // Every partition's current weight was pushed when it last changed, so the heap
+        // never runs dry; fall back to partition 0 rather than fail.
+        0
     }
 }
 
