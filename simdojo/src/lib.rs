@@ -8,6 +8,7 @@ pub mod component;
 pub mod engine;
 pub mod ids;
 pub mod params;
+pub mod partition;
 pub mod phold;
 pub mod registry;
 pub mod stats;
