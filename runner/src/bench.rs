@@ -8,7 +8,6 @@ use clap::{Args, Subcommand};
 use hdrhistogram::Histogram;
 use serde_json::json;
 use simdojo::engine::{SimConfig, Simulation};
-use simdojo::ids::PartitionId;
 use simdojo::phold::{self, PholdConfig};
 use simdojo::time::Tick;
 
@@ -47,7 +46,7 @@ pub struct PholdArgs {
     /// Simulation worker threads (partitions).
     #[arg(long, default_value_t = 1)]
     workers: u32,
-    /// Partitioner.
+    /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
     #[arg(long, default_value = "linear")]
     partitioner: String,
     /// Print one JSON object.
@@ -86,13 +85,8 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
         bail!("--lps and --workers must be at least 1");
     }
     let topo = phold::topology(&cfg);
-    let workers = a.workers.min(a.lps);
-    let assignment: Vec<PartitionId> = match a.partitioner.as_str() {
-        "linear" => (0..a.lps as u64).map(|i| PartitionId((i * workers as u64 / a.lps as u64) as u32)).collect(),
-        "round-robin" => (0..a.lps).map(|i| PartitionId(i % workers)).collect(),
-        other => bail!("unknown partitioner `{other}`"),
-    };
-    let config = SimConfig { assignment: Some(assignment), progress: !a.json, ..SimConfig::default() };
+    let plan = crate::plan::choose(&topo, Some(a.workers), Some(&a.partitioner))?;
+    let config = SimConfig { assignment: Some(plan.assignment), progress: !a.json, ..SimConfig::default() };
     let mut sim = Simulation::build(&topo, &config).context("building the PHOLD topology")?;
     let start = Instant::now();
     let status = sim.run();

@@ -4,8 +4,11 @@
 //! a thin layer over the library crates.
 
 mod bench;
+mod plan;
 mod plugins;
+mod sim;
 mod sysinfo;
+mod topology_cmd;
 
 use std::process::ExitCode;
 
@@ -26,6 +29,22 @@ enum Command {
         /// Show only this type.
         name: Option<String>,
     },
+    /// Validate a topology file and print its summary and partition plan (or Graphviz).
+    Topology {
+        /// The topology file (TOML or JSON).
+        file: std::path::PathBuf,
+        /// Worker threads to plan for.
+        #[arg(long)]
+        workers: Option<u32>,
+        /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
+        #[arg(long)]
+        partitioner: Option<String>,
+        /// Print the topology as a Graphviz graph instead.
+        #[arg(long)]
+        dot: bool,
+    },
+    /// Run a topology file.
+    Sim(sim::SimArgs),
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -35,6 +54,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Plugins { name } => plugins::run(name.as_deref()),
+        Command::Topology { file, workers, partitioner, dot } => {
+            topology_cmd::run(&file, workers, partitioner.as_deref(), dot)
+        }
+        Command::Sim(a) => sim::run(a),
         Command::Bench(b) => bench::run(b),
     };
     match result {

@@ -39,6 +39,7 @@ use crate::engine::partition_state::{PartitionState, Slot};
 use crate::engine::wiring::{Binding, FabricWiring, PortWiring, Wiring};
 use crate::ids::{ComponentId, FabricId, PartitionId, PortIdx};
 use crate::params::{Params, RawParam};
+use crate::partition;
 use crate::registry;
 use crate::stats::StatsReport;
 use crate::time::Tick;
@@ -248,14 +249,6 @@ impl Simulation {
                 EngineError::Wiring(format!("component `{}` did not open port `{port}` named by a link", path(id)))
             })
         };
-        let mut lookahead = vec![vec![None; n_parts]; n_parts];
-        let mut note = |a: ComponentId, b: ComponentId, lat: Tick| {
-            let (pa, pb) = (assignment[a.index()].index(), assignment[b.index()].index());
-            if pa != pb {
-                let e: &mut Option<Tick> = &mut lookahead[pa][pb];
-                *e = Some(e.map_or(lat, |x| x.min(lat)));
-            }
-        };
         let mut max_latency = Tick(1);
         for l in &topology.links {
             let (a, b) = (l.a.component, l.b.component);
@@ -275,12 +268,8 @@ impl Simulation {
             }
             max_latency = max_latency.max(l.latency);
             ports[a.index()][pa.index()].binding = Binding::Link { dst: b, dst_port: pb, latency: l.latency };
-            note(a, b, l.latency);
             ports[b.index()][pb.index()].binding = match l.kind {
-                LinkKind::Paired => {
-                    note(b, a, l.latency);
-                    Binding::Link { dst: a, dst_port: pa, latency: l.latency }
-                }
+                LinkKind::Paired => Binding::Link { dst: a, dst_port: pa, latency: l.latency },
                 LinkKind::OneWay => Binding::ReceiveOnly,
             };
         }
@@ -292,7 +281,6 @@ impl Simulation {
             max_latency = max_latency.max(f.latency);
             let mut members = Vec::with_capacity(f.members.len());
             let mut kind: Option<registry::MessageKind> = None;
-            let mut spanned = vec![false; n_parts];
             for m in &f.members {
                 let p = resolve(m.component, &m.port)?;
                 let pw = &mut ports[m.component.index()][p.index()];
@@ -316,16 +304,7 @@ impl Simulation {
                 }
                 kind = Some(pw.message);
                 pw.binding = Binding::Fabric { fabric: FabricId::from_index(i) };
-                spanned[assignment[m.component.index()].index()] = true;
                 members.push((m.component, p));
-            }
-            for pa in 0..n_parts {
-                for pb in 0..n_parts {
-                    if pa != pb && spanned[pa] && spanned[pb] {
-                        let e = &mut lookahead[pa][pb];
-                        *e = Some(e.map_or(f.latency, |x: Tick| x.min(f.latency)));
-                    }
-                }
             }
             fabrics.push(FabricWiring { members, latency: f.latency });
         }
@@ -338,6 +317,9 @@ impl Simulation {
             local_index[i] = part.slots.len() as u32;
             part.slots.push(Slot { id: ComponentId::from_index(i), comp, seq: 0 });
         }
+        let plan = partition::Plan { assignment, n_partitions: n_parts as u32 };
+        let lookahead = partition::lookahead_matrix(topology, &plan);
+        let assignment = plan.assignment;
         let exit_delay = topology.engine.exit_delay.unwrap_or(max_latency).max(Tick(1));
         let wiring = Wiring {
             ports,

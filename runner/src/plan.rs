@@ -1,0 +1,16 @@
+//! Choosing a partition plan from the command line and the topology's settings.
+
+use anyhow::{anyhow, Context as _};
+use simdojo::partition::{self, Plan, Strategy};
+use simdojo::topology::Topology;
+
+/// The plan for `--workers` / `--partitioner` (falling back to the topology's
+/// `[engine]` settings, then to one worker and `mincut`).
+pub fn choose(t: &Topology, workers: Option<u32>, partitioner: Option<&str>) -> anyhow::Result<Plan> {
+    let n = workers.or(t.engine.workers).unwrap_or(1);
+    let name = partitioner.or(t.engine.partitioner.as_deref()).unwrap_or("mincut");
+    let strategy: Strategy = name.parse().map_err(|e| {
+        anyhow!("{e}; partitioners: {}", Strategy::HELP.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))
+    })?;
+    partition::plan(t, &strategy, n).with_context(|| format!("partitioning with `{name}` into {n}"))
+}

@@ -1,0 +1,95 @@
+//! `dojo sim FILE`: run a topology file to its end, with statistics and checkpoints.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context as _};
+use clap::Args;
+use simdojo::engine::{Checkpoint, ExitReason, SimConfig, Simulation};
+use simdojo::time::Tick;
+use simdojo::topology;
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// The topology file (TOML or JSON).
+    file: PathBuf,
+    /// Simulation worker threads (partitions).
+    #[arg(long)]
+    workers: Option<u32>,
+    /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
+    #[arg(long)]
+    partitioner: Option<String>,
+    /// End time, such as `10us` (overrides the topology's `max_ticks`).
+    #[arg(long)]
+    max_ticks: Option<String>,
+    /// Write the statistics as JSON to this file.
+    #[arg(long)]
+    stats: Option<PathBuf>,
+    /// Pause at this time and write a checkpoint to `--checkpoint-out`.
+    #[arg(long, requires = "checkpoint_out")]
+    checkpoint_at: Option<String>,
+    /// Where `--checkpoint-at` writes the checkpoint.
+    #[arg(long)]
+    checkpoint_out: Option<PathBuf>,
+    /// Start from this checkpoint instead of time zero.
+    #[arg(long)]
+    restore: Option<PathBuf>,
+}
+
+fn duration(flag: &str, text: &str) -> anyhow::Result<Tick> {
+    Tick::parse_duration(text).with_context(|| format!("--{flag}"))
+}
+
+pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
+    let t = match topology::load(&a.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let plan = crate::plan::choose(&t, a.workers, a.partitioner.as_deref())?;
+    let max_ticks = a.max_ticks.as_deref().map(|m| duration("max-ticks", m)).transpose()?;
+    let config = SimConfig { assignment: Some(plan.assignment), max_ticks, progress: true };
+    let mut sim = match &a.restore {
+        Some(path) => {
+            let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            let saved = Checkpoint::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
+            Simulation::restore(&t, &config, &saved)?
+        }
+        None => Simulation::build(&t, &config)?,
+    };
+    let start = Instant::now();
+    if let (Some(at), Some(out)) = (&a.checkpoint_at, &a.checkpoint_out) {
+        let at = duration("checkpoint-at", at)?;
+        let status = sim.run_until(at);
+        if status.reason != ExitReason::Paused {
+            bail!("the run ended before --checkpoint-at: {status}");
+        }
+        let bytes = sim.checkpoint()?.to_bytes()?;
+        std::fs::write(out, bytes).with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("checkpoint at {at} written to {}", out.display());
+    }
+    let status = sim.run();
+    let wall = start.elapsed().as_secs_f64();
+    sim.shutdown()?;
+    let report = sim.stats();
+    if let Some(path) = &a.stats {
+        let json = serde_json::to_string_pretty(&report.to_json())?;
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    print!("{}", report.to_table());
+    let events = sim.summary().events;
+    println!("{status}");
+    println!(
+        "{events} events in {wall:.3} s ({:.2} M events/s) on {} worker(s), {} epochs",
+        events as f64 / wall.max(1e-9) / 1e6,
+        sim.partitions(),
+        sim.summary().sync.epochs
+    );
+    Ok(match status.reason {
+        ExitReason::Error => ExitCode::from(1),
+        _ => ExitCode::from(status.code.clamp(0, 255) as u8),
+    })
+}

@@ -1,0 +1,27 @@
+//! `dojo topology FILE`: validate and summarize a topology file, print the partition
+//! plan, or export Graphviz.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use simdojo::partition;
+use simdojo::topology;
+
+/// Runs the command; a malformed file is reported with its location and exit status 2.
+pub fn run(file: &Path, workers: Option<u32>, partitioner: Option<&str>, dot: bool) -> anyhow::Result<ExitCode> {
+    let t = match topology::load(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if dot {
+        print!("{}", topology::to_dot(&t));
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}", topology::summarize(&t));
+    let plan = crate::plan::choose(&t, workers, partitioner)?;
+    print!("{}", partition::report(&t, &plan));
+    Ok(ExitCode::SUCCESS)
+}

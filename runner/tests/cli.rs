@@ -1,0 +1,116 @@
+//! The `dojo` command as a user runs it: real processes, real files.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn dojo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dojo")).args(args).output().expect("dojo runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dojo-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn repo(path: &str) -> String {
+    format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn malformed_topologies_exit_2_with_file_line_and_column() {
+    let dir = scratch("bad");
+    let cases = [
+        ("syntax.toml", "[[component]]\npath = \"a\"\ntype = \n", ":3:"),
+        ("unknown_type.toml", "[[component]]\npath = \"a\"\ntype = \"phold.lpp\"\n", ":3:8"),
+        ("bad_param.toml", "[[component]]\npath = \"a\"\ntype = \"phold.lp\"\nparams = { remote = \"often\" }\n", ":4:"),
+        ("absurd.toml", "[[component]]\npath = \"a[0..100000000000]\"\ntype = \"phold.lp\"\n", ":2:"),
+        (
+            "zero_latency.toml",
+            "[[component]]\npath = \"lp[0..2]\"\ntype = \"phold.lp\"\n[[fabric]]\nports = \"lp[0..2].net\"\nlatency = 0\n",
+            ":6:",
+        ),
+    ];
+    for (name, text, position) in cases {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        for cmd in ["topology", "sim"] {
+            let out = dojo(&[cmd, file.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {name}: {}", stderr(&out));
+            let err = stderr(&out);
+            assert!(err.contains(&format!("{name}{position}")), "{cmd} {name}: {err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn topology_summarizes_plans_and_exports_dot() {
+    let ring = repo("topologies/examples/ring.toml");
+    let out = dojo(&["topology", &ring, "--workers", "2", "--partitioner", "round-robin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("phold.lp") && text.contains("lookahead: 1.000ns"), "{text}");
+    let dot = dojo(&["topology", &ring, "--dot"]);
+    assert!(stdout(&dot).starts_with("digraph") || stdout(&dot).starts_with("graph"), "{}", stdout(&dot));
+    let bad = dojo(&["topology", &ring, "--partitioner", "magic"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("magic"), "{}", stderr(&bad));
+}
+
+#[test]
+fn sim_checkpoint_and_restore_match_the_uninterrupted_run_at_other_worker_counts() {
+    let ring = repo("topologies/examples/ring.toml");
+    let dir = scratch("ckpt");
+    let (whole, part, ckpt) = (dir.join("whole.json"), dir.join("part.json"), dir.join("ring.ckpt"));
+    let out = dojo(&["sim", &ring, "--workers", "1", "--stats", whole.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = dojo(&[
+        "sim", &ring, "--workers", "2", "--checkpoint-at", "400ns", "--checkpoint-out", ckpt.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = dojo(&[
+        "sim", &ring, "--workers", "3", "--partitioner", "round-robin", "--restore", ckpt.to_str().unwrap(),
+        "--stats", part.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let a: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&whole).unwrap()).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&part).unwrap()).unwrap();
+    assert_eq!(a, b);
+    assert!(a["by_type"]["phold.lp"]["events"].as_u64().unwrap() > 10_000);
+}
+
+#[test]
+fn phold_bench_digest_is_the_same_for_every_worker_count_and_partitioner() {
+    let mut digests = Vec::new();
+    for (workers, partitioner) in [("1", "linear"), ("2", "linear"), ("2", "mincut"), ("4", "round-robin")] {
+        let out = dojo(&[
+            "bench", "phold", "--lps", "64", "--end-time", "400", "--workers", workers, "--partitioner", partitioner,
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        for key in ["events", "events_per_sec", "epochs", "digest"] {
+            assert!(v.get(key).is_some(), "missing {key}: {v}");
+        }
+        digests.push((v["events"].as_u64().unwrap(), v["digest"].as_str().unwrap().to_string()));
+    }
+    assert!(digests.windows(2).all(|w| w[0] == w[1]), "{digests:?}");
+}
+
+#[test]
+fn plugins_lists_registered_types_and_rejects_unknown_ones() {
+    let out = dojo(&["plugins", "phold.lp"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("lookahead") && stdout(&out).contains("net"));
+    let out = dojo(&["plugins", "nope.nothing"]);
+    assert_eq!(out.status.code(), Some(2));
+}
