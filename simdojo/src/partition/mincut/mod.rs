@@ -63,7 +63,8 @@ const RELIEVE_ROUNDS: usize = 2;
 /// Settings of the `mincut` partitioner.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MinCutConfig {
-    /// How much heavier than the average a partition may be: 0.05 allows 5%.
+    /// How much heavier than the average a partition may be: 0.05 allows 5%. Negative
+    /// or NaN counts as 0. Whole components can force more (see the module docs).
     pub max_imbalance: f64,
 }
 
@@ -211,7 +212,7 @@ fn fill_empty(part: &mut [u32], k: usize) {
         let Some(v) = members[donor].pop() else { return };
         part[v] = empty as u32;
         members[empty].push(v);
-        if count - 1 >= 2 {
+        if count > 2 {
             donors.push((count - 1, Reverse(donor)));
         }
     }
