@@ -59,7 +59,8 @@ fn lower(cell: &mut Option<Tick>, latency: Tick) {
 /// fabric carrying messages from partition `p` to partition `q` (one-way links count
 /// only from `a` to `b`), `None` on the diagonal and where nothing crosses.
 ///
-/// Components without a valid partition in `plan` are left out.
+/// Components without a valid partition in `plan` are left out. The matrix is dense,
+/// `n_partitions` squared, sized for partitions as worker threads (tens to hundreds).
 pub fn lookahead_matrix(t: &Topology, plan: &Plan) -> Vec<Vec<Option<Tick>>> {
     let k = plan.n_partitions as usize;
     let mut matrix = vec![vec![None; k]; k];

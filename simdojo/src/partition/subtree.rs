@@ -11,7 +11,8 @@
 //! partition (ties: the subtree that appears first; the partition with fewest subtrees, then the
 //! lowest index).
 
-use std::collections::BTreeMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BinaryHeap};
 
 use super::validate::balance_weights;
 use super::PartitionError;
@@ -51,6 +52,34 @@ fn key_under<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {
     }
 }
 
+/// A partition being filled, ordered by load, then subtree count, then index.
+#[derive(Clone, Copy, Debug)]
+struct Bin {
+    load: f64,
+    n_groups: usize,
+    index: usize,
+}
+
+impl PartialEq for Bin {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Bin {}
+
+impl PartialOrd for Bin {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Bin {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.load.total_cmp(&other.load).then(self.n_groups.cmp(&other.n_groups)).then(self.index.cmp(&other.index))
+    }
+}
+
 /// Assigns whole subtrees to `k` partitions, balancing their weight.
 pub(super) fn partition(t: &Topology, prefix: &str, k: usize) -> Result<Vec<u32>, PartitionError> {
     let weights = balance_weights(t);
@@ -86,22 +115,18 @@ pub(super) fn partition(t: &Topology, prefix: &str, k: usize) -> Result<Vec<u32>
     let mut order: Vec<usize> = (0..group_weight.len()).collect();
     // Stable sort: equal weights keep their order of first appearance.
     order.sort_by(|&a, &b| group_weight[b].total_cmp(&group_weight[a]));
-    let mut load = vec![0.0f64; k];
-    let mut n_groups = vec![0usize; k];
+    // The lightest partition first; among equally light ones (zero-weight subtrees), the
+    // one with fewest subtrees, then the lowest index.
+    let mut partitions: BinaryHeap<Reverse<Bin>> =
+        (0..k).map(|index| Reverse(Bin { load: 0.0, n_groups: 0, index })).collect();
     let mut partition_of_group = vec![0u32; group_weight.len()];
     for group in order {
-        // The lightest partition; among equally light ones (zero-weight subtrees), the
-        // one with fewest subtrees, then the lowest index.
-        let mut lightest = 0;
-        for p in 1..k {
-            let lighter = load[p] < load[lightest] || (load[p] == load[lightest] && n_groups[p] < n_groups[lightest]);
-            if lighter {
-                lightest = p;
-            }
-        }
-        load[lightest] += group_weight[group];
-        n_groups[lightest] += 1;
-        partition_of_group[group] = lightest as u32;
+        // The heap holds exactly `k >= 1` bins: each pop is followed by a push.
+        let Reverse(mut bin) = partitions.pop().expect("the heap always holds k >= 1 partitions");
+        bin.load += group_weight[group];
+        bin.n_groups += 1;
+        partition_of_group[group] = bin.index as u32;
+        partitions.push(Reverse(bin));
     }
     Ok(group_of_component.iter().map(|&g| partition_of_group[g]).collect())
 }

@@ -14,7 +14,7 @@ use super::graph::{Graph, NONE};
 /// The search for a peripheral seed visits this many partitions' worth of vertices...
 const PERIPHERAL_SEARCH_PARTITIONS: usize = 4;
 /// ...but at least this many.
-const PERIPHERAL_SEARCH_MIN: usize = 256;
+const PERIPHERAL_SEARCH_MIN: usize = 16;
 
 /// A frontier entry: a vertex and its connectivity to the growing partition when it was
 /// pushed. Ordered by connectivity, then by lower vertex id.

@@ -30,6 +30,9 @@ mod graph;
 mod initial;
 mod refine;
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use graph::{Graph, NONE};
 use refine::Balance;
 
@@ -45,8 +48,13 @@ const COARSEST_PER_PARTITION: usize = 30;
 const COARSEST_MIN: usize = 120;
 /// Coarsening also stops when a level removes less than this fraction of vertices.
 const MIN_SHRINK: f64 = 0.05;
-/// How many differently started initial partitions are tried.
+/// How many differently started initial partitions are tried...
 const INITIAL_TRIES: usize = 4;
+/// ...when the coarsest graph has at most this many vertices (else one).
+const MAX_VERTICES_FOR_TRIES: usize = 8192;
+/// With many partitions, coarsening still goes down to at most `1 / COARSEST_FRACTION` of
+/// the graph.
+const COARSEST_FRACTION: usize = 4;
 /// Refinement passes per level.
 const REFINE_PASSES: usize = 10;
 /// Rounds of two-move chains (each followed by greedy passes) per level.
@@ -55,7 +63,8 @@ const RELIEVE_ROUNDS: usize = 2;
 /// Settings of the `mincut` partitioner.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MinCutConfig {
-    /// How much heavier than the average a partition may be: 0.05 allows 5%.
+    /// How much heavier than the average a partition may be: 0.05 allows 5%. Negative
+    /// or NaN counts as 0. Whole components can force more (see the module docs).
     pub max_imbalance: f64,
 }
 
@@ -133,7 +142,10 @@ fn partition_graph(g: Graph, k: usize, config: &MinCutConfig) -> Vec<u32> {
     if k <= 1 {
         return vec![0; g.n_vertices()];
     }
-    let coarsest_size = (COARSEST_PER_PARTITION * k).max(COARSEST_MIN);
+    // Enough coarse vertices per partition for growing, at least two each, but coarsen
+    // at least somewhat when there are many partitions.
+    let coarsest_size =
+        (COARSEST_PER_PARTITION * k).min(g.n_vertices() / COARSEST_FRACTION).max(COARSEST_MIN).max(2 * k);
     let max_vertex = 1.5 * g.total_weight() / coarsest_size as f64;
     let mut levels: Vec<Graph> = vec![g];
     let mut maps: Vec<Vec<u32>> = Vec::new();
@@ -155,10 +167,12 @@ fn partition_graph(g: Graph, k: usize, config: &MinCutConfig) -> Vec<u32> {
     let coarsest = levels.last().expect("the finest level is always present");
     let n = coarsest.n_vertices();
     let mut best: Option<(bool, f64, Vec<u32>)> = None;
-    for attempt in 0..INITIAL_TRIES {
-        let mut part = initial::grow(coarsest, k, attempt * n / INITIAL_TRIES);
+    let tries = if n <= MAX_VERTICES_FOR_TRIES { INITIAL_TRIES } else { 1 };
+    let limit = max_part_weight(coarsest, k, config);
+    for attempt in 0..tries {
+        let mut part = initial::grow(coarsest, k, attempt * n / tries);
         refine_level(coarsest, &mut part, k, config);
-        let balanced = coarsest.part_weights(&part, k).iter().all(|&w| w <= max_part_weight(coarsest, k, config));
+        let balanced = coarsest.part_weights(&part, k).iter().all(|&w| w <= limit);
         let cut = coarsest.cut(&part);
         let better = match &best {
             None => true,
@@ -180,29 +194,26 @@ fn partition_graph(g: Graph, k: usize, config: &MinCutConfig) -> Vec<u32> {
 }
 
 /// Gives every empty partition a component: the highest-id component of the partition
-/// with the most components. Needs `k <= n_components`.
+/// with the most components (lowest index among equals). Needs `k <= part.len()`.
 fn fill_empty(part: &mut [u32], k: usize) {
-    let mut count = vec![0usize; k];
-    for &p in part.iter() {
-        count[p as usize] += 1;
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); k];
+    for (v, &p) in part.iter().enumerate() {
+        members[p as usize].push(v);
     }
+    // Max-heap of (member count, lowest index first among equals).
+    let mut donors: BinaryHeap<(usize, Reverse<usize>)> =
+        members.iter().enumerate().filter(|(_, m)| m.len() >= 2).map(|(p, m)| (m.len(), Reverse(p))).collect();
     for empty in 0..k {
-        if count[empty] != 0 {
+        if !members[empty].is_empty() {
             continue;
         }
-        let mut donor = 0;
-        for q in 1..k {
-            if count[q] > count[donor] {
-                donor = q;
-            }
-        }
-        if count[donor] < 2 {
-            return;
-        }
-        if let Some(v) = part.iter().rposition(|&p| p as usize == donor) {
-            part[v] = empty as u32;
-            count[donor] -= 1;
-            count[empty] += 1;
+        let Some((count, Reverse(donor))) = donors.pop() else { return };
+        // Donors hold at least two members, so the pop leaves one behind.
+        let Some(v) = members[donor].pop() else { return };
+        part[v] = empty as u32;
+        members[empty].push(v);
+        if count > 2 {
+            donors.push((count - 1, Reverse(donor)));
         }
     }
 }
@@ -210,6 +221,10 @@ fn fill_empty(part: &mut [u32], k: usize) {
 /// Partitions the components of `t` into `k` parts (`1 <= k <= components`).
 pub(super) fn partition(t: &Topology, k: usize, config: &MinCutConfig) -> Vec<u32> {
     let n_components = t.components.len();
+    if k == n_components {
+        // The only plan without an empty partition: every component on its own.
+        return (0..n_components as u32).collect();
+    }
     let g = topology_graph(t);
     let mut part = partition_graph(g, k, config);
     part.truncate(n_components);

@@ -22,12 +22,13 @@ use super::graph::Graph;
 /// Per-vertex scratch for the connectivity of one vertex to each partition.
 struct Connectivity {
     weight: Vec<f64>,
+    is_touched: Vec<bool>,
     touched: Vec<usize>,
 }
 
 impl Connectivity {
     fn new(k: usize) -> Connectivity {
-        Connectivity { weight: vec![0.0; k], touched: Vec::new() }
+        Connectivity { weight: vec![0.0; k], is_touched: vec![false; k], touched: Vec::new() }
     }
 
     /// Fills in the connectivity of `v`; `touched` lists the partitions seen, in
@@ -35,7 +36,8 @@ impl Connectivity {
     fn load(&mut self, g: &Graph, part: &[u32], v: usize) {
         for (u, w) in g.neighbors(v) {
             let q = part[u] as usize;
-            if self.weight[q] == 0.0 && !self.touched.contains(&q) {
+            if !self.is_touched[q] {
+                self.is_touched[q] = true;
                 self.touched.push(q);
             }
             self.weight[q] += w;
@@ -45,6 +47,7 @@ impl Connectivity {
     fn clear(&mut self) {
         for &q in &self.touched {
             self.weight[q] = 0.0;
+            self.is_touched[q] = false;
         }
         self.touched.clear();
     }
