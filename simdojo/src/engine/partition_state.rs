@@ -88,6 +88,11 @@ impl PartitionState {
                 Body::External { payload } => Event::External { payload },
             };
             self.frontier = key.time;
+            // Start loading the next event's component while this one runs.
+            if let Some(next) = self.emit.queue.peek_target() {
+                let s = &self.slots[wiring.local_index[next.index()] as usize];
+                crate::engine::queue::prefetch(&*s.comp);
+            }
             let slot = &mut self.slots[wiring.local_index[target.index()] as usize];
             let mut ctx = Context { now: key.time, me: target, seq: &mut slot.seq, wiring, out: &mut self.emit };
             let comp = &mut slot.comp;
