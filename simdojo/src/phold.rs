@@ -189,7 +189,11 @@ impl PholdLp {
         let (x1, x2, x3) = (self.state.draws.next(), self.state.draws.next(), self.state.draws.next());
         let extra = Tick((-self.mean * (1.0 - unit(x3)).ln()) as u64);
         if self.n > 1 && unit(x1) < self.remote {
-            let dest = (u64::from(self.index) + 1 + x2 % u64::from(self.n - 1)) % u64::from(self.n);
+            // (i + 1 + x2 % (n - 1)) % n, with the outer modulo as one subtraction:
+            // the sum is below 2n.
+            let n = u64::from(self.n);
+            let sum = u64::from(self.index) + 1 + x2 % (n - 1);
+            let dest = if sum >= n { sum - n } else { sum };
             self.state.remote_sent.inc();
             ctx.send_to_after(&self.net, FabricMember(dest as u32), extra, PholdEvent);
         } else {

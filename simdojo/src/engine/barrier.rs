@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 /// Spin iterations before yielding.
-const SPINS: u32 = 1 << 13;
+const SPINS: u32 = 1 << 10;
 /// Yields before parking.
 const YIELDS: u32 = 64;
 
