@@ -58,7 +58,7 @@ impl Draws {
     }
     /// The next draw.
     #[inline]
-    pub fn next(&mut self) -> u64 {
+    pub fn draw(&mut self) -> u64 {
         let x = mix64(self.key.wrapping_add(self.counter.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
         self.counter += 1;
         x
@@ -186,7 +186,7 @@ impl PholdLp {
     /// Creates one new event, `now` being the current time.
     #[inline]
     fn generate(&mut self, ctx: &mut Context<'_>) {
-        let (x1, x2, x3) = (self.state.draws.next(), self.state.draws.next(), self.state.draws.next());
+        let (x1, x2, x3) = (self.state.draws.draw(), self.state.draws.draw(), self.state.draws.draw());
         let extra = Tick((-self.mean * (1.0 - unit(x3)).ln()) as u64);
         if self.n > 1 && unit(x1) < self.remote {
             // (i + 1 + x2 % (n - 1)) % n, with the outer modulo as one subtraction:

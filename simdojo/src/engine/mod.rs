@@ -120,6 +120,9 @@ pub enum EngineError {
     Checkpoint(String),
 }
 
+/// The ports a component opened while it was built: name -> (index, message type).
+type OpenedPorts = BTreeMap<String, (PortIdx, registry::MessageKind)>;
+
 /// How to run a topology.
 #[derive(Clone, Debug, Default)]
 pub struct SimConfig {
@@ -214,8 +217,7 @@ impl Simulation {
         }
 
         // Build every component.
-        let mut built: Vec<(Box<dyn Component>, BTreeMap<String, (PortIdx, registry::MessageKind)>)> =
-            Vec::with_capacity(n);
+        let mut built: Vec<(Box<dyn Component>, OpenedPorts)> = Vec::with_capacity(n);
         for (i, decl) in topology.components.iter().enumerate() {
             let ty = registry::lookup(&decl.type_name).ok_or_else(|| EngineError::UnknownType {
                 component: decl.path.clone(),

@@ -229,7 +229,7 @@ impl EventQueue {
                     i = self.nodes[i as usize].next;
                 }
                 if self.now.len() > 1 {
-                    self.now.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                    self.now.sort_unstable_by_key(|s| std::cmp::Reverse(s.0));
                 }
                 // The next bucket's first event will be wanted soon: start loading it.
                 if let Some(n) = self.next_occupied() {

@@ -17,8 +17,8 @@ fn reference(cfg: &PholdConfig) -> (u64, u64) {
     let mut count = vec![0u64; n as usize];
     let mut h = vec![0u64; n as usize];
     let mut heap = BinaryHeap::new();
-    let mut generate = |i: usize, now: u64, draws: &mut Vec<Draws>, seq: &mut Vec<u64>, heap: &mut BinaryHeap<_>| {
-        let (x1, x2, x3) = (draws[i].next(), draws[i].next(), draws[i].next());
+    let generate = |i: usize, now: u64, draws: &mut Vec<Draws>, seq: &mut Vec<u64>, heap: &mut BinaryHeap<_>| {
+        let (x1, x2, x3) = (draws[i].draw(), draws[i].draw(), draws[i].draw());
         let dest = if n > 1 && unit(x1) < cfg.remote { (i as u64 + 1 + x2 % (n - 1)) % n } else { i as u64 };
         let delay = cfg.lookahead.0 + (-(cfg.mean.0 as f64) * (1.0 - unit(x3)).ln()) as u64;
         heap.push(Reverse((now + delay, i as u64, seq[i], dest)));
