@@ -155,7 +155,7 @@ impl<'a> Context<'a> {
         let Some(pw) = wiring.ports[self.me.index()].get(port.idx().index()) else {
             return self.bad_port(port.idx(), "is not a port of this component");
         };
-        let Binding::Fabric { fabric } = pw.binding else {
+        let Binding::Fabric { fabric, .. } = pw.binding else {
             return self.bad_port(port.idx(), "is not a fabric port");
         };
         let f = &wiring.fabrics[fabric.index()];
@@ -172,7 +172,7 @@ impl<'a> Context<'a> {
     /// The number of members of the fabric `port` belongs to (0 if it is not a fabric port).
     pub fn fabric_size<M>(&self, port: &Port<M>) -> u32 {
         match self.wiring.ports[self.me.index()].get(port.idx().index()).map(|p| &p.binding) {
-            Some(Binding::Fabric { fabric }) => self.wiring.fabrics[fabric.index()].members.len() as u32,
+            Some(Binding::Fabric { fabric, .. }) => self.wiring.fabrics[fabric.index()].members.len() as u32,
             _ => 0,
         }
     }
@@ -180,12 +180,10 @@ impl<'a> Context<'a> {
     /// This component's member index on the fabric of `port` (`None` if it is not
     /// a fabric port).
     pub fn fabric_member<M>(&self, port: &Port<M>) -> Option<FabricMember> {
-        let Some(Binding::Fabric { fabric }) = self.wiring.ports[self.me.index()].get(port.idx().index()).map(|p| &p.binding)
-        else {
-            return None;
-        };
-        let f = &self.wiring.fabrics[fabric.index()];
-        f.members.iter().position(|&(c, p)| c == self.me && p == port.idx()).map(FabricMember::from_index)
+        match self.wiring.ports[self.me.index()].get(port.idx().index()).map(|p| &p.binding) {
+            Some(Binding::Fabric { member, .. }) => Some(*member),
+            _ => None,
+        }
     }
 
     fn bad_port(&mut self, port: PortIdx, problem: &str) {

@@ -37,7 +37,7 @@ use crate::engine::exec::{Limits, Shared};
 use crate::engine::external::ExternalInbox;
 use crate::engine::partition_state::{PartitionState, Slot};
 use crate::engine::wiring::{Binding, FabricWiring, PortWiring, Wiring};
-use crate::ids::{ComponentId, FabricId, PartitionId, PortIdx};
+use crate::ids::{ComponentId, FabricId, FabricMember, PartitionId, PortIdx};
 use crate::params::{Params, RawParam};
 use crate::partition;
 use crate::registry;
@@ -305,7 +305,10 @@ impl Simulation {
                     }
                 }
                 kind = Some(pw.message);
-                pw.binding = Binding::Fabric { fabric: FabricId::from_index(i) };
+                pw.binding = Binding::Fabric {
+                    fabric: FabricId::from_index(i),
+                    member: FabricMember::from_index(members.len()),
+                };
                 members.push((m.component, p));
             }
             fabrics.push(FabricWiring { members, latency: f.latency });

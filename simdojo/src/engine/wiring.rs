@@ -15,8 +15,8 @@ pub(crate) enum Binding {
     Link { dst: ComponentId, dst_port: PortIdx, latency: Tick },
     /// The receiving end of a one-way link; sending on it is an error.
     ReceiveOnly,
-    /// A member of a fabric.
-    Fabric { fabric: FabricId },
+    /// Member `member` of a fabric.
+    Fabric { fabric: FabricId, member: FabricMember },
 }
 
 /// One port of one component.
