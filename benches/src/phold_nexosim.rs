@@ -67,20 +67,30 @@ impl fmt::Display for Via {
 }
 
 /// A failure of the nexosim run. All variants are fatal for the run.
+///
+/// nexosim's own errors may hold a panic payload, which is not `Sync`; they
+/// are kept here as their rendered messages so that this error can cross
+/// threads and go into `anyhow`.
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum NexosimPholdError {
     /// Building the simulation bench failed.
     #[error("nexosim could not initialise the PHOLD bench: {0}")]
-    Init(#[from] SimulationError),
+    Init(String),
     /// Processing events failed (a model panicked, a deadlock, ...).
-    #[error("nexosim failed while {stage}: {source}")]
+    #[error("nexosim failed while {stage}: {message}")]
     Execution {
         /// What the run was doing.
         stage: &'static str,
-        /// The nexosim error.
-        source: ExecutionError,
+        /// The nexosim error, rendered.
+        message: String,
     },
+}
+
+impl From<SimulationError> for NexosimPholdError {
+    fn from(err: SimulationError) -> Self {
+        Self::Init(err.to_string())
+    }
 }
 
 /// The outcome of a nexosim run plus how long its phases took.
@@ -231,7 +241,10 @@ impl ProtoModel for SchedulerLpProto {
 }
 
 fn exec(stage: &'static str) -> impl FnOnce(ExecutionError) -> NexosimPholdError {
-    move |source| NexosimPholdError::Execution { stage, source }
+    move |err| NexosimPholdError::Execution {
+        stage,
+        message: err.to_string(),
+    }
 }
 
 /// A built bench: the simulation plus its startup and readout endpoints.
