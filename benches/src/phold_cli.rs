@@ -127,7 +127,11 @@ impl RunReport {
             engine: run.engine,
             via: run.via,
             events,
-            events_per_sec: if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 },
+            events_per_sec: if wall_seconds > 0.0 {
+                events as f64 / wall_seconds
+            } else {
+                0.0
+            },
             epochs: outcome.epochs,
             epochs_meaning: run.epochs_meaning,
             digest: format_digest(outcome.digest()),
@@ -148,10 +152,13 @@ impl RunReport {
     /// Human-readable lines, one fact per line.
     pub fn to_text(&self) -> String {
         let via = self.via.map(|v| format!(" via {v}")).unwrap_or_default();
-        let epochs = self.epochs.map_or_else(|| "n/a".to_string(), |e| e.to_string());
-        let rss = self
-            .peak_rss_bytes
-            .map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MiB", b as f64 / 1048576.0));
+        let epochs = self
+            .epochs
+            .map_or_else(|| "n/a".to_string(), |e| e.to_string());
+        let rss = self.peak_rss_bytes.map_or_else(
+            || "unknown".to_string(),
+            |b| format!("{:.1} MiB", b as f64 / 1048576.0),
+        );
         format!(
             "engine:        {}{via} ({} workers)\n\
              events:        {}\n\
@@ -217,19 +224,41 @@ mod tests {
         let cli = Cli::try_parse_from(["phold"]).expect("defaults parse");
         let p = cli.phold.params().expect("defaults are valid");
         assert_eq!((p.lps, p.events_per_lp, p.remote), (1024, 4, 0.25));
-        assert_eq!((p.lookahead.0, p.mean.0, p.end_time.0), (1000, 1000, 3_000_000));
+        assert_eq!(
+            (p.lookahead.0, p.mean.0, p.end_time.0),
+            (1000, 1000, 3_000_000)
+        );
         assert_eq!((cli.phold.workers, p.seed, cli.phold.json), (1, 1, false));
     }
 
     #[test]
     fn flags_parse_and_bad_values_are_errors() {
         let cli = Cli::try_parse_from([
-            "phold", "--lps", "8", "--events-per-lp", "2", "--remote", "0.5", "--lookahead",
-            "0.5", "--mean", "2.25", "--end-time", "10", "--workers", "2", "--seed", "7", "--json",
+            "phold",
+            "--lps",
+            "8",
+            "--events-per-lp",
+            "2",
+            "--remote",
+            "0.5",
+            "--lookahead",
+            "0.5",
+            "--mean",
+            "2.25",
+            "--end-time",
+            "10",
+            "--workers",
+            "2",
+            "--seed",
+            "7",
+            "--json",
         ])
         .expect("flags parse");
         let p = cli.phold.params().expect("valid");
-        assert_eq!((p.lookahead.0, p.mean.0, p.end_time.0, p.seed), (500, 2250, 10_000, 7));
+        assert_eq!(
+            (p.lookahead.0, p.mean.0, p.end_time.0, p.seed),
+            (500, 2250, 10_000, 7)
+        );
         assert!(cli.phold.json);
         assert!(Cli::try_parse_from(["phold", "--lps", "many"]).is_err());
         let zero = Cli::try_parse_from(["phold", "--lps", "0"]).expect("parses");
@@ -247,8 +276,15 @@ mod tests {
 
     #[test]
     fn json_report_has_the_agreed_keys() {
-        let p = Cli::try_parse_from(["phold"]).expect("parse").phold.params().expect("valid");
-        let outcome = PholdOutcome { lps: Vec::new(), epochs: None };
+        let p = Cli::try_parse_from(["phold"])
+            .expect("parse")
+            .phold
+            .params()
+            .expect("valid");
+        let outcome = PholdOutcome {
+            lps: Vec::new(),
+            epochs: None,
+        };
         let run = EngineRun {
             engine: "binary-heap",
             via: None,
@@ -259,7 +295,16 @@ mod tests {
         };
         let json: serde_json::Value =
             serde_json::from_str(&RunReport::new(&p, run, &outcome).to_json()).expect("json");
-        for key in ["events", "events_per_sec", "epochs", "digest", "wall_seconds", "peak_rss_bytes", "workers", "engine"] {
+        for key in [
+            "events",
+            "events_per_sec",
+            "epochs",
+            "digest",
+            "wall_seconds",
+            "peak_rss_bytes",
+            "workers",
+            "engine",
+        ] {
             assert!(json.get(key).is_some(), "missing {key}");
         }
         assert_eq!(json["engine"], "binary-heap");

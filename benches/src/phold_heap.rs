@@ -27,22 +27,26 @@ struct Pending {
 /// `epochs` in the outcome counts distinct event timestamps, the quantity a
 /// time-stepped engine such as nexosim needs one `step` for.
 pub fn run_heap(params: &PholdParams) -> PholdOutcome {
-    let mut lps: Vec<LpState> = params.lp_ids().map(|id| LpState::new(id, params.seed)).collect();
+    let mut lps: Vec<LpState> = params
+        .lp_ids()
+        .map(|id| LpState::new(id, params.seed))
+        .collect();
     let mut send_seqs = vec![0u64; lps.len()];
     let mut heap = BinaryHeap::with_capacity(lps.len() * params.events_per_lp as usize);
-    let mut push = |heap: &mut BinaryHeap<Reverse<Pending>>, sender: LpId, now: Ticks, send: Send| {
-        let seq = &mut send_seqs[sender.index()];
-        let send_seq = *seq;
-        *seq += 1;
-        if let Some(time) = arrival(now, send, params.end_time) {
-            heap.push(Reverse(Pending {
-                time,
-                sender,
-                send_seq,
-                dest: send.dest,
-            }));
-        }
-    };
+    let mut push =
+        |heap: &mut BinaryHeap<Reverse<Pending>>, sender: LpId, now: Ticks, send: Send| {
+            let seq = &mut send_seqs[sender.index()];
+            let send_seq = *seq;
+            *seq += 1;
+            if let Some(time) = arrival(now, send, params.end_time) {
+                heap.push(Reverse(Pending {
+                    time,
+                    sender,
+                    send_seq,
+                    dest: send.dest,
+                }));
+            }
+        };
     for lp in &mut lps {
         for _ in 0..params.events_per_lp {
             let send = lp.generate(params);
@@ -109,7 +113,10 @@ mod tests {
         let outcome = run_heap(&p);
         let expected = 64.0 * 4.0 * 200.0 / 2.0;
         let events = outcome.events() as f64;
-        assert!((events - expected).abs() < expected * 0.03, "{events} vs {expected}");
+        assert!(
+            (events - expected).abs() < expected * 0.03,
+            "{events} vs {expected}"
+        );
         assert!(outcome.epochs.is_some_and(|e| e <= outcome.events()));
     }
 

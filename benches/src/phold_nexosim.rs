@@ -280,13 +280,21 @@ fn build_ports(params: &PholdParams, bench: SimInit) -> Result<Bench, NexosimPho
     let mut bench = bench;
     let start = start.register(&mut bench);
     for mailbox in &mailboxes {
-        reports.push(QuerySource::new().connect(PortLp::report, mailbox).register(&mut bench));
+        reports.push(
+            QuerySource::new()
+                .connect(PortLp::report, mailbox)
+                .register(&mut bench),
+        );
     }
     for ((lp, mailbox), id) in lps.into_iter().zip(mailboxes).zip(params.lp_ids()) {
         bench = bench.add_model(lp, mailbox, &id.to_string());
     }
     let sim = bench.init(MonotonicTime::EPOCH)?;
-    Ok(Bench { sim, start, reports })
+    Ok(Bench {
+        sim,
+        start,
+        reports,
+    })
 }
 
 fn build_scheduler(params: &PholdParams, bench: SimInit) -> Result<Bench, NexosimPholdError> {
@@ -299,8 +307,16 @@ fn build_scheduler(params: &PholdParams, bench: SimInit) -> Result<Bench, Nexosi
     let mut reports = Vec::with_capacity(n);
     for mailbox in &mailboxes {
         start = start.connect(SchedulerLp::start, mailbox);
-        inputs.push(EventSource::new().connect(SchedulerLp::event, mailbox).register(&mut bench));
-        reports.push(QuerySource::new().connect(SchedulerLp::report, mailbox).register(&mut bench));
+        inputs.push(
+            EventSource::new()
+                .connect(SchedulerLp::event, mailbox)
+                .register(&mut bench),
+        );
+        reports.push(
+            QuerySource::new()
+                .connect(SchedulerLp::report, mailbox)
+                .register(&mut bench),
+        );
     }
     let start = start.register(&mut bench);
     for (mailbox, id) in mailboxes.into_iter().zip(params.lp_ids()) {
@@ -320,7 +336,11 @@ fn build_scheduler(params: &PholdParams, bench: SimInit) -> Result<Bench, Nexosi
     });
     // The OnceLock was created empty above and is set only here.
     debug_assert!(filled.is_ok());
-    Ok(Bench { sim, start, reports })
+    Ok(Bench {
+        sim,
+        start,
+        reports,
+    })
 }
 
 /// Runs PHOLD on nexosim with `workers` executor threads.
@@ -342,7 +362,8 @@ pub fn run_nexosim(
     let setup = setup_start.elapsed();
 
     let run_start = Instant::now();
-    sim.process_event(&start, ()).map_err(exec("making the startup sends"))?;
+    sim.process_event(&start, ())
+        .map_err(exec("making the startup sends"))?;
     let mut steps = 0u64;
     loop {
         let before = sim.time();
@@ -397,7 +418,10 @@ mod tests {
                 assert_eq!(run.outcome.lps, heap.lps, "{via} with {workers} workers");
                 assert_eq!(run.outcome.digest(), heap.digest());
                 // One step per distinct event timestamp.
-                assert_eq!(run.outcome.epochs, heap.epochs, "{via} with {workers} workers");
+                assert_eq!(
+                    run.outcome.epochs, heap.epochs,
+                    "{via} with {workers} workers"
+                );
             }
         }
     }

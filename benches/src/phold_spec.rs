@@ -192,7 +192,11 @@ impl PholdParams {
             events_per_lp: req.events_per_lp,
         };
         let events_per_lp = u32::try_from(req.events_per_lp).map_err(|_| too_many.clone())?;
-        if req.lps.checked_mul(req.events_per_lp).is_none_or(|n| n > u64::from(u32::MAX)) {
+        if req
+            .lps
+            .checked_mul(req.events_per_lp)
+            .is_none_or(|n| n > u64::from(u32::MAX))
+        {
             return Err(too_many);
         }
         if !(0.0..=1.0).contains(&req.remote) {
@@ -491,25 +495,43 @@ mod tests {
         assert_eq!(p.lookahead, Ticks(1000));
         assert_eq!(p.end_time, Ticks(10_000));
         let check = |req: PholdRequest| PholdParams::new(&req).unwrap_err();
-        assert!(matches!(check(PholdRequest { lps: 0, ..ok }), ParamsError::LpCount { .. }));
+        assert!(matches!(
+            check(PholdRequest { lps: 0, ..ok }),
+            ParamsError::LpCount { .. }
+        ));
         assert!(matches!(
             check(PholdRequest { remote: 1.5, ..ok }),
             ParamsError::RemoteProbability(_)
         ));
         assert!(matches!(
-            check(PholdRequest { mean_ns: -1.0, ..ok }),
+            check(PholdRequest {
+                mean_ns: -1.0,
+                ..ok
+            }),
             ParamsError::Time { flag: "mean", .. }
         ));
         assert!(matches!(
-            check(PholdRequest { end_time_ns: f64::NAN, ..ok }),
-            ParamsError::Time { flag: "end-time", .. }
+            check(PholdRequest {
+                end_time_ns: f64::NAN,
+                ..ok
+            }),
+            ParamsError::Time {
+                flag: "end-time",
+                ..
+            }
         ));
         assert!(matches!(
-            check(PholdRequest { lookahead_ns: 0.0004, ..ok }),
+            check(PholdRequest {
+                lookahead_ns: 0.0004,
+                ..ok
+            }),
             ParamsError::ZeroLookahead { .. }
         ));
         assert!(matches!(
-            check(PholdRequest { events_per_lp: u64::MAX, ..ok }),
+            check(PholdRequest {
+                events_per_lp: u64::MAX,
+                ..ok
+            }),
             ParamsError::TooManyEvents { .. }
         ));
         // Fractional nanoseconds round to the nearest picosecond.

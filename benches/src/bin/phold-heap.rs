@@ -24,7 +24,10 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let params = cli.phold.params().context("invalid PHOLD parameters")?;
     if cli.phold.workers != 1 {
-        eprintln!("phold-heap: sequential engine, ignoring --workers {}", cli.phold.workers);
+        eprintln!(
+            "phold-heap: sequential engine, ignoring --workers {}",
+            cli.phold.workers
+        );
     }
     let start = Instant::now();
     let outcome = run_heap(&params);
