@@ -81,3 +81,46 @@ fn bad_flags_fail_without_panicking() {
         assert!(!stderr.is_empty(), "{exe} {args:?} gave no reason");
     }
 }
+
+/// simdojo's PHOLD (any worker count) and the independent binary-heap reference
+/// agree exactly: same events, same digest.
+#[test]
+fn simdojo_matches_the_binary_heap_reference() {
+    use benches::phold_heap::run_heap;
+    use benches::phold_spec::{PholdParams, PholdRequest};
+    use simdojo::engine::{SimConfig, Simulation};
+    use simdojo::ids::PartitionId;
+    use simdojo::phold::{self, PholdConfig};
+    use simdojo::time::Tick;
+
+    for (lps, remote, lookahead, mean, end) in [(64u32, 0.25, 1.0, 1.0, 300.0), (10, 0.9, 0.25, 3.0, 200.0)] {
+        let req = PholdRequest {
+            lps: u64::from(lps),
+            events_per_lp: 3,
+            remote,
+            lookahead_ns: lookahead,
+            mean_ns: mean,
+            end_time_ns: end,
+            seed: 5,
+        };
+        let heap = run_heap(&PholdParams::new(&req).expect("valid request"));
+        let ticks = |ns: f64| Tick((ns * 1000.0).round() as u64);
+        let cfg = PholdConfig {
+            lps,
+            events_per_lp: 3,
+            remote,
+            lookahead: ticks(lookahead),
+            mean: ticks(mean),
+            end: ticks(end),
+            seed: 5,
+        };
+        for workers in [1u32, 2, 3] {
+            let assignment = (0..lps).map(|i| PartitionId(i % workers)).collect();
+            let config = SimConfig { assignment: Some(assignment), ..SimConfig::default() };
+            let mut sim = Simulation::build(&phold::topology(&cfg), &config).expect("PHOLD builds");
+            sim.run();
+            assert_eq!(sim.summary().events, heap.events(), "{workers} workers, {lps} LPs");
+            assert_eq!(phold::digest(&sim, lps), heap.digest(), "{workers} workers, {lps} LPs");
+        }
+    }
+}
