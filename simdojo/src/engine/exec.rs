@@ -64,12 +64,15 @@ pub(crate) struct Record {
     pub handled: u64,
     pub frontier: Tick,
     pub interrupted: bool,
+    /// Whether any external sender was alive at the end of the epoch (worker 0 only;
+    /// read from the record so every worker decides on the same value).
+    pub senders_open: bool,
     /// External inputs this partition routed this epoch (worker 0 only).
     pub ext_seq: u64,
 }
 
 impl Record {
-    fn capture(part: &mut PartitionState, interrupted: bool, ext_seq: u64, into: &mut Record) {
+    fn capture(part: &mut PartitionState, interrupted: bool, senders_open: bool, ext_seq: u64, into: &mut Record) {
         into.next = part.next_time();
         into.min_sent.clone_from(&part.emit.min_sent);
         part.emit.min_sent.iter_mut().for_each(|t| *t = Tick::MAX);
@@ -81,6 +84,7 @@ impl Record {
         into.handled = part.emit.handled;
         into.frontier = part.frontier;
         into.interrupted = interrupted;
+        into.senders_open = senders_open;
         into.ext_seq = ext_seq;
     }
 }
@@ -125,7 +129,7 @@ fn effective_next(recs: &[Record], q: usize) -> Tick {
     recs.iter().fold(recs[q].next, |m, r| m.min(r.min_sent[q]))
 }
 
-fn decide(recs: &[Record], sh: &Shared<'_>, stepped: bool, ext_waiting: bool) -> Decision {
+fn decide(recs: &[Record], sh: &Shared<'_>, stepped: bool) -> Decision {
     let wiring = sh.wiring;
     let frontier = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO);
     if let Some(e) = recs.iter().find_map(|r| r.error.as_ref()) {
@@ -180,7 +184,7 @@ fn decide(recs: &[Record], sh: &Shared<'_>, stepped: bool, ext_waiting: bool) ->
         };
     }
     if min_next == Tick::MAX {
-        if (sh.external.has_senders() || ext_waiting) && !sh.limits.step {
+        if recs[0].senders_open && !sh.limits.step {
             return Decision::Idle;
         }
         let message = if held > 0 {
@@ -231,7 +235,7 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
             batch.drain(..).for_each(|ev| part.emit.queue.push(ev));
             sh.spares[sender].push(batch);
         }
-        let decision = decide(&recs, sh, stepped, false);
+        let decision = decide(&recs, sh, stepped);
         match decision {
             Decision::Stop(status) => return status,
             Decision::Idle => {
@@ -248,9 +252,12 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
                 stepped = sh.limits.step;
             }
         }
-        let mut interrupted = false;
+        let (mut interrupted, mut senders_open) = (false, false);
         if me == 0 {
             interrupted = sh.external.stop_requested();
+            // Read before draining, so input sent just before the last sender closed
+            // is routed in this epoch or seen as pending in the next.
+            senders_open = sh.external.has_senders();
             let stamp = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO).max(part.frontier);
             while let Some((target, payload)) = sh.external.pop() {
                 let key = EventKey::new(stamp, EXTERNAL_SOURCE, ext_seq);
@@ -260,7 +267,7 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
         }
         {
             let mut slot = sh.records[me][epoch & 1].lock().unwrap_or_else(|e| e.into_inner());
-            Record::capture(part, interrupted, ext_seq, &mut slot);
+            Record::capture(part, interrupted, senders_open, ext_seq, &mut slot);
         }
         for (q, outbox) in part.emit.outboxes.iter_mut().enumerate() {
             if !outbox.is_empty() {
@@ -288,12 +295,16 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
 
 /// Fills both record slots of every partition from the partitions' current state,
 /// as the record of "epoch -1".
-pub(crate) fn initial_records(parts: &mut [PartitionState], ext_seq: u64) -> Vec<CachePadded<[Mutex<Record>; 2]>> {
+pub(crate) fn initial_records(
+    parts: &mut [PartitionState],
+    senders_open: bool,
+    ext_seq: u64,
+) -> Vec<CachePadded<[Mutex<Record>; 2]>> {
     parts
         .iter_mut()
         .map(|p| {
             let mut r = Record::default();
-            Record::capture(p, false, ext_seq, &mut r);
+            Record::capture(p, false, senders_open, ext_seq, &mut r);
             CachePadded::new([Mutex::new(r.clone()), Mutex::new(r)])
         })
         .collect()

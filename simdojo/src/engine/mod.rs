@@ -409,7 +409,7 @@ impl Simulation {
             wiring: &wiring,
             limits,
             barrier: SpinBarrier::new(n),
-            records: exec::initial_records(&mut self.parts, self.ext_seq),
+            records: exec::initial_records(&mut self.parts, self.external.has_senders(), self.ext_seq),
             inboxes: (0..n).map(|_| Default::default()).collect(),
             spares: (0..n).map(|_| Default::default()).collect(),
             external: &self.external,

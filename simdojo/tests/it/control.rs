@@ -349,3 +349,26 @@ fn sending_on_an_unconnected_port_is_an_error_not_a_silent_drop() {
     let e = sim.take().unwrap();
     assert!(e.to_string().contains("lonely") && e.to_string().contains("not connected"), "{e}");
 }
+
+#[test]
+fn external_input_reaches_a_component_in_another_partition() {
+    let mut t = Topology::new();
+    let ids: Vec<_> = (0..3).map(|i| t.add_component(format!("host.listener[{i}]"), "test.listener", Params::new())).collect();
+    // One listener per partition; worker 0 routes the input to the last one.
+    let assignment = vec![PartitionId(0), PartitionId(1), PartitionId(2)];
+    let mut sim = Simulation::build(&t, &SimConfig { assignment: Some(assignment), ..SimConfig::default() }).unwrap();
+    let sender = sim.external_sender(ids[2]);
+    let feeder = std::thread::spawn(move || {
+        for v in [1u32, 2, 3, 4] {
+            std::thread::sleep(Duration::from_millis(30));
+            sender.send(v);
+        }
+    });
+    // With a sender alive the idle run waits; it ends when the sender is dropped.
+    let status = sim.run();
+    feeder.join().unwrap();
+    assert_eq!(status.reason, ExitReason::Quiescent, "{status}");
+    let inputs = |id| sim.inspect(id, |l: &Listener| l.inputs.clone()).unwrap();
+    assert_eq!(inputs(ids[2]), vec![1, 2, 3, 4]);
+    assert!(inputs(ids[0]).is_empty() && inputs(ids[1]).is_empty());
+}
