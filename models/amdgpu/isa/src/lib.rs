@@ -3,3 +3,10 @@
 //!
 //! **Architecture Invariant:** this crate knows nothing about simulated time or the
 //! simdojo engine; the GPU model drives it.
+
+pub mod decode;
+pub mod disasm;
+mod tables;
+pub mod target;
+
+pub use target::Target;

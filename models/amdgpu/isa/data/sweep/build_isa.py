@@ -82,12 +82,27 @@ def analyse(fam, op, e, lit_text):
                 m2 = REG_RE.match(gt[0])
                 if m2:
                     hit = ('vdst' if fam != 'MUBUF' else 'vdata', 'v', 1 if m2.group(2) is not None else int(m2.group(4)) - int(m2.group(3)) + 1)
+        if hit is not None and hit[1] == 'v' and e.get(hit[0]) and e[hit[0]][1]:
+            f = byname[hit[0]]
+            for t2 in split_text(e[hit[0]][1])[1]:
+                m3 = REG_RE.match(t2)
+                if m3 and m3.group(1) == 'a' and int(m3.group(2) or m3.group(3)) == field_reg_number(fam, f):
+                    hit = (hit[0], 'a', hit[2])
         if hit is None:
             out_ops.append('=' + tok)
         else:
             used.add(hit[0])
             out_ops.append('%s:%s:%d' % hit)
-    mod_fields = [f for f in live if f not in used and f not in REG_FIELDS or (f in ('offset', 'offset0', 'offset1', 'dfmt', 'nfmt') and f not in used)]
+    all_text = e['all'][1]
+    mod_fields = []
+    for f in fields:
+        if f[0] in used or f[0] in REGS: continue
+        printed = False
+        for bi in range(f[2], f[2] + f[3]):
+            r = e.get('bit%d' % (f[1] * 32 + bi))
+            if r and r[1] is not None and r[1] != all_text:
+                printed = True
+        if printed: mod_fields.append(f[0])
     # must-be bits: flips outside live operand fields that make the word invalid
     masks = [0] * len(allw)
     pw, pm = PREFIX[fam]
@@ -115,6 +130,10 @@ def analyse(fam, op, e, lit_text):
         extra.append('kind=' + kind)
     if fam == 'VOP3P' and 'cbsz:' in (e['neg_hi'][1] or ''):
         extra.append('kind=mai')
+    if fam == 'VOP3P' and '|' in (e['neg_hi'][1] or ''):
+        extra.append('kind=mix')
+    if fam == 'VOP3P' and 'op_sel_hi' in (e['zero'][1] or ''):
+        extra.append('pkhi')
     if fam == 'VOP3P' and 'neg_hi' in live and 'abid:' in (e['opsel'][1] or '') and 'cbsz:' not in (e['neg_hi'][1] or ''):
         extra.append('kind=mai')
     if lit_text is not None and re.search(r'0x1234$', lit_text.split(',')[1 if fam in ('VOP1', 'VOP2') else 0].strip()):
