@@ -49,6 +49,7 @@ struct Line<'a> {
     must: Vec<(usize, u32, u32)>,
     kind: &'a str,
     flags: Vec<&'a str>,
+    masks: [u8; 3],
 }
 
 fn parse_line(line: &str) -> Line<'_> {
@@ -74,7 +75,10 @@ fn parse_line(line: &str) -> Line<'_> {
         mods: get("mods="),
         must,
         kind: toks.iter().find_map(|t| t.strip_prefix("kind=")).unwrap_or("none"),
-        flags: toks.iter().copied().filter(|t| matches!(*t, "lit16" | "glcret" | "ldsform" | "pkhi")).collect(),
+        flags: toks.iter().copied().filter(|t| matches!(*t, "lit16" | "glcret" | "ldsform" | "pkhi" | "i16")).collect(),
+        masks: ["absm=", "negm=", "opselm="].map(|p| {
+            toks.iter().find_map(|t| t.strip_prefix(p)).map_or(0xff, |v| v.parse().unwrap())
+        }),
     }
 }
 
@@ -136,17 +140,18 @@ fn generate(data: &str) -> String {
         }
         let mut flags = Vec::new();
         for f in &l.flags {
-            flags.push(match *f { "lit16" => "Entry::LIT16", "glcret" => "Entry::GLC_RETURNS", "pkhi" => "Entry::PACKED_HI", _ => "Entry::LDS_FORM" });
+            flags.push(match *f { "lit16" => "Entry::LIT16", "glcret" => "Entry::GLC_RETURNS", "pkhi" => "Entry::PACKED_HI", "i16" => "Entry::INT16", _ => "Entry::LDS_FORM" });
         }
         writeln!(
             out,
-            "    Entry {{ opcode: Opcode::{}, ops: &[{}], mods: {}, must: [(0x{:08x}, 0x{:08x}), (0x{:08x}, 0x{:08x})], kind: Kind::{}, flags: {} }}, // {} 0x{:03x} {}",
+            "    Entry {{ opcode: Opcode::{}, ops: &[{}], mods: {}, must: [(0x{:08x}, 0x{:08x}), (0x{:08x}, 0x{:08x})], kind: Kind::{}, flags: {}, abs_mask: {}, neg_mask: {}, opsel_mask: {} }}, // {} 0x{:03x} {}",
             camel(l.mnemonic),
             ops.trim_end_matches(", "),
             if mods.is_empty() { "0".to_string() } else { mods.join(" | ") },
             must[0].0, must[0].1, must[1].0, must[1].1,
             camel(l.kind),
             if flags.is_empty() { "0".to_string() } else { flags.join(" | ") },
+            l.masks[0], l.masks[1], l.masks[2],
             l.family, l.opcode, l.targets.join(",")
         )
         .unwrap();

@@ -92,6 +92,9 @@ fn check_target(target: Target) {
         report.push_str(&format!(" {enc} {ok}/{n} ({:.1}%);", 100.0 * *ok as f64 / *n as f64));
     }
     println!("{report}");
+    if let Some(dump) = std::env::var_os("GOLDEN_DUMP") {
+        std::fs::write(PathBuf::from(dump).join(format!("{target}.mismatch")), failures.join("\n")).expect("write dump");
+    }
     assert!(failures.is_empty(), "{} golden mismatches for {target}, first: {:#?}", failures.len(), &failures[..failures.len().min(20)]);
 }
 

@@ -34,13 +34,28 @@ def split_text(t):
     t = re.sub(r'/\*.*?\*/', '', t)
     if ' ' not in t: return t, [], []
     mn, rest = t.split(' ', 1)
-    if '(' in rest and mn.startswith(('s_getreg', 's_setreg', 's_waitcnt', 's_sendmsg', 's_set_gpr_idx')):
-        return mn, [rest], []
-    parts = rest.split(', ')
-    last = parts[-1].split(' ')
-    return mn, parts[:-1] + [last[0]], last[1:]
+    # split on ', ' outside parentheses and brackets
+    parts, depth, cur = [], 0, ''
+    i = 0
+    while i < len(rest):
+        c = rest[i]
+        if c in '([': depth += 1
+        if c in ')]': depth -= 1
+        if depth == 0 and rest.startswith(', ', i):
+            parts.append(cur); cur = ''; i += 2; continue
+        cur += c; i += 1
+    parts.append(cur)
+    last = parts[-1]
+    if '(' in last and last.endswith(')') and ' ' in last and not re.match(r'^(hwreg|sendmsg|gpr_idx)\(', last):
+        return mn, parts, []
+    if re.match(r'^(hwreg|sendmsg|gpr_idx)\(', last) or 'cnt(' in last:
+        return mn, parts, []
+    sp = last.split(' ')
+    if len(parts) == 1 and sp[0] in ('sc0', 'sc1', 'nt', 'glc', 'slc', 'scc', 'lds', 'gds', 'clamp'):
+        return mn, [], sp
+    return mn, parts[:-1] + [sp[0]], sp[1:]
 
-def analyse(fam, op, e, lit_text):
+def analyse(fam, op, e, lit_text, i16=False):
     fields = FAMILIES[fam][3]
     live = e['live']
     allw, text, nwords = e['all']
@@ -94,6 +109,7 @@ def analyse(fam, op, e, lit_text):
             used.add(hit[0])
             out_ops.append('%s:%s:%d' % hit)
     all_text = e['all'][1]
+    extra_masks = []
     mod_fields = []
     for f in fields:
         if f[0] in used or f[0] in REGS: continue
@@ -117,8 +133,19 @@ def analyse(fam, op, e, lit_text):
                 infield = True
         if not infield:
             masks[wi] |= 1 << bi
+    if fam == 'VOP3':
+        for name, wi, lo, n in (('absm', 0, 8, 3), ('negm', 1, 29, 3), ('opselm', 0, 11, 4)):
+            mask = 0
+            for k in range(n):
+                r = e.get('bit%d' % (wi * 32 + lo + k))
+                if r and r[1] is not None and r[1] != all_text: mask |= 1 << k
+            if 'sdst' in used and name != 'negm': mask = 0
+            extra_masks.append('%s=%d' % (name, mask))
+    if fam == 'MUBUF' and e.get('lds') and e['lds'][1]:
+        masks[0] &= ~(1 << 16)
     must = ['%d:%08x:%08x' % (wi, m, allw[wi] & m) for wi, m in enumerate(masks) if m]
-    extra = []
+    extra = list(extra_masks)
+    if i16: extra.append('i16')
     if fam in ('SOPP', 'SOPK') and 'simm16' in used:
         zt = e['zero'][1]; pt = e['simm16'][1]
         if 'cnt(' in zt: kind = 'waitcnt'
@@ -128,7 +155,9 @@ def analyse(fam, op, e, lit_text):
         elif pt.endswith('4660'): kind = 'dec' if not mn.startswith(('s_branch', 's_cbranch', 's_call')) else 'label'
         else: kind = 'hex'
         extra.append('kind=' + kind)
-    if fam == 'VOP3P' and 'cbsz:' in (e['neg_hi'][1] or ''):
+    if fam == 'VOP3P' and 'cbsz:' in (e['neg_hi'][1] or '') and 'neg:[' in (e['neg_lo'][1] or ''):
+        extra.append('kind=mai_neg')
+    elif fam == 'VOP3P' and 'cbsz:' in (e['neg_hi'][1] or ''):
         extra.append('kind=mai')
     if fam == 'VOP3P' and '|' in (e['neg_hi'][1] or ''):
         extra.append('kind=mix')
@@ -159,11 +188,19 @@ def main():
                     w = setf(e['all'][0], FAMILIES[fam][3][0], 0xff)
                     lit_cases.append(w); lit_keys.append((fam, op))
         lit = {k: r[0] for k, r in zip(lit_keys, run(t, lit_cases))}
+        # inline 1.0 in src0: printed as 0x3c00 on 16-bit integer operands
+        i16_cases, i16_keys = [], []
+        for fam in ('VOP1', 'VOP2', 'VOPC', 'VOP3', 'VOP3P'):
+            for op, e in d[fam].items():
+                if 'all' in e and e['all'][1] and 'src0' in e['live']:
+                    f = [x for x in FAMILIES[fam][3] if x[0] == 'src0'][0]
+                    i16_cases.append(setf(e['all'][0], f, 242)); i16_keys.append((fam, op))
+        i16 = {k: bool(r[0] and '0x3c00' in r[0]) for k, r in zip(i16_keys, run(t, i16_cases))}
         for fam in FAMILIES:
             for op, e in d[fam].items():
                 if 'all' not in e or e['all'][1] is None: continue
                 if fam == 'VOP3' and int(op) >= 0x380: continue
-                key = (fam, int(op)) + analyse(fam, op, e, lit.get((fam, op)))
+                key = (fam, int(op)) + analyse(fam, op, e, lit.get((fam, op)), i16.get((fam, op), False))
                 entries.setdefault(key, []).append(t)
         for i, txt in d['hwreg'].items():
             m = re.search(r'hwreg\((HW_REG_\w+)', txt or '')

@@ -184,6 +184,12 @@ impl Decoded {
     }
 }
 
+/// Decodes a value of the 9-bit source-operand space (SGPRs, specials, inline
+/// constants, `0xff` literal, VGPRs) as an operand of `width` dwords.
+pub fn src_operand_pub(value: u32, width: u8, literal: u32) -> Operand {
+    operand::src_operand(value, width, literal)
+}
+
 #[inline]
 fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
     let idx = *family_table(target, encoding).get(op as usize)?;

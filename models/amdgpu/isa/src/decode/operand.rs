@@ -40,6 +40,7 @@ pub enum SpecialReg {
     SrcExecz,
     SrcScc,
     SrcLdsDirect,
+    Null,
 }
 
 impl SpecialReg {
@@ -69,6 +70,7 @@ impl SpecialReg {
             S::SrcExecz => "src_execz",
             S::SrcScc => "src_scc",
             S::SrcLdsDirect => "src_lds_direct",
+            S::Null => "null",
         }
     }
 }
@@ -89,6 +91,21 @@ pub enum InlineFloat {
 }
 
 impl InlineFloat {
+    /// IEEE half-precision bit pattern of the constant.
+    pub const fn f16_bits(self) -> u16 {
+        match self {
+            InlineFloat::Half => 0x3800,
+            InlineFloat::NegHalf => 0xb800,
+            InlineFloat::One => 0x3c00,
+            InlineFloat::NegOne => 0xbc00,
+            InlineFloat::Two => 0x4000,
+            InlineFloat::NegTwo => 0xc000,
+            InlineFloat::Four => 0x4400,
+            InlineFloat::NegFour => 0xc400,
+            InlineFloat::InvTwoPi => 0x3118,
+        }
+    }
+
     /// Value as f64.
     pub fn value(self) -> f64 {
         match self {
@@ -223,6 +240,7 @@ pub(crate) fn src_operand(v: u32, width: u8, literal: u32) -> Operand {
         106 | 107 => pair(S::VccLo, S::VccHi, S::Vcc),
         108..=123 => Operand::Ttmp(range(v - 108, width)),
         124 => Operand::Special(S::M0),
+        125 => Operand::Special(S::Null),
         126 | 127 => pair(S::ExecLo, S::ExecHi, S::Exec),
         128..=192 => Operand::InlineInt((v - 128) as i8),
         193..=208 => Operand::InlineInt(-((v - 192) as i8)),
@@ -256,7 +274,7 @@ impl Inst {
     pub(crate) fn acc_bits(&self) -> (bool, u8) {
         let e = self.entry();
         match self.encoding {
-            Encoding::Vop3p if e.kind == Kind::Mai => (self.raw(Field::Clamp) != 0, self.raw(Field::OpselHi) as u8),
+            Encoding::Vop3p if matches!(e.kind, Kind::Mai | Kind::MaiNeg) => (self.raw(Field::Clamp) != 0, self.raw(Field::OpselHi) as u8),
             Encoding::Ds | Encoding::Flat | Encoding::Scratch | Encoding::Global | Encoding::Mubuf | Encoding::Mtbuf => {
                 let a = self.raw(Field::Acc) != 0;
                 (a, 0)
@@ -281,7 +299,13 @@ impl Inst {
             (_, Field::Simm16) => Operand::Imm(v),
             (Encoding::Smem, Field::Sbase) => src_operand(v * 2, width, lit),
             (Encoding::Smem, Field::Offset) => {
-                if self.raw(Field::Imm) != 0 { Operand::Imm(v) } else { src_operand(v & 0xff, 1, lit) }
+                if self.raw(Field::Imm) != 0 {
+                    Operand::Imm(v)
+                } else if self.raw(Field::Soe) != 0 {
+                    src_operand(self.raw(Field::Soffset), 1, lit)
+                } else {
+                    src_operand(v & 0x7f, 1, lit)
+                }
             }
             (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc) => src_operand(v * 4, width, lit),
             (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr) => {
@@ -329,7 +353,7 @@ impl Inst {
                 let a = match f {
                     Field::Src0 => acc_ab & 1 != 0,
                     Field::Src1 => acc_ab & 2 != 0,
-                    _ => acc,
+                    _ => acc && !(self.entry().kind == Kind::Mai && width == 1),
                 };
                 match o {
                     Operand::Vgpr(r) if a => Operand::Agpr(r),
@@ -380,7 +404,8 @@ impl Inst {
                 m.clamp = r(Field::Clamp) != 0;
                 m.omod = r(Field::Omod) as u8;
             }
-            Encoding::Vop3p if e.kind == Kind::Mai => {
+            Encoding::Vop3p if matches!(e.kind, Kind::Mai | Kind::MaiNeg) => {
+                m.neg = if e.kind == Kind::MaiNeg { r(Field::NegLo) as u8 } else { 0 };
                 m.cbsz = r(Field::NegHi) as u8;
                 m.abid = (r(Field::Opsel) | (r(Field::OpselHi2) << 3)) as u8;
                 m.blgp = r(Field::NegLo) as u8;
@@ -400,7 +425,7 @@ impl Inst {
             Encoding::Flat | Encoding::Scratch | Encoding::Global => {
                 let raw = r(Field::Offset);
                 m.offset = if self.encoding == Encoding::Flat {
-                    (raw & 0xfff) as i32
+                    (raw & 0x1fff) as i32
                 } else {
                     ((raw << 19) as i32) >> 19
                 };

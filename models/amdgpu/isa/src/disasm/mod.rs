@@ -67,15 +67,23 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
                 write_simm16(out, inst, e.kind, v)?;
                 continue;
             }
-            if enc == Encoding::Smem {
-                write!(out, "0x{v:x}")?;
+            if enc == Encoding::Smem && inst.raw(Field::Imm) != 0 {
+                let off = ((v << 11) as i32) >> 11;
+                let sign = if off < 0 { "-" } else { "" };
+                if inst.raw(Field::Soe) != 0 {
+                    let so = crate::decode::src_operand_pub(inst.raw(Field::Soffset), 1, 0);
+                    write_operand(out, so, 1, false, SrcMods::default())?;
+                    write!(out, " offset:{sign}0x{:x}", off.unsigned_abs())?;
+                } else {
+                    write!(out, "{sign}0x{:x}", off.unsigned_abs())?;
+                }
                 continue;
             }
         }
         let sm = match (enc, src_index) {
             (Encoding::Vop3, Some(i)) => SrcMods {
-                neg: e.has(Field::Neg) && mods.neg >> i & 1 != 0,
-                abs: e.has(Field::Abs) && mods.abs >> i & 1 != 0,
+                neg: e.neg_mask >> i & 1 != 0 && mods.neg >> i & 1 != 0,
+                abs: e.abs_mask >> i & 1 != 0 && mods.abs >> i & 1 != 0,
                 sext: false,
             },
             (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods {
@@ -86,7 +94,12 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             _ => SrcMods::default(),
         };
         let lit16 = e.flags & crate::tables::Entry::LIT16 != 0 && field == Some(Field::Src0);
-        write_operand(out, op, width, lit16, sm)?;
+        let int16 = e.flags & crate::tables::Entry::INT16 != 0 && src_index.is_some();
+        if let (Operand::InlineFloat(f), true) = (op, int16) {
+            write!(out, "0x{:x}", f.f16_bits())?;
+            continue;
+        }
+        write_operand(out, op, width, lit16 || int16, sm)?;
     }
     write_modifiers(out, inst, n_src)
 }
@@ -108,7 +121,7 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
     let g940 = inst.gfx940();
     match inst.encoding() {
         Encoding::Vop3 => {
-            if e.has(Field::Opsel) && m.op_sel != 0 {
+            if e.has(Field::Opsel) && m.op_sel & e.opsel_mask != 0 {
                 let bits = (m.op_sel & ((1 << n_src) - 1)) | ((m.op_sel >> 3 & 1) << n_src);
                 write_bits(out, "op_sel", bits, n_src + 1)?;
             }
@@ -124,14 +137,18 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
                 }
             }
         }
-        Encoding::Vop3p if e.kind == Kind::Mai => {
+        Encoding::Vop3p if matches!(e.kind, Kind::Mai | Kind::MaiNeg) => {
             if m.cbsz != 0 {
                 write!(out, " cbsz:{}", m.cbsz)?;
             }
             if m.abid != 0 {
                 write!(out, " abid:{}", m.abid)?;
             }
-            if m.blgp != 0 {
+            if e.kind == Kind::MaiNeg {
+                if m.neg != 0 {
+                    write_bits(out, "neg", m.neg, 3)?;
+                }
+            } else if m.blgp != 0 {
                 write!(out, " blgp:{}", m.blgp)?;
             }
         }
@@ -185,13 +202,13 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
             if inst.encoding() == Encoding::Mtbuf {
                 write_format(out, m.dfmt, m.nfmt)?;
             }
-            if m.idxen {
+            if e.has(Field::Idxen) && m.idxen {
                 out.write_str(" idxen")?;
             }
-            if m.offen {
+            if e.has(Field::Offen) && m.offen {
                 out.write_str(" offen")?;
             }
-            if m.offset != 0 {
+            if e.has(Field::Offset) && m.offset != 0 {
                 write!(out, " offset:{}", m.offset)?;
             }
             write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, e.has(Field::B15) && m.scc, g940)?;
@@ -211,8 +228,7 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
 
 fn is_ds2(inst: &Inst) -> bool {
     let mn = inst.opcode().mnemonic();
-    mn.contains("2_") || mn.contains("2st64") || mn.starts_with("ds_read2") || mn.starts_with("ds_write2")
-        || mn.starts_with("ds_wrxchg2")
+    mn.starts_with("ds_read2") || mn.starts_with("ds_write2") || mn.starts_with("ds_wrxchg2")
 }
 
 fn write_cpol(out: &mut impl fmt::Write, glc: bool, slc: bool, scc: bool, g940: bool) -> fmt::Result {

@@ -43,6 +43,7 @@ pub(crate) enum Kind {
     Sendmsg,
     GprIdx,
     Mai,
+    MaiNeg,
     Mix,
 }
 
@@ -76,6 +77,12 @@ pub(crate) struct Entry {
     pub(crate) must: [(u32, u32); 2],
     pub(crate) kind: Kind,
     pub(crate) flags: u8,
+    /// VOP3: which sources print `|abs|` (bit per source); 0xff elsewhere.
+    pub(crate) abs_mask: u8,
+    /// VOP3: which sources print negation.
+    pub(crate) neg_mask: u8,
+    /// VOP3: which op_sel bits are printed.
+    pub(crate) opsel_mask: u8,
 }
 
 impl Entry {
@@ -87,6 +94,8 @@ impl Entry {
     pub(crate) const LDS_FORM: u8 = 4;
     /// Packed VOP3P op whose `op_sel_hi` defaults to all ones (printed only otherwise).
     pub(crate) const PACKED_HI: u8 = 8;
+    /// 16-bit integer operands: inline float constants print as f16 bit patterns.
+    pub(crate) const INT16: u8 = 16;
 
     pub(crate) fn has(&self, f: Field) -> bool {
         self.mods & f.bit() != 0
