@@ -227,6 +227,14 @@ fn range(first: u32, count: u8) -> RegRange {
     RegRange { first: first as u16, count }
 }
 
+fn align_sgpr(v: u32, width: u8) -> u32 {
+    match width {
+        0 | 1 => v,
+        2 => v & !1,
+        _ => v & !3,
+    }
+}
+
 /// Decodes a scalar/vector source value (9-bit encoding space) of `width` dwords.
 pub(crate) fn src_operand(v: u32, width: u8, literal: u32) -> Operand {
     use SpecialReg as S;
@@ -234,11 +242,12 @@ pub(crate) fn src_operand(v: u32, width: u8, literal: u32) -> Operand {
         if width >= 2 { Operand::Special(wide) } else if v & 1 == 0 { Operand::Special(lo) } else { Operand::Special(hi) }
     };
     match v {
-        0..=101 => Operand::Sgpr(range(v, width)),
+        // LLVM aligns scalar tuples down: 64-bit to even, wider to a multiple of 4.
+        0..=101 => Operand::Sgpr(range(align_sgpr(v, width), width)),
         102 | 103 => pair(S::FlatScratchLo, S::FlatScratchHi, S::FlatScratch),
         104 | 105 => pair(S::XnackMaskLo, S::XnackMaskHi, S::XnackMask),
         106 | 107 => pair(S::VccLo, S::VccHi, S::Vcc),
-        108..=123 => Operand::Ttmp(range(v - 108, width)),
+        108..=123 => Operand::Ttmp(range(align_sgpr(v - 108, width), width)),
         124 => Operand::Special(S::M0),
         125 => Operand::Special(S::Null),
         126 | 127 => pair(S::ExecLo, S::ExecHi, S::Exec),
