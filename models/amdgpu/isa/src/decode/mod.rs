@@ -253,7 +253,7 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
         encoding,
         size_words: size as u8,
         target,
-        words: [w0, w1, literal],
+        words: if base == 1 { [w0, literal, 0] } else { [w0, w1, literal] },
     })
 }
 
@@ -290,7 +290,8 @@ impl Inst {
     }
     /// The trailing 32-bit literal constant, if the instruction has one.
     pub fn literal(&self) -> Option<u32> {
-        (self.size_words as usize > self.encoding.base_words()).then_some(self.words[2])
+        let base = self.encoding.base_words();
+        (self.size_words as usize > base).then_some(self.words[base])
     }
     pub(crate) fn entry(&self) -> &'static Entry {
         // Invariant: `entry` was produced by `entry_of`, so it indexes ENTRIES.

@@ -214,6 +214,9 @@ pub struct Modifiers {
 
 #[inline]
 pub(crate) fn field_raw(encoding: Encoding, f: Field, words: &[u32; 3]) -> u32 {
+    if f == Field::Literal {
+        return words[encoding.base_words()];
+    }
     match position(encoding, f) {
         Some((w, lo, width)) => {
             let v = words[w as usize] >> lo;
@@ -299,7 +302,7 @@ impl Inst {
             OpSpec::Field(f, w, c) => (f, w, c),
         };
         let v = self.raw(f);
-        let lit = self.words[2];
+        let lit = self.words[self.encoding.base_words()];
         let enc = self.encoding;
         let (acc, acc_ab) = self.acc_bits();
         let vreg = |v: u32, a: bool| if a { Operand::Agpr(range(v, width)) } else { Operand::Vgpr(range(v, width)) };

@@ -47,6 +47,9 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
     let mut n_src = 0usize;
     for spec in e.ops {
         let Some(op) = inst.operand_for(*spec) else { continue };
+        if e.kind == Kind::Dec && matches!((spec, op), (OpSpec::Field(Field::Simm16, _, _), Operand::Imm(0))) {
+            continue;
+        }
         out.write_str(if first { " " } else { ", " })?;
         first = false;
         let (field, width) = match *spec {
