@@ -12,7 +12,7 @@ mod operand;
 
 pub use operand::{InlineFloat, Modifiers, Operand, RegRange, SpecialReg};
 
-use crate::tables::{family_table, Entry, Field, OpSpec, ENTRIES};
+use crate::tables::{Entry, Field, ENTRIES, FAMILY_TABLES};
 use crate::Target;
 pub use crate::tables::Opcode;
 
@@ -192,7 +192,8 @@ pub fn src_operand_pub(value: u32, width: u8, literal: u32) -> Operand {
 
 #[inline]
 fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
-    let idx = *family_table(target, encoding).get(op as usize)?;
+    let tables = &FAMILY_TABLES[target as usize];
+    let idx = *tables.get(encoding as usize)?.get(op as usize)?;
     if idx == 0 {
         return None;
     }
@@ -218,25 +219,21 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
     if w0 & e.must[0].0 != e.must[0].1 || w1 & e.must[1].0 != e.must[1].1 {
         return Decoded::Invalid { encoding, word: w0 };
     }
-    let raw = [w0, w1, 0];
+    let l = e.literal;
     let mut size = base;
-    for spec in e.ops {
-        if let OpSpec::Field(f, _, _) = *spec {
-            let lit = match f {
-                Field::Literal => true,
-                Field::Ssrc0 | Field::Ssrc1 => operand::field_raw(encoding, f, &raw) == 0xff,
-                Field::Src0 | Field::Src1 | Field::Src2 => {
-                    let v = operand::field_raw(encoding, f, &raw);
-                    if v == 0xff && matches!(encoding, Encoding::Vop3 | Encoding::Vop3p) {
-                        return Decoded::Invalid { encoding, word: w0 };
-                    }
-                    v == 0xff
-                }
-                _ => false,
-            };
-            if lit {
-                size = base + 1;
-            }
+    if l != 0 {
+        let takes_literal = l & Entry::LIT_FIXED != 0
+            || (l & Entry::LIT_SSRC0 != 0 && w0 & 0xff == 0xff)
+            || (l & Entry::LIT_SSRC1 != 0 && (w0 >> 8) & 0xff == 0xff)
+            || (l & Entry::LIT_SRC0 != 0 && w0 & 0x1ff == 0xff);
+        if takes_literal {
+            size = base + 1;
+        }
+        let bad = (l & Entry::BAD_W1_SRC0 != 0 && w1 & 0x1ff == 0xff)
+            || (l & Entry::BAD_W1_SRC1 != 0 && (w1 >> 9) & 0x1ff == 0xff)
+            || (l & Entry::BAD_W1_SRC2 != 0 && (w1 >> 18) & 0x1ff == 0xff);
+        if bad {
+            return Decoded::Invalid { encoding, word: w0 };
         }
     }
     let literal = if size > base {

@@ -6,7 +6,7 @@ mod operand;
 
 pub use listing::{disassemble_section, Symbol};
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use crate::decode::{decode, Decoded, Encoding, Inst, Operand};
 use crate::tables::{Field, Kind, OpSpec, HWREG_NAMES, SENDMSG_NAMES};
@@ -219,11 +219,7 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
                 out.write_str(" lds")?;
             }
         }
-        Encoding::Smem => {
-            if e.has(Field::Glc) && m.glc {
-                out.write_str(" glc")?;
-            }
-        }
+        Encoding::Smem if e.has(Field::Glc) && m.glc => out.write_str(" glc")?,
         _ => {}
     }
     Ok(())

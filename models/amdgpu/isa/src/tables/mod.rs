@@ -7,7 +7,7 @@
 mod generated;
 
 pub use generated::Opcode;
-pub(crate) use generated::{family_table, ENTRIES, HWREG_NAMES, MNEMONICS, SENDMSG_NAMES};
+pub(crate) use generated::{ENTRIES, FAMILY_TABLES, HWREG_NAMES, MNEMONICS, SENDMSG_NAMES};
 
 /// How an instruction field is printed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -47,9 +47,10 @@ pub(crate) enum Kind {
     Mix,
 }
 
-/// Named bit fields of the encodings. Their positions depend on the encoding family
+/// Named bit fields of the encodings (`Nv` and `Soe` are SMEM bits the printer reads
+/// only through the must-be masks). Their positions depend on the encoding family
 /// (`crate::decode::fields`).
-#[allow(missing_docs)]
+#[allow(missing_docs, dead_code)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Field {
@@ -83,9 +84,26 @@ pub(crate) struct Entry {
     pub(crate) neg_mask: u8,
     /// VOP3: which op_sel bits are printed.
     pub(crate) opsel_mask: u8,
+    /// Where a literal may follow (`LIT_*`) or which w1 sources must not be 0xff (`BAD_W1_*`).
+    pub(crate) literal: u8,
 }
 
 impl Entry {
+    /// Always followed by a literal (`v_madak_f32`, `s_setreg_imm32_b32`).
+    pub(crate) const LIT_FIXED: u8 = 1;
+    /// SOP ssrc0 (w0 bits 7:0) = 0xff takes a literal.
+    pub(crate) const LIT_SSRC0: u8 = 2;
+    /// SOP ssrc1 (w0 bits 15:8) = 0xff takes a literal.
+    pub(crate) const LIT_SSRC1: u8 = 4;
+    /// VOP1/VOP2/VOPC src0 (w0 bits 8:0) = 0xff takes a literal.
+    pub(crate) const LIT_SRC0: u8 = 8;
+    /// VOP3/VOP3P src0 (w1 bits 8:0) = 0xff is invalid (no literals in 64-bit VALU).
+    pub(crate) const BAD_W1_SRC0: u8 = 16;
+    /// As `BAD_W1_SRC0` for src1 (w1 bits 17:9).
+    pub(crate) const BAD_W1_SRC1: u8 = 32;
+    /// As `BAD_W1_SRC0` for src2 (w1 bits 26:18).
+    pub(crate) const BAD_W1_SRC2: u8 = 64;
+
     /// A literal constant in src0 is printed as 16 bits.
     pub(crate) const LIT16: u8 = 1;
     /// Atomic that returns the old value (and prints vdst) when glc/sc0 is set.
