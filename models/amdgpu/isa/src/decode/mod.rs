@@ -54,6 +54,18 @@ pub enum Encoding {
     Mubuf,
     /// Typed buffer memory.
     Mtbuf,
+    /// VOP1 with a DPP control word (src0 = 0xfa).
+    Vop1Dpp,
+    /// VOP2 with a DPP control word.
+    Vop2Dpp,
+    /// VOPC with a DPP control word.
+    VopcDpp,
+    /// VOP1 with an SDWA control word (src0 = 0xf9).
+    Vop1Sdwa,
+    /// VOP2 with an SDWA control word.
+    Vop2Sdwa,
+    /// VOPC with an SDWA control word.
+    VopcSdwa,
     /// No encoding family of these targets starts with these bits.
     Unknown,
 }
@@ -79,6 +91,12 @@ impl Encoding {
             Encoding::Global => "GLOBAL",
             Encoding::Mubuf => "MUBUF",
             Encoding::Mtbuf => "MTBUF",
+            Encoding::Vop1Dpp => "VOP1_DPP",
+            Encoding::Vop2Dpp => "VOP2_DPP",
+            Encoding::VopcDpp => "VOPC_DPP",
+            Encoding::Vop1Sdwa => "VOP1_SDWA",
+            Encoding::Vop2Sdwa => "VOP2_SDWA",
+            Encoding::VopcSdwa => "VOPC_SDWA",
             Encoding::Unknown => "UNKNOWN",
         }
     }
@@ -207,7 +225,20 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
     let Some(&w0) = words.first() else {
         return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
     };
-    let (encoding, op) = Encoding::classify(w0);
+    let (mut encoding, op) = Encoding::classify(w0);
+    if matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc) {
+        let src0 = w0 & 0x1ff;
+        if src0 == 0xfa || src0 == 0xf9 {
+            encoding = match (encoding, src0 == 0xfa) {
+                (Encoding::Vop1, true) => Encoding::Vop1Dpp,
+                (Encoding::Vop2, true) => Encoding::Vop2Dpp,
+                (Encoding::Vopc, true) => Encoding::VopcDpp,
+                (Encoding::Vop1, false) => Encoding::Vop1Sdwa,
+                (Encoding::Vop2, false) => Encoding::Vop2Sdwa,
+                _ => Encoding::VopcSdwa,
+            };
+        }
+    }
     let Some((idx, e)) = entry_of(target, encoding, op) else {
         return Decoded::Invalid { encoding, word: w0 };
     };

@@ -45,6 +45,7 @@ pub(crate) enum Kind {
     Mai,
     MaiNeg,
     Mix,
+    DpAlu,
 }
 
 /// Named bit fields of the encodings (`Nv` and `Soe` are SMEM bits the printer reads
@@ -86,6 +87,8 @@ pub(crate) struct Entry {
     pub(crate) opsel_mask: u8,
     /// Where a literal may follow (`LIT_*`) or which w1 sources must not be 0xff (`BAD_W1_*`).
     pub(crate) literal: u8,
+    /// DPP/SDWA: bits of the control word that LLVM prints for this opcode.
+    pub(crate) w1_mods: u32,
 }
 
 impl Entry {
@@ -114,6 +117,10 @@ impl Entry {
     pub(crate) const PACKED_HI: u8 = 8;
     /// 16-bit integer operands: inline float constants print as f16 bit patterns.
     pub(crate) const INT16: u8 = 16;
+    /// DPP: src0's negate bit means `sext` (integer source modifier).
+    pub(crate) const DPP_SEXT0: u8 = 32;
+    /// DPP: src1's negate bit means `sext`.
+    pub(crate) const DPP_SEXT1: u8 = 64;
 
     pub(crate) fn has(&self, f: Field) -> bool {
         self.mods & f.bit() != 0
