@@ -87,8 +87,8 @@ fn check(target: Target, floor: f64) {
         s.1 += 1;
         if agree {
             s.0 += 1;
-        } else if examples.len() < 10 {
-            examples.push(format!("{c:08x?}: llvm {exp:?} ours {got:?}"));
+        } else {
+            examples.push(format!("{fam} {c:08x?}: llvm {exp:?} ours {got:?}"));
         }
     }
     let (ok, n) = stats.values().fold((0, 0), |a, s| (a.0 + s.0, a.1 + s.1));
@@ -98,6 +98,10 @@ fn check(target: Target, floor: f64) {
         report.push_str(&format!(" {f} {:.1}%;", 100.0 * *a as f64 / *b as f64));
     }
     println!("{report}");
+    if let Some(dump) = std::env::var_os("DIFF_DUMP") {
+        std::fs::write(std::path::PathBuf::from(dump).join(format!("{target}.diff")), examples.join("\n")).expect("write dump");
+    }
+    examples.truncate(10);
     assert!(rate >= floor, "{report}\nagreement below {floor}; examples: {examples:#?}");
 }
 

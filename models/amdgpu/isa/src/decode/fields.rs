@@ -68,6 +68,7 @@ pub(crate) const fn position(encoding: Encoding, field: Field) -> Option<(u8, u8
         (E::Mtbuf, F::Dfmt) => (0, 19, 4),
         (E::Mtbuf, F::Nfmt) => (0, 23, 3),
         (E::Mtbuf, F::Slc) => (1, 22, 1),
+        (E::Mtbuf, F::B15) => (1, 21, 1),
         (E::Mubuf | E::Mtbuf, F::Vaddr) => (1, 0, 8),
         (E::Mubuf | E::Mtbuf, F::Vdata) => (1, 8, 8),
         (E::Mubuf | E::Mtbuf, F::Srsrc) => (1, 16, 5),

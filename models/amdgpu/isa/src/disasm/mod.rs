@@ -230,7 +230,9 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
                 }
             } else {
                 let off = m.offset as u32 | (m.offset1 as u32) << 8;
-                if off != 0 {
+                if off != 0 && inst.opcode().mnemonic() == "ds_swizzle_b32" {
+                    write_swizzle(out, off)?;
+                } else if off != 0 {
                     write!(out, " offset:{off}")?;
                 }
             }
@@ -257,7 +259,8 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
             if e.has(Field::Offset) && m.offset != 0 {
                 write!(out, " offset:{}", m.offset)?;
             }
-            write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, e.has(Field::B15) && m.scc, g940)?;
+            let mtbuf = inst.encoding() == Encoding::Mtbuf;
+            write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, (mtbuf || e.has(Field::B15)) && m.scc, g940)?;
             if inst.encoding() == Encoding::Mubuf && m.lds && e.flags & crate::tables::Entry::LDS_FORM != 0 {
                 out.write_str(" lds")?;
             }
@@ -310,6 +313,40 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
         _ => {}
     }
     Ok(())
+}
+
+/// `offset:swizzle(...)` of `ds_swizzle_b32` (quad-permute or bit-mask mode).
+fn write_swizzle(out: &mut impl fmt::Write, off: u32) -> fmt::Result {
+    if off & 0x8000 != 0 {
+        if off & 0x7f00 != 0 {
+            return write!(out, " offset:{off}");
+        }
+        return write!(out, " offset:swizzle(QUAD_PERM,{},{},{},{})", off & 3, off >> 2 & 3, off >> 4 & 3, off >> 6 & 3);
+    }
+    let and = off & 0x1f;
+    let or = off >> 5 & 0x1f;
+    let xor = off >> 10 & 0x1f;
+    if and == 0x1f && or == 0 && xor.count_ones() == 1 {
+        return write!(out, " offset:swizzle(SWAP,{xor})");
+    }
+    if and == 0x1f && or == 0 && xor > 0 && (xor + 1).is_power_of_two() {
+        return write!(out, " offset:swizzle(REVERSE,{})", xor + 1);
+    }
+    let group = 0x1f - and + 1;
+    if group > 1 && group.is_power_of_two() && or < group && xor == 0 {
+        return write!(out, " offset:swizzle(BROADCAST,{group},{or})");
+    }
+    out.write_str(" offset:swizzle(BITMASK_PERM,\"")?;
+    for i in (0..5).rev() {
+        let (a, o, x) = (and >> i & 1, or >> i & 1, xor >> i & 1);
+        let c = match (a, o, x) {
+            (1, 0, 0) => 'p',
+            (1, 0, 1) => 'i',
+            (_, o, x) => if o ^ x == 1 { '1' } else { '0' },
+        };
+        out.write_char(c)?;
+    }
+    out.write_str("\")")
 }
 
 fn is_ds2(inst: &Inst) -> bool {
