@@ -65,6 +65,11 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
         if src_index.is_some() {
             n_src += 1;
         }
+        if let (Some(Field::Literal), Operand::Literal(k), Encoding::Vop2) = (field, op, enc) {
+            // The K constant of v_madak/v_madmk/v_fmaak/v_fmamk is always printed in hex.
+            write!(out, "0x{k:x}")?;
+            continue;
+        }
         if let (Some(f), Operand::Imm(v)) = (field, op) {
             if f == Field::Simm16 {
                 write_simm16(out, inst, e.kind, v)?;
@@ -84,7 +89,7 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             }
         }
         let sm = match (enc, src_index) {
-            (Encoding::Vop3, Some(i)) => SrcMods {
+            (Encoding::Vop3, Some(i)) => SrcMods { lit_marker: false,
                 neg: e.neg_mask >> i & 1 != 0 && mods.neg >> i & 1 != 0,
                 abs: e.abs_mask >> i & 1 != 0 && mods.abs >> i & 1 != 0,
                 sext: false,
@@ -95,14 +100,14 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
                 let neg = w1 >> (20 + 2 * i) & 1 != 0;
                 let sext_flag = if i == 0 { crate::tables::Entry::DPP_SEXT0 } else { crate::tables::Entry::DPP_SEXT1 };
                 let is_sext = e.flags & sext_flag != 0;
-                SrcMods { neg: neg && !is_sext, abs: w1 >> (21 + 2 * i) & 1 != 0, sext: neg && is_sext }
+                SrcMods { lit_marker: false, neg: neg && !is_sext, abs: w1 >> (21 + 2 * i) & 1 != 0, sext: neg && is_sext }
             }
             (Encoding::Vop1Sdwa | Encoding::Vop2Sdwa | Encoding::VopcSdwa, _) if dpp_src(field).is_some() => {
                 let i = dpp_src(field).unwrap_or(0);
                 let w1 = inst.words()[1] & e.w1_mods;
-                SrcMods { sext: w1 >> (19 + 8 * i) & 1 != 0, neg: w1 >> (20 + 8 * i) & 1 != 0, abs: w1 >> (21 + 8 * i) & 1 != 0 }
+                SrcMods { lit_marker: false, sext: w1 >> (19 + 8 * i) & 1 != 0, neg: w1 >> (20 + 8 * i) & 1 != 0, abs: w1 >> (21 + 8 * i) & 1 != 0 }
             }
-            (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods {
+            (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods { lit_marker: false,
                 neg: mods.neg >> i & 1 != 0,
                 abs: mods.neg_hi >> i & 1 != 0,
                 sext: false,
@@ -115,6 +120,7 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             write!(out, "0x{:x}", f.f16_bits())?;
             continue;
         }
+        let sm = SrcMods { lit_marker: inst.target() == Target::Gfx950, ..sm };
         write_operand(out, op, width, lit16 || int16, sm)?;
     }
     write_modifiers(out, inst, n_src)

@@ -7,6 +7,8 @@ use crate::decode::{InlineFloat, Operand, RegRange};
 /// Source modifiers applied around an operand.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct SrcMods {
+    /// LLVM 22 (gfx950) marks literals that could have been inline constants: `lit(0x5)`.
+    pub(crate) lit_marker: bool,
     pub(crate) neg: bool,
     pub(crate) abs: bool,
     pub(crate) sext: bool,
@@ -53,7 +55,19 @@ const FLOAT_PATTERNS: [(u16, u32, u32, InlineFloat); 9] = [
     (0x3118, 0x3e22_f983, 0xffff_ffff, InlineFloat::InvTwoPi),
 ];
 
-fn write_literal(out: &mut impl fmt::Write, lit: u32, width: u8, lit16: bool) -> fmt::Result {
+fn write_literal(out: &mut impl fmt::Write, lit: u32, width: u8, lit16: bool, marker: bool) -> fmt::Result {
+    if marker {
+        let v = if lit16 { lit & 0xffff } else { lit };
+        let inline = if lit16 {
+            (-16..=64).contains(&(v as u16 as i16)) || FLOAT_PATTERNS.iter().any(|p| p.0 as u32 == v)
+        } else {
+            (-16..=64).contains(&(v as i32))
+                || FLOAT_PATTERNS.iter().any(|p| if width >= 2 { p.2 == v } else { p.1 == v })
+        };
+        if inline {
+            return write!(out, "lit(0x{v:x})");
+        }
+    }
     if lit16 {
         let v = lit & 0xffff;
         let s = v as u16 as i16;
@@ -101,7 +115,7 @@ pub(crate) fn write_operand(out: &mut impl fmt::Write, op: Operand, width: u8, l
         Operand::Special(s) => out.write_str(s.name())?,
         Operand::InlineInt(i) => write!(out, "{i}")?,
         Operand::InlineFloat(f) => out.write_str(inline_float_text(f, width))?,
-        Operand::Literal(l) => write_literal(out, l, width, lit16)?,
+        Operand::Literal(l) => write_literal(out, l, width, lit16, m.lit_marker)?,
         Operand::Imm(v) => write!(out, "{v}")?,
         Operand::Off => out.write_str("off")?,
         Operand::Fixed(t) => out.write_str(t)?,
