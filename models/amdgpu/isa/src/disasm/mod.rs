@@ -120,7 +120,7 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             write!(out, "0x{:x}", f.f16_bits())?;
             continue;
         }
-        let sm = SrcMods { lit_marker: inst.target() == Target::Gfx950, ..sm };
+        let sm = SrcMods { lit_marker: inst.target() == Target::Gfx950 && field != Some(Field::Literal), ..sm };
         write_operand(out, op, width, lit16 || int16, sm)?;
     }
     write_modifiers(out, inst, n_src)
