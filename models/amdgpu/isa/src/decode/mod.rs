@@ -6,6 +6,19 @@
 //!
 //! **Architecture Invariant:** [`decode`] never panics and never allocates: unknown or
 //! truncated words come back as [`Decoded::Invalid`] / [`Decoded::Truncated`] values.
+//!
+//! ```
+//! use amdgpu_isa::decode::{decode, Decoded, Encoding, Opcode, Operand, RegRange};
+//! use amdgpu_isa::{disasm::inst_text, Target};
+//!
+//! // global_load_dwordx2 v[4:5], v[2:3], off
+//! let Decoded::Inst(inst) = decode(Target::Gfx942, &[0xDC548000, 0x047F0002]) else { unreachable!() };
+//! assert_eq!(inst.encoding(), Encoding::Global);
+//! assert_eq!(inst.opcode(), Opcode::GlobalLoadDwordx2);
+//! assert_eq!(inst.size_bytes(), 8);
+//! assert_eq!(inst.operands().as_slice()[0], Operand::Vgpr(RegRange { first: 4, count: 2 }));
+//! assert_eq!(inst_text(&inst), "global_load_dwordx2 v[4:5], v[2:3], off");
+//! ```
 
 mod fields;
 mod operand;

@@ -1,5 +1,17 @@
 //! Disassembler: instruction text exactly as LLVM's AMDGPU printer writes it, and an
 //! `llvm-objdump -d` style listing of a code section.
+//!
+//! The printer is driven by the same generated table as the decoder: each entry lists its
+//! operands in printed order and the modifier fields LLVM prints for it; family-specific
+//! code here knows only the syntax of each modifier (`offset:`, `op_sel:[...]`, cache
+//! policy names per target, DPP/SDWA controls, `s_waitcnt`/`hwreg`/`sendmsg` immediates).
+//!
+//! ```
+//! use amdgpu_isa::{disasm::text, Target};
+//! assert_eq!(text(Target::Gfx90a, &[0xBF8CC07F]).as_deref(), Some("s_waitcnt lgkmcnt(0)"));
+//! assert_eq!(text(Target::Gfx942, &[0xD3B24004, 0x0801E504]).as_deref(),
+//!            Some("v_pk_add_f32 v[4:5], v[4:5], 1.0 op_sel_hi:[1,0]"));
+//! ```
 
 mod listing;
 mod operand;
