@@ -55,6 +55,54 @@ def split_text(t):
         return mn, [], sp
     return mn, parts[:-1] + [sp[0]], sp[1:]
 
+ANNOT_RE = re.compile(r"/\*Invalid register, operand has '(\w+)' register class\*/")
+
+def ops_keep(t):
+    """Operand strings of a printed instruction, comments kept."""
+    if t is None or ' ' not in t: return []
+    rest = t.split(' ', 1)[1]
+    parts, depth, cur, i = [], 0, '', 0
+    while i < len(rest):
+        c = rest[i]
+        if rest.startswith('/*', i):
+            j = rest.index('*/', i) + 2
+            cur += rest[i:j]; i = j; continue
+        if c in '([': depth += 1
+        if c in ')]': depth -= 1
+        if depth == 0 and rest.startswith(', ', i):
+            parts.append(cur); cur = ''; i += 2; continue
+        cur += c; i += 1
+    parts.append(cur)
+    last = parts[-1]
+    m = re.match(r'^([^\s/]*(?:/\*.*?\*/)?)', last)
+    parts[-1] = m.group(1) if m else last
+    return parts
+
+def annotations(e, idx, fname):
+    """Annotation suffixes for operand number idx (field fname) learned from the probes."""
+    out = []
+    a = e.get('annot', {})
+    def at(text):
+        ops = ops_keep(text)
+        if idx < len(ops):
+            m = ANNOT_RE.search(ops[idx])
+            if m: return m.group(1)
+            if '/*Invalid immediate*/' in ops[idx]: return 'IMM'
+        return None
+    r = a.get(fname + ':odd')
+    if r and r[1]:
+        n = at(r[1])
+        if n and n != 'IMM': out.append('m=' + n)
+    r = a.get(fname + ':sgpr')
+    if r and r[1]:
+        n = at(r[1])
+        if n and n != 'IMM': out.append('s=' + n)
+    n = at(e['all'][1])
+    if n and n != 'IMM' and fname in ('src0', 'src1', 'src2'): out.append('v=' + n)
+    r = a.get(fname + ':imm')
+    if r and r[1] and at(r[1]) == 'IMM': out.append('i')
+    return out
+
 def analyse(fam, op, e, lit_text, i16=False):
     fields = FAMILIES[fam][3]
     live = e['live']
@@ -107,7 +155,7 @@ def analyse(fam, op, e, lit_text, i16=False):
             out_ops.append('=' + tok)
         else:
             used.add(hit[0])
-            out_ops.append('%s:%s:%d' % hit)
+            out_ops.append(':'.join(['%s:%s:%d' % hit] + annotations(e, len(out_ops), hit[0])))
     all_text = e['all'][1]
     extra_masks = []
     mod_fields = []

@@ -302,7 +302,7 @@ impl Inst {
                 return Some(src_operand(self.raw(Field::Sdst), 2, 0));
             }
             OpSpec::Text(t) => return Some(Operand::Fixed(t)),
-            OpSpec::Field(f, w, c) => (f, w, c),
+            OpSpec::Field(f, w, c, _) => (f, w, c),
         };
         let v = self.raw(f);
         let lit = self.words[self.encoding.base_words()];
@@ -420,7 +420,7 @@ impl Inst {
         let mut m = Modifiers::default();
         match self.encoding {
             Encoding::Vop3 => {
-                if r(Field::Sdst) == 0 || !e.ops.iter().any(|s| matches!(s, OpSpec::Field(Field::Sdst, _, _))) {
+                if r(Field::Sdst) == 0 || !e.ops.iter().any(|s| matches!(s, OpSpec::Field(Field::Sdst, _, _, _))) {
                     m.abs = r(Field::Abs) as u8;
                     m.op_sel = r(Field::Opsel) as u8;
                 }

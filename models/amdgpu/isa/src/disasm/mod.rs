@@ -20,10 +20,10 @@ pub use listing::{disassemble_section, Symbol};
 
 use std::fmt;
 
-use crate::decode::{decode, Decoded, Encoding, Inst, Operand};
-use crate::tables::{Field, Kind, OpSpec, HWREG_NAMES, SENDMSG_NAMES};
+use crate::decode::{decode, Decoded, Encoding, Inst, Operand, SpecialReg};
+use crate::tables::{Annot, Field, Kind, OpSpec, HWREG_NAMES, SENDMSG_NAMES};
 use crate::Target;
-use operand::{write_operand, SrcMods};
+use operand::{write_operand, Note, SrcMods};
 
 /// Text of one decoded instruction (no leading tab, no trailing comment).
 pub fn inst_text(inst: &Inst) -> String {
@@ -59,13 +59,13 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
     let mut n_src = 0usize;
     for spec in e.ops {
         let Some(op) = inst.operand_for(*spec) else { continue };
-        if e.kind == Kind::Dec && matches!((spec, op), (OpSpec::Field(Field::Simm16, _, _), Operand::Imm(0))) {
+        if e.kind == Kind::Dec && matches!((spec, op), (OpSpec::Field(Field::Simm16, _, _, _), Operand::Imm(0))) {
             continue;
         }
         out.write_str(if first { " " } else { ", " })?;
         first = false;
         let (field, width) = match *spec {
-            OpSpec::Field(f, w, _) => (Some(f), w),
+            OpSpec::Field(f, w, _, _) => (Some(f), w),
             OpSpec::Text(_) => (None, 1),
         };
         let src_index = match field {
@@ -101,7 +101,7 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             }
         }
         let sm = match (enc, src_index) {
-            (Encoding::Vop3, Some(i)) => SrcMods { lit_marker: false,
+            (Encoding::Vop3, Some(i)) => SrcMods { note: Note::None, lit_marker: false,
                 neg: e.neg_mask >> i & 1 != 0 && mods.neg >> i & 1 != 0,
                 abs: e.abs_mask >> i & 1 != 0 && mods.abs >> i & 1 != 0,
                 sext: false,
@@ -112,14 +112,14 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
                 let neg = w1 >> (20 + 2 * i) & 1 != 0;
                 let sext_flag = if i == 0 { crate::tables::Entry::DPP_SEXT0 } else { crate::tables::Entry::DPP_SEXT1 };
                 let is_sext = e.flags & sext_flag != 0;
-                SrcMods { lit_marker: false, neg: neg && !is_sext, abs: w1 >> (21 + 2 * i) & 1 != 0, sext: neg && is_sext }
+                SrcMods { note: Note::None, lit_marker: false, neg: neg && !is_sext, abs: w1 >> (21 + 2 * i) & 1 != 0, sext: neg && is_sext }
             }
             (Encoding::Vop1Sdwa | Encoding::Vop2Sdwa | Encoding::VopcSdwa, _) if dpp_src(field).is_some() => {
                 let i = dpp_src(field).unwrap_or(0);
                 let w1 = inst.words()[1] & e.w1_mods;
-                SrcMods { lit_marker: false, sext: w1 >> (19 + 8 * i) & 1 != 0, neg: w1 >> (20 + 8 * i) & 1 != 0, abs: w1 >> (21 + 8 * i) & 1 != 0 }
+                SrcMods { note: Note::None, lit_marker: false, sext: w1 >> (19 + 8 * i) & 1 != 0, neg: w1 >> (20 + 8 * i) & 1 != 0, abs: w1 >> (21 + 8 * i) & 1 != 0 }
             }
-            (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods { lit_marker: false,
+            (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods { note: Note::None, lit_marker: false,
                 neg: mods.neg >> i & 1 != 0,
                 abs: mods.neg_hi >> i & 1 != 0,
                 sext: false,
@@ -132,10 +132,31 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             write!(out, "0x{:x}", f.f16_bits())?;
             continue;
         }
-        let sm = SrcMods { lit_marker: inst.target() == Target::Gfx950 && field != Some(Field::Literal), ..sm };
+        let note = match *spec {
+            OpSpec::Field(f, _, _, a) => operand_note(inst, f, op, a),
+            OpSpec::Text(_) => Note::None,
+        };
+        let sm = SrcMods { note, lit_marker: inst.target() == Target::Gfx950 && field != Some(Field::Literal), ..sm };
         write_operand(out, op, width, lit16 || int16, sm)?;
     }
     write_modifiers(out, inst, n_src)
+}
+
+/// The class annotation LLVM prints after `op` in slot `field` (see [`Annot`]).
+fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
+    let e = inst.entry();
+    let mai = matches!(e.kind, Kind::Mai | Kind::MaiNeg) && matches!(field, Field::Vdst | Field::Src2);
+    // The probes ran with acc_cd = 1: swap AReg/VReg names when the bit is clear.
+    let swap = mai && inst.raw(Field::Clamp) == 0;
+    let reg = |n: Option<&'static str>| n.map_or(Note::None, |n| Note::Reg(n, swap));
+    match op {
+        Operand::Vgpr(r) | Operand::Agpr(r) if r.count >= 2 && r.first % 2 == 1 && a.misaligned.is_some() => reg(a.misaligned),
+        Operand::Vgpr(_) => reg(a.vgpr),
+        Operand::Sgpr(_) | Operand::Ttmp(_) => reg(a.sgpr),
+        Operand::Special(sr) if !sr.name().starts_with("src_") && sr != SpecialReg::Null => reg(a.sgpr),
+        Operand::InlineInt(_) | Operand::InlineFloat(_) | Operand::Literal(_) if a.imm => Note::Imm,
+        _ => Note::None,
+    }
 }
 
 /// Source index of a DPP/SDWA source field (src0 or vsrc1).

@@ -4,9 +4,40 @@ use std::fmt;
 
 use crate::decode::{InlineFloat, Operand, RegRange};
 
+/// LLVM's comment after an operand whose value is outside the operand's class.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) enum Note {
+    /// No comment.
+    #[default]
+    None,
+    /// `/*Invalid register, operand has 'NAME' register class*/`; `swap` exchanges an
+    /// `AReg`/`VReg` prefix (MFMA destinations follow the acc_cd bit).
+    Reg(&'static str, bool),
+    /// `/*Invalid immediate*/`.
+    Imm,
+}
+
+fn write_note(out: &mut impl fmt::Write, note: Note) -> fmt::Result {
+    match note {
+        Note::None => Ok(()),
+        Note::Imm => out.write_str("/*Invalid immediate*/"),
+        Note::Reg(name, swap) => {
+            out.write_str("/*Invalid register, operand has '")?;
+            match (swap, name.strip_prefix("AReg"), name.strip_prefix("VReg")) {
+                (true, Some(rest), _) => write!(out, "VReg{rest}")?,
+                (true, _, Some(rest)) => write!(out, "AReg{rest}")?,
+                _ => out.write_str(name)?,
+            }
+            out.write_str("' register class*/")
+        }
+    }
+}
+
 /// Source modifiers applied around an operand.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct SrcMods {
+    /// Class annotation printed after the operand.
+    pub(crate) note: Note,
     /// LLVM 22 (gfx950) marks literals that could have been inline constants: `lit(0x5)`.
     pub(crate) lit_marker: bool,
     pub(crate) neg: bool,
@@ -121,6 +152,7 @@ pub(crate) fn write_operand(out: &mut impl fmt::Write, op: Operand, width: u8, l
         Operand::Fixed(t) => out.write_str(t)?,
         Operand::Reserved(v) => write!(out, "/*invalid src {v}*/")?,
     }
+    write_note(out, m.note)?;
     if m.sext {
         out.write_char(')')?;
     }

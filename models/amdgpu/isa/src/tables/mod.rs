@@ -22,11 +22,30 @@ pub(crate) enum Class {
     I,
 }
 
+/// LLVM's annotations for operand values outside the operand's register class, learned
+/// by probing: `/*Invalid register, operand has 'NAME' register class*/` and
+/// `/*Invalid immediate*/`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Annot {
+    /// Class named when a vector tuple starts at an odd register.
+    pub(crate) misaligned: Option<&'static str>,
+    /// Class named when the value is a scalar register.
+    pub(crate) sgpr: Option<&'static str>,
+    /// Class named when the value is a vector register.
+    pub(crate) vgpr: Option<&'static str>,
+    /// Constants are annotated as invalid immediates.
+    pub(crate) imm: bool,
+}
+
+impl Annot {
+    pub(crate) const NONE: Annot = Annot { misaligned: None, sgpr: None, vgpr: None, imm: false };
+}
+
 /// An operand slot of an instruction, in printed order.
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum OpSpec {
-    /// A field of the encoding, with its width in dwords.
-    Field(Field, u8, Class),
+    /// A field of the encoding, with its width in dwords and its annotations.
+    Field(Field, u8, Class, &'static Annot),
     /// Fixed text (an implicit operand such as `vcc` or `off`).
     Text(&'static str),
 }
