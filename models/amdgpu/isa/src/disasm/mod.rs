@@ -133,6 +133,11 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             continue;
         }
         let note = match *spec {
+            OpSpec::Field(Field::Vdst, _, crate::tables::Class::S, _)
+                if matches!(op, Operand::InlineInt(_) | Operand::InlineFloat(_) | Operand::Literal(_)) =>
+            {
+                Note::Imm
+            }
             OpSpec::Field(f, _, _, a) => operand_note(inst, f, op, a),
             OpSpec::Text(_) => Note::None,
         };
