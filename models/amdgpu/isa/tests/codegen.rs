@@ -169,6 +169,7 @@ fn generate(data: &str) -> String {
                 ("VOP3" | "VOP3P", "src0") => lit.push("Entry::BAD_W1_SRC0"),
                 ("VOP3" | "VOP3P", "src1") => lit.push("Entry::BAD_W1_SRC1"),
                 ("VOP3" | "VOP3P", "src2") => lit.push("Entry::BAD_W1_SRC2"),
+                ("MUBUF" | "MTBUF", "soffset") => lit.push("Entry::SOFFSET_W1"),
                 _ => {}
             }
         }

@@ -273,9 +273,17 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
         if takes_literal {
             size = base + 1;
         }
-        let bad = (l & Entry::BAD_W1_SRC0 != 0 && w1 & 0x1ff == 0xff)
-            || (l & Entry::BAD_W1_SRC1 != 0 && (w1 >> 9) & 0x1ff == 0xff)
-            || (l & Entry::BAD_W1_SRC2 != 0 && (w1 >> 18) & 0x1ff == 0xff);
+        // Source values that name nothing (209..=234, the DPP/SDWA markers) make LLVM
+        // reject the word, as does a literal in a 64-bit VALU encoding.
+        let reserved = |v: u32| (209..=234).contains(&v) || v == 0xf9 || v == 0xfa;
+        let bad_vop3 = |v: u32| v == 0xff || reserved(v);
+        let bad = (l & Entry::BAD_W1_SRC0 != 0 && bad_vop3(w1 & 0x1ff))
+            || (l & Entry::BAD_W1_SRC1 != 0 && bad_vop3((w1 >> 9) & 0x1ff))
+            || (l & Entry::BAD_W1_SRC2 != 0 && bad_vop3((w1 >> 18) & 0x1ff))
+            || (l & Entry::LIT_SSRC0 != 0 && reserved(w0 & 0xff))
+            || (l & Entry::LIT_SSRC1 != 0 && reserved((w0 >> 8) & 0xff))
+            || (l & Entry::LIT_SRC0 != 0 && reserved(w0 & 0x1ff))
+            || (l & Entry::SOFFSET_W1 != 0 && reserved(w1 >> 24));
         if bad {
             return Decoded::Invalid { encoding, word: w0 };
         }

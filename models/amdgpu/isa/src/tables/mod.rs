@@ -125,6 +125,8 @@ impl Entry {
     pub(crate) const BAD_W1_SRC1: u8 = 32;
     /// As `BAD_W1_SRC0` for src2 (w1 bits 26:18).
     pub(crate) const BAD_W1_SRC2: u8 = 64;
+    /// MUBUF/MTBUF soffset (w1 bits 31:24), checked for reserved source values.
+    pub(crate) const SOFFSET_W1: u8 = 128;
 
     /// A literal constant in src0 is printed as 16 bits.
     pub(crate) const LIT16: u8 = 1;
