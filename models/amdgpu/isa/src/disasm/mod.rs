@@ -416,14 +416,18 @@ const DATA_FORMATS: [&str; 16] = [
 const NUM_FORMATS: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT"];
 
 fn write_format(out: &mut impl fmt::Write, dfmt: u8, nfmt: u8) -> fmt::Result {
-    if dfmt == 1 && nfmt == 0 {
-        return Ok(());
+    // dfmt 1 (BUF_DATA_FORMAT_8) and nfmt 0 (UNORM) are the defaults and are not printed.
+    match (dfmt, nfmt) {
+        (1, 0) => Ok(()),
+        (1, n) => write!(out, " format:[BUF_NUM_FORMAT_{}]", NUM_FORMATS[n as usize & 7]),
+        (d, 0) => write!(out, " format:[BUF_DATA_FORMAT_{}]", DATA_FORMATS[d as usize & 15]),
+        (d, n) => write!(
+            out,
+            " format:[BUF_DATA_FORMAT_{},BUF_NUM_FORMAT_{}]",
+            DATA_FORMATS[d as usize & 15],
+            NUM_FORMATS[n as usize & 7]
+        ),
     }
-    write!(out, " format:[BUF_DATA_FORMAT_{}", DATA_FORMATS[dfmt as usize & 15])?;
-    if nfmt != 0 {
-        write!(out, ",BUF_NUM_FORMAT_{}", NUM_FORMATS[nfmt as usize & 7])?;
-    }
-    out.write_char(']')
 }
 
 fn write_simm16(out: &mut impl fmt::Write, inst: &Inst, kind: Kind, v: u32) -> fmt::Result {
