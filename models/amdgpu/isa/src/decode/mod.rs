@@ -25,9 +25,9 @@ mod operand;
 
 pub use operand::{InlineFloat, Modifiers, Operand, RegRange, SpecialReg};
 
-use crate::tables::{Entry, Field, ENTRIES, FAMILY_TABLES};
+use crate::tables::{Entry, ENTRIES, FAMILY_TABLES};
 use crate::Target;
-pub use crate::tables::Opcode;
+pub use crate::tables::{Field, Opcode};
 
 /// Encoding family of an instruction (how its bits are laid out).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -399,6 +399,14 @@ impl Inst {
         Some(op)
     }
 
+    /// The operand in role `field` (e.g. [`Field::Src0`], [`Field::Vdst`]), resolved with
+    /// the family's rules (AGPR vs VGPR by acc bits, `off`, tuple widths), or `None` if
+    /// the instruction has no such operand.
+    pub fn operand(&self, field: Field) -> Option<Operand> {
+        let spec = self.entry().ops.iter().find(|s| matches!(s, OpSpec::Field(f, _, _, _) if *f == field))?;
+        self.operand_for(*spec)
+    }
+
     /// The instruction's operands in printed order (implicit ones such as `vcc` included).
     pub fn operands(&self) -> OperandList {
         let mut list = OperandList { items: [Operand::Off; 6], len: 0 };

@@ -7,6 +7,7 @@
 mod generated;
 
 pub use generated::Opcode;
+
 pub(crate) use generated::{ENTRIES, FAMILY_TABLES, HWREG_NAMES, MNEMONICS, SENDMSG_NAMES};
 
 /// How an instruction field is printed.
@@ -67,13 +68,15 @@ pub(crate) enum Kind {
     DpAlu,
 }
 
-/// Named bit fields of the encodings (`Nv` and `Soe` are SMEM bits the printer reads
-/// only through the must-be masks). Their positions depend on the encoding family
-/// (`crate::decode::fields`).
-#[allow(missing_docs, dead_code)]
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// Named bit fields of the encodings; their positions depend on the encoding family.
+/// Operand roles for [`crate::decode::Inst::operand`] are the register/immediate fields
+/// (`Vdst`, `Sdst`, `Src0`..`Src2`, `Vsrc1`, `Ssrc0`, `Ssrc1`, `Sdata`, `Sbase`, `Addr`,
+/// `Data`, `Data0`, `Data1`, `Vaddr`, `Vdata`, `Srsrc`, `Saddr`, `Soffset`, `Offset`,
+/// `Simm16`, `Literal`); the others are modifier bits.
+#[allow(missing_docs)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub(crate) enum Field {
+pub enum Field {
     Sdst, Ssrc0, Ssrc1, Simm16, Sbase, Sdata, Offset, Soffset, Glc, Imm, Nv, Soe,
     Src0, Src1, Src2, Vsrc1, Vdst, Abs, Opsel, Clamp, Omod, Neg, NegHi, OpselHi2, OpselHi, NegLo,
     Offset0, Offset1, Gds, Addr, Data0, Data1, Acc, Lds, Slc, B25, Saddr, Data, Offen, Idxen, B15,
