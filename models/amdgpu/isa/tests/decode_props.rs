@@ -66,7 +66,7 @@ fn known_words_decode() {
     assert_eq!(inst.operand(Field::Vdst), Some(Operand::Vgpr(RegRange { first: 4, count: 2 })));
     assert_eq!(inst.operand(Field::Src1), Some(Operand::InlineFloat(InlineFloat::One)));
     assert_eq!(inst.operand(Field::Src2), None);
-    assert_eq!(inst.modifiers().op_sel_hi, 1);
+    assert_eq!(inst.modifiers().op_sel_hi & 3, 1);
     // 0xffffffff is not an instruction
     assert!(matches!(decode(Target::Gfx942, &[0xffff_ffff]), Decoded::Invalid { .. }));
 }
