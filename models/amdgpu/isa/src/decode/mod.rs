@@ -124,7 +124,7 @@ impl Encoding {
     }
 
     /// The family of a first instruction word, and its opcode field.
-    #[inline]
+    #[inline(always)]
     pub const fn classify(w0: u32) -> (Encoding, u32) {
         if w0 >> 31 == 0 {
             let op = (w0 >> 25) & 0x3f;
@@ -221,7 +221,7 @@ pub fn src_operand_pub(value: u32, width: u8, literal: u32) -> Operand {
     operand::src_operand(value, width, literal)
 }
 
-#[inline]
+#[inline(always)]
 fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
     let tables = &FAMILY_TABLES[target as usize];
     let idx = *tables.get(encoding as usize)?.get(op as usize)?;
@@ -233,7 +233,7 @@ fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'stati
 }
 
 /// Decodes the instruction at the start of `words` for `target`.
-#[inline]
+#[inline(always)]
 pub fn decode(target: Target, words: &[u32]) -> Decoded {
     let Some(&w0) = words.first() else {
         return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
