@@ -138,17 +138,19 @@ fn generate(data: &str) -> String {
             } else {
                 let p: Vec<&str> = o.split(':').collect();
                 let class = match p[1] { "v" => "V", "a" => "A", "s" => "S", _ => "I" };
-                let (mut m, mut sg, mut vg, mut imm) = ("None".to_string(), "None".to_string(), "None".to_string(), false);
+                let (mut m, mut ma, mut sg, mut vg, mut imm) =
+                    ("None".to_string(), "None".to_string(), "None".to_string(), "None".to_string(), false);
                 for extra in &p[3..] {
-                    if let Some(n) = extra.strip_prefix("m=") { m = format!("Some(\"{n}\")") }
+                    if let Some(n) = extra.strip_prefix("mv=") { m = format!("Some(\"{n}\")") }
+                    if let Some(n) = extra.strip_prefix("ma=") { ma = format!("Some(\"{n}\")") }
                     if let Some(n) = extra.strip_prefix("s=") { sg = format!("Some(\"{n}\")") }
                     if let Some(n) = extra.strip_prefix("v=") { vg = format!("Some(\"{n}\")") }
                     if *extra == "i" { imm = true }
                 }
-                let annot = if m == "None" && sg == "None" && vg == "None" && !imm {
+                let annot = if m == "None" && ma == "None" && sg == "None" && vg == "None" && !imm {
                     "&Annot::NONE".to_string()
                 } else {
-                    format!("&Annot {{ misaligned: {m}, sgpr: {sg}, vgpr: {vg}, imm: {imm} }}")
+                    format!("&Annot {{ misaligned_v: {m}, misaligned_a: {ma}, sgpr: {sg}, vgpr: {vg}, imm: {imm} }}")
                 };
                 write!(ops, "OpSpec::Field(Field::{}, {}, Class::{class}, {annot}), ", camel(p[0]), p[2]).unwrap();
             }

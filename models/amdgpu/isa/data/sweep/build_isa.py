@@ -89,10 +89,15 @@ def annotations(e, idx, fname):
             if m: return m.group(1)
             if '/*Invalid immediate*/' in ops[idx]: return 'IMM'
         return None
-    r = a.get(fname + ':odd')
-    if r and r[1]:
-        n = at(r[1])
-        if n and n != 'IMM': out.append('m=' + n)
+    for probe in ('odd', 'oddv'):
+        r = a.get(fname + ':' + probe)
+        if r and r[1]:
+            ops = ops_keep(r[1])
+            n = at(r[1])
+            if n and n != 'IMM' and idx < len(ops):
+                letter = 'a' if re.match(r'^[-|]*a', ops[idx]) else 'v'
+                tag = ('ma=' if letter == 'a' else 'mv=') + n
+                if tag not in out: out.append(tag)
     r = a.get(fname + ':sgpr')
     if r and r[1]:
         n = at(r[1])

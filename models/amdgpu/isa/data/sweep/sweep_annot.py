@@ -37,6 +37,12 @@ def main():
                     if f[0] not in e['live'] or f[0] not in REGF: continue
                     for pname, val in probes(fam, f).items():
                         keys.append((fam, op, f[0], pname)); cases.append(setf(e['all'][0], f, val))
+                    # the same misaligned tuple with the AGPR-selecting bits cleared
+                    w = setf(e['all'][0], f, f[4] + 1)
+                    for g in fields:
+                        if g[0] == 'acc' or (fam == 'VOP3P' and g[0] in ('clamp', 'opsel_hi')):
+                            w = setf(w, g, 0)
+                    keys.append((fam, op, f[0], 'oddv')); cases.append(w)
         res = run(t, cases)
         for (fam, op, fname, pname), c, r in zip(keys, cases, res):
             d[fam][op].setdefault('annot', {})['%s:%s' % (fname, pname)] = [c, r[0], r[1]]

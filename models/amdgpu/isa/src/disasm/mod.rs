@@ -155,7 +155,17 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
     let swap = mai && inst.raw(Field::Clamp) == 0;
     let reg = |n: Option<&'static str>| n.map_or(Note::None, |n| Note::Reg(n, swap));
     match op {
-        Operand::Vgpr(r) | Operand::Agpr(r) if r.count >= 2 && r.first % 2 == 1 && a.misaligned.is_some() => reg(a.misaligned),
+        Operand::Vgpr(r) if r.count >= 2 && r.first % 2 == 1 && a.misaligned_v.is_some() => {
+            a.misaligned_v.map_or(Note::None, |n| Note::Reg(n, false))
+        }
+        Operand::Agpr(r) if r.count >= 2 && r.first % 2 == 1 => {
+            // AV classes name both register files; otherwise only an AGPR probe counts.
+            match (a.misaligned_a, a.misaligned_v) {
+                (Some(n), _) => Note::Reg(n, false),
+                (None, Some(n)) if n.starts_with("AV") => Note::Reg(n, false),
+                _ => Note::None,
+            }
+        }
         Operand::Vgpr(_) => reg(a.vgpr),
         Operand::Sgpr(_) | Operand::Ttmp(_) => reg(a.sgpr),
         Operand::Special(sr) if !sr.name().starts_with("src_") && sr != SpecialReg::Null => reg(a.sgpr),

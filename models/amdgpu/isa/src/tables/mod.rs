@@ -28,8 +28,10 @@ pub(crate) enum Class {
 /// `/*Invalid immediate*/`.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Annot {
-    /// Class named when a vector tuple starts at an odd register.
-    pub(crate) misaligned: Option<&'static str>,
+    /// Class named when a VGPR tuple starts at an odd register.
+    pub(crate) misaligned_v: Option<&'static str>,
+    /// Class named when an AGPR tuple starts at an odd register.
+    pub(crate) misaligned_a: Option<&'static str>,
     /// Class named when the value is a scalar register.
     pub(crate) sgpr: Option<&'static str>,
     /// Class named when the value is a vector register.
@@ -39,7 +41,7 @@ pub(crate) struct Annot {
 }
 
 impl Annot {
-    pub(crate) const NONE: Annot = Annot { misaligned: None, sgpr: None, vgpr: None, imm: false };
+    pub(crate) const NONE: Annot = Annot { misaligned_v: None, misaligned_a: None, sgpr: None, vgpr: None, imm: false };
 }
 
 /// An operand slot of an instruction, in printed order.
