@@ -57,6 +57,7 @@ struct Line<'a> {
     flags: Vec<&'a str>,
     masks: [u8; 3],
     w1_mods: u32,
+    sext: u8,
 }
 
 fn parse_line(line: &str) -> Line<'_> {
@@ -82,7 +83,8 @@ fn parse_line(line: &str) -> Line<'_> {
         mods: get("mods="),
         must,
         kind: toks.iter().find_map(|t| t.strip_prefix("kind=")).unwrap_or("none"),
-        flags: toks.iter().copied().filter(|t| matches!(*t, "lit16" | "glcret" | "ldsform" | "pkhi" | "i16" | "dppsext=1" | "dppsext=2" | "dppsext=3")).collect(),
+        flags: toks.iter().copied().filter(|t| matches!(*t, "lit16" | "glcret" | "ldsform" | "pkhi" | "i16")).collect(),
+        sext: toks.iter().find_map(|t| t.strip_prefix("dppsext=")).map_or(0, |v| v.parse().unwrap()),
         w1_mods: toks.iter().find_map(|t| t.strip_prefix("w1mods=")).map_or(0, |v| u32::from_str_radix(v.trim_start_matches("0x"), 16).unwrap()),
         masks: ["absm=", "negm=", "opselm="].map(|p| {
             toks.iter().find_map(|t| t.strip_prefix(p)).map_or(0xff, |v| v.parse().unwrap())
@@ -177,11 +179,11 @@ fn generate(data: &str) -> String {
         }
         let mut flags = Vec::new();
         for f in &l.flags {
-            flags.push(match *f { "lit16" => "Entry::LIT16", "glcret" => "Entry::GLC_RETURNS", "pkhi" => "Entry::PACKED_HI", "i16" => "Entry::INT16", "dppsext=1" => "Entry::DPP_SEXT0", "dppsext=2" => "Entry::DPP_SEXT1", "dppsext=3" => "Entry::DPP_SEXT0 | Entry::DPP_SEXT1", _ => "Entry::LDS_FORM" });
+            flags.push(match *f { "lit16" => "Entry::LIT16", "glcret" => "Entry::GLC_RETURNS", "pkhi" => "Entry::PACKED_HI", "i16" => "Entry::INT16", _ => "Entry::LDS_FORM" });
         }
         writeln!(
             out,
-            "    Entry {{ opcode: Opcode::{}, ops: &[{}], mods: {}, must: [(0x{:08x}, 0x{:08x}), (0x{:08x}, 0x{:08x})], kind: Kind::{}, flags: {}, abs_mask: {}, neg_mask: {}, opsel_mask: {}, literal: {}, w1_mods: 0x{:08x} }}, // {} 0x{:03x} {}",
+            "    Entry {{ opcode: Opcode::{}, ops: &[{}], mods: {}, must: [(0x{:08x}, 0x{:08x}), (0x{:08x}, 0x{:08x})], kind: Kind::{}, flags: {}, abs_mask: {}, neg_mask: {}, opsel_mask: {}, literal: {}, w1_mods: 0x{:08x}, sext: {} }}, // {} 0x{:03x} {}",
             camel(l.mnemonic),
             ops.trim_end_matches(", "),
             if mods.is_empty() { "0".to_string() } else { mods.join(" | ") },
@@ -191,6 +193,7 @@ fn generate(data: &str) -> String {
             l.masks[0], l.masks[1], l.masks[2],
             if lit.is_empty() { "0".to_string() } else { lit.join(" | ") },
             l.w1_mods,
+            l.sext,
             l.family, l.opcode, l.targets.join(",")
         )
         .unwrap();

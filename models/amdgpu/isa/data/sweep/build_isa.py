@@ -28,7 +28,7 @@ def field_reg_number(fam, f):
     if name == 'srsrc': return v * 4
     return v
 
-REG_RE = re.compile(r'^(?:-|\|)*(?:neg\(|abs\()?(v|s|a|ttmp)(?:(\d+)|\[(\d+):(\d+)\])')
+REG_RE = re.compile(r'^(?:-|\|)*(?:neg\(|abs\(|sext\()?(v|s|a|ttmp)(?:(\d+)|\[(\d+):(\d+)\])')
 
 def split_text(t):
     t = re.sub(r'/\*.*?\*/', '', t)
@@ -194,6 +194,18 @@ def analyse(fam, op, e, lit_text, i16=False):
                 if r and r[1] is not None and r[1] != all_text: mask |= 1 << k
             if 'sdst' in used and name != 'negm': mask = 0
             extra_masks.append('%s=%d' % (name, mask))
+        sx = 0
+        names = [o.split(':')[0] for o in out_ops]
+        for k in range(3):
+            if 'src%d' % k not in names: continue
+            idx = names.index('src%d' % k)
+            texts = [all_text]
+            r = e.get('bit%d' % (32 + 29 + k))
+            if r and r[1]: texts.append(r[1])
+            for tx in texts:
+                toks = ops_keep(tx)
+                if idx < len(toks) and 'sext(' in toks[idx]: sx |= 1 << k
+        if sx: extra_masks.append('dppsext=%d' % sx)
     if fam == 'MUBUF' and e.get('lds') and e['lds'][1]:
         masks[0] &= ~(1 << 16)
     must = ['%d:%08x:%08x' % (wi, m, allw[wi] & m) for wi, m in enumerate(masks) if m]

@@ -389,6 +389,7 @@ impl Inst {
             }
             (_, Field::Vdst | Field::Vsrc1) if class == Class::S => src_operand(v, width, lit),
             _ if class == Class::V => Operand::Vgpr(range(v, width)),
+            _ if class == Class::A => Operand::Agpr(range(v, width)),
             _ if class == Class::S => src_operand(v, width, lit),
             _ => Operand::Imm(v),
         };

@@ -102,16 +102,15 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
         }
         let sm = match (enc, src_index) {
             (Encoding::Vop3, Some(i)) => SrcMods { note: Note::None, lit_marker: false,
-                neg: e.neg_mask >> i & 1 != 0 && mods.neg >> i & 1 != 0,
+                neg: e.neg_mask >> i & 1 != 0 && mods.neg >> i & 1 != 0 && e.sext >> i & 1 == 0,
                 abs: e.abs_mask >> i & 1 != 0 && mods.abs >> i & 1 != 0,
-                sext: false,
+                sext: e.sext >> i & 1 != 0 && mods.neg >> i & 1 != 0,
             },
             (Encoding::Vop1Dpp | Encoding::Vop2Dpp | Encoding::VopcDpp, _) if dpp_src(field).is_some() => {
                 let i = dpp_src(field).unwrap_or(0);
                 let w1 = inst.words()[1] & e.w1_mods;
                 let neg = w1 >> (20 + 2 * i) & 1 != 0;
-                let sext_flag = if i == 0 { crate::tables::Entry::DPP_SEXT0 } else { crate::tables::Entry::DPP_SEXT1 };
-                let is_sext = e.flags & sext_flag != 0;
+                let is_sext = e.sext >> i & 1 != 0;
                 SrcMods { note: Note::None, lit_marker: false, neg: neg && !is_sext, abs: w1 >> (21 + 2 * i) & 1 != 0, sext: neg && is_sext }
             }
             (Encoding::Vop1Sdwa | Encoding::Vop2Sdwa | Encoding::VopcSdwa, _) if dpp_src(field).is_some() => {

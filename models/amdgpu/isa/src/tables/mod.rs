@@ -113,6 +113,8 @@ pub(crate) struct Entry {
     pub(crate) literal: u8,
     /// DPP/SDWA: bits of the control word that LLVM prints for this opcode.
     pub(crate) w1_mods: u32,
+    /// VOP3/DPP: per source, the negate bit means `sext(...)` (integer input modifier).
+    pub(crate) sext: u8,
 }
 
 impl Entry {
@@ -143,10 +145,7 @@ impl Entry {
     pub(crate) const PACKED_HI: u8 = 8;
     /// 16-bit integer operands: inline float constants print as f16 bit patterns.
     pub(crate) const INT16: u8 = 16;
-    /// DPP: src0's negate bit means `sext` (integer source modifier).
-    pub(crate) const DPP_SEXT0: u8 = 32;
-    /// DPP: src1's negate bit means `sext`.
-    pub(crate) const DPP_SEXT1: u8 = 64;
+
 
     pub(crate) fn has(&self, f: Field) -> bool {
         self.mods & f.bit() != 0
