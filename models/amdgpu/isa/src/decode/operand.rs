@@ -322,6 +322,8 @@ impl Inst {
             }
             (_, Field::Simm16) => Operand::Imm(v),
             (Encoding::Smem, Field::Sbase) => src_operand(v * 2, width, lit),
+            // s_atc_probe: the sdata field is an immediate (probe mode).
+            (Encoding::Smem, Field::Sdata) if class == Class::I => Operand::Imm(v),
             (Encoding::Smem, Field::Offset) => {
                 if self.raw(Field::Imm) != 0 {
                     Operand::Imm(v)

@@ -87,7 +87,12 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
                 write_simm16(out, inst, e.kind, v)?;
                 continue;
             }
-            if enc == Encoding::Smem && inst.raw(Field::Imm) != 0 {
+            if enc == Encoding::Smem && f == Field::Sdata {
+                // s_atc_probe mode: small values in decimal, others in hex.
+                if v <= 64 { write!(out, "{v}")? } else { write!(out, "0x{v:x}")? }
+                continue;
+            }
+            if enc == Encoding::Smem && f == Field::Offset && inst.raw(Field::Imm) != 0 {
                 let off = ((v << 11) as i32) >> 11;
                 let sign = if off < 0 { "-" } else { "" };
                 if inst.raw(Field::Soe) != 0 {
