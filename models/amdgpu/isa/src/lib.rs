@@ -3,3 +3,4 @@
 //!
 //! **Architecture Invariant:** this crate knows nothing about simulated time or the
 //! simdojo engine; the GPU model drives it.
+pub mod numeric;
