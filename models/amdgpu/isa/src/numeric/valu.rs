@@ -701,12 +701,21 @@ fn directed_f64(s: f64, e: f64, rm: RoundMode) -> f64 {
         _ => false,
     };
     if step_up {
-        s.next_up()
+        next_toward_f64(s, true)
     } else if step_down {
-        s.next_down()
+        next_toward_f64(s, false)
     } else {
         s
     }
+}
+
+/// The neighbouring f64 of a finite, nonzero `s` toward +Inf (`up`) or -Inf.
+#[inline]
+fn next_toward_f64(s: f64, up: bool) -> f64 {
+    let bits = s.to_bits();
+    // Moving away from zero increments the magnitude bits, toward zero decrements them.
+    let away = up != s.is_sign_negative();
+    f64::from_bits(if away { bits + 1 } else { bits - 1 })
 }
 
 /// IEEE overflow result of f64 for `rm`.
@@ -863,26 +872,40 @@ pub fn div_scale_f64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     (s0, false)
 }
 
-/// `v_div_fmas_f32`: `fma(S0, S1, S2)`, scaled by 2^32 when VCC is set.
+/// `v_div_fmas_f32`: `fma(S0, S1, S2)`; when VCC is set (a `v_div_scale` pre-scaled an
+/// operand) the result is rescaled by 2^64 if `|S2| >= 2` (biased exponent above 127: the
+/// denominator was scaled up) and by 2^-64 otherwise (the numerator was scaled up).
+///
+/// The public CDNA3 text renders the factor as `2.0 ** 32`; that cannot undo the 2^64
+/// scaling `v_div_scale_f32` applies, so this model uses the exponent-directed 2^+-64 rule
+/// (the one that makes the LLVM division sequence exact; tested end to end).
 #[inline]
 pub fn div_fmas_f32(s0: f32, s1: f32, s2: f32, vcc: bool, rm: RoundMode) -> f32 {
-    let r = fma_f32(s0, s1, s2, rm);
-    if vcc {
-        ldexp_f32(r, 32)
-    } else {
-        r
+    if !vcc {
+        return fma_f32(s0, s1, s2, rm);
     }
+    let scale = if exp_f32(s2) > 127 { 64 } else { -64 };
+    // One rounding: the fused result is formed exactly in f64 pairs, then scaled exactly
+    // before the single rounding to f32.
+    if !s0.is_finite() || !s1.is_finite() || !s2.is_finite() {
+        return ldexp_f32(s0.mul_add(s1, s2), scale);
+    }
+    let p = s0 as f64 * s1 as f64;
+    let (hi, lo) = two_sum(p, s2 as f64);
+    let k = f64::from_bits(((scale + 1023) as u64) << 52);
+    pair_to_f32(hi * k, lo * k, rm)
 }
 
-/// `v_div_fmas_f64`: `fma(S0, S1, S2)`, scaled by 2^64 when VCC is set.
+/// `v_div_fmas_f64`: `fma(S0, S1, S2)`, rescaled by 2^128 if `|S2| >= 2` and by 2^-128
+/// otherwise when VCC is set (see [`div_fmas_f32`]).
 #[inline]
 pub fn div_fmas_f64(s0: f64, s1: f64, s2: f64, vcc: bool) -> f64 {
     let r = s0.mul_add(s1, s2);
-    if vcc {
-        ldexp_f64(r, 64)
-    } else {
-        r
+    if !vcc {
+        return r;
     }
+    let scale = if exp_f64(s2) > 1023 { 128 } else { -128 };
+    ldexp_f64(r, scale)
 }
 
 /// `v_div_fixup_f32 D = S0 (quotient), S1 (denominator), S2 (numerator)`: special cases of
