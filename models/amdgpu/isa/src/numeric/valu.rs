@@ -788,6 +788,10 @@ fn is_f32_denorm_range(x: f64) -> bool {
 
 /// `v_div_scale_f32 D, VCC = S0, S1 (denominator), S2 (numerator)`: returns the possibly
 /// pre-scaled S0 and the VCC bit that `v_div_fmas` consumes. Unscaled cases return S0.
+///
+/// Known gap: when the true quotient exceeds about 2^192 (or the f64 analogue), the
+/// scaled quotient itself overflows inside the LLVM sequence and this model yields NaN
+/// where hardware yields Inf; the public pseudocode does not say how that case is caught.
 #[inline]
 pub fn div_scale_f32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     if s2 == 0.0 || s1 == 0.0 {
@@ -804,7 +808,10 @@ pub fn div_scale_f32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
         return (ldexp_f32(s0, 64), false);
     }
     if is_f32_denorm_range(recip) && is_f32_denorm_range(quot) {
-        let d = if s0 == s1 { ldexp_f32(s0, 64) } else { s0 };
+        // The public text scales by +64 here, which would overflow a denominator above
+        // 2^126; scaling it down (and letting v_div_fmas scale the small quotient down
+        // again) is the reading that keeps the division sequence exact.
+        let d = if s0 == s1 { ldexp_f32(s0, -64) } else { s0 };
         return (d, true);
     }
     if is_f32_denorm_range(recip) {
@@ -856,7 +863,8 @@ pub fn div_scale_f64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
         return (ldexp_f64(s0, 128), false);
     }
     if recip_denorm && quot_denorm {
-        let d = if s0 == s1 { ldexp_f64(s0, 128) } else { s0 };
+        // See div_scale_f32: scale the huge denominator down, not up.
+        let d = if s0 == s1 { ldexp_f64(s0, -128) } else { s0 };
         return (d, true);
     }
     if recip_denorm {
