@@ -77,10 +77,15 @@ fn dense_f32() -> Vec<f32> {
     (0..=u32::MAX / 4099).map(|i| f32::from_bits(i.wrapping_mul(4099))).filter(|x| !x.is_nan()).collect()
 }
 
+/// (name, implementation, f64 reference) of one f32 op under test.
+type F32Case = (&'static str, fn(f32) -> f32, fn(f64) -> f64);
+/// (name, implementation on f16 bits, f64 reference) of one f16 op under test.
+type F16Case = (&'static str, fn(u16) -> u16, fn(f64) -> f64);
+
 #[test]
 fn f32_ops_meet_their_documented_ulp_bounds() {
     let inputs = dense_f32();
-    let cases: [(&str, fn(f32) -> f32, fn(f64) -> f64); 7] = [
+    let cases: [F32Case; 7] = [
         ("rcp", rcp_f32, |x| 1.0 / x),
         ("rsq", rsq_f32, |x| 1.0 / x.sqrt()),
         ("sqrt", sqrt_f32, f64::sqrt),
@@ -138,7 +143,7 @@ fn sin_cos_large_arguments_and_exact_points() {
 
 #[test]
 fn f16_ops_meet_their_documented_ulp_bounds_exhaustively() {
-    let cases: [(&str, fn(u16) -> u16, fn(f64) -> f64); 7] = [
+    let cases: [F16Case; 7] = [
         ("rcp", rcp_f16, |x| 1.0 / x),
         ("rsq", rsq_f16, |x| 1.0 / x.sqrt()),
         ("sqrt", sqrt_f16, f64::sqrt),

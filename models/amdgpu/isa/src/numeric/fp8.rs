@@ -124,7 +124,7 @@ impl Fp8Format {
 
     /// The result for an infinite input.
     #[inline]
-    const fn from_inf(self, negative: bool) -> u8 {
+    const fn inf_result(self, negative: bool) -> u8 {
         match self {
             Fp8Format::E5M2 => ((negative as u8) << 7) | 0x7c,
             _ => self.nan(negative),
@@ -163,7 +163,7 @@ impl Fp8Format {
             return self.nan(negative);
         }
         if x.is_infinite() {
-            return self.from_inf(negative);
+            return self.inf_result(negative);
         }
         let (_, sig, exp) = split_f64(x);
         match round_to_format(negative, sig, exp, false, self.format(), rm) {
@@ -192,7 +192,7 @@ impl Fp8Format {
             return self.nan(negative);
         }
         if x.is_infinite() {
-            return self.from_inf(negative);
+            return self.inf_result(negative);
         }
         let (_, sig, exp) = split_f64(x);
         match round_stochastic(sig, exp, random, self.format()) {

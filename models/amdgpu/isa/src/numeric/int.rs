@@ -175,11 +175,7 @@ pub const fn perm_b32(s0: u32, s1: u32, selector: u32) -> u32 {
 /// Absolute difference of two unsigned values.
 #[inline]
 const fn absdiff(a: u32, b: u32) -> u32 {
-    if a > b {
-        a - b
-    } else {
-        b - a
-    }
+    a.abs_diff(b)
 }
 
 /// `v_sad_u8`: sum over the four bytes of |S0.b - S1.b|, plus S2 (wrapping).

@@ -126,7 +126,7 @@ pub fn rcp_f64(x: f64) -> f64 {
 #[inline]
 pub fn rsq_f64(x: f64) -> f64 {
     let naive = 1.0 / x.sqrt();
-    if !(x > 0.0) || !x.is_finite() || !naive.is_finite() {
+    if x.is_nan() || x <= 0.0 || !x.is_finite() || !naive.is_finite() {
         return naive;
     }
     // Keep y^2 and x*y^2 in the normal range: scale x by an even power of two.

@@ -90,6 +90,7 @@ impl OutputModifier {
 /// The clamp modifier on a float result: NaN -> +0 with DX10_CLAMP (else NaN passes),
 /// values below zero (and -0) -> +0, values above one -> 1.
 #[inline]
+#[allow(clippy::manual_clamp)] // f32::clamp would keep -0; the hardware returns +0
 pub fn clamp_f32(x: f32, dx10_clamp: bool) -> f32 {
     if x.is_nan() {
         return if dx10_clamp { 0.0 } else { x };
@@ -105,6 +106,7 @@ pub fn clamp_f32(x: f32, dx10_clamp: bool) -> f32 {
 
 /// The clamp modifier on an f64 result (same rules as [`clamp_f32`]).
 #[inline]
+#[allow(clippy::manual_clamp)] // f64::clamp would keep -0; the hardware returns +0
 pub fn clamp_f64(x: f64, dx10_clamp: bool) -> f64 {
     if x.is_nan() {
         return if dx10_clamp { 0.0 } else { x };
