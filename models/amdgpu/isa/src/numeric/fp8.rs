@@ -262,7 +262,7 @@ pub fn cvt_pk_from_fp8(fmt: Fp8Format, word: u16) -> [f32; 2] {
 }
 
 /// Writes a 16-bit word into the low (`hi == false`) or high half of `dst`, preserving the
-/// other half (the OPSEL[3] destination select of the packed fp8 conversions).
+/// other half (the `OPSEL[3]` destination select of the packed fp8 conversions).
 #[inline]
 pub const fn insert_word(dst: u32, word: u16, hi: bool) -> u32 {
     if hi {
@@ -272,7 +272,7 @@ pub const fn insert_word(dst: u32, word: u16, hi: bool) -> u32 {
     }
 }
 
-/// Writes `byte` into byte lane `index & 3` of `dst`, preserving the others (the OPSEL[3:2]
+/// Writes `byte` into byte lane `index & 3` of `dst`, preserving the others (the `OPSEL[3:2]`
 /// destination select of `v_cvt_sr_*`).
 #[inline]
 pub const fn insert_byte(dst: u32, byte: u8, index: u32) -> u32 {

@@ -193,11 +193,11 @@ pub enum PkIntOp {
     MinU16,
     /// `v_pk_max_u16`.
     MaxU16,
-    /// `v_pk_lshlrev_b16`: S1 << S0[3:0].
+    /// `v_pk_lshlrev_b16`: `S1 << S0[3:0]`.
     LshlRevB16,
-    /// `v_pk_lshrrev_b16`: S1 >> S0[3:0] (logical).
+    /// `v_pk_lshrrev_b16`: `S1 >> S0[3:0]` (logical).
     LshrRevB16,
-    /// `v_pk_ashrrev_i16`: S1 >> S0[3:0] (arithmetic).
+    /// `v_pk_ashrrev_i16`: `S1 >> S0[3:0]` (arithmetic).
     AshrRevI16,
 }
 
@@ -314,7 +314,7 @@ pub fn pk_f32(op: PkF32Op, s0: u64, s1: u64, s2: u64, sel: PackedSel, clamp: boo
     lo | (hi << 32)
 }
 
-/// `v_pk_mov_b32`: D[31:0] = S0 dword op_sel[0], D[63:32] = S1 dword op_sel[1].
+/// `v_pk_mov_b32`: `D[31:0]` = S0 dword `op_sel[0]`, `D[63:32]` = S1 dword `op_sel[1]`.
 #[inline]
 pub const fn pk_mov_b32(s0: u64, s1: u64, op_sel: u8) -> u64 {
     let lo = if op_sel & 1 != 0 { s0 >> 32 } else { s0 & 0xffff_ffff };
