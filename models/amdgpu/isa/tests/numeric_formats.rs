@@ -183,6 +183,30 @@ fn denormal_flush_helpers_follow_the_mode() {
     assert_eq!(f32_to_f16_mode(1e-6, Mode::IEEE_DENORMALS), f32_to_f16(1e-6, RoundMode::NearestEven));
 }
 
+#[test]
+fn stochastic_f16_and_bf16_conversions() {
+    let one_and_quarter_ulp = 1.0 + 0.25 / 1024.0;
+    assert_eq!(f32_to_f16_sr(one_and_quarter_ulp, 0, false), 0x3c00);
+    assert_eq!(f32_to_f16_sr(one_and_quarter_ulp, 0xc000_0000, false), 0x3c01);
+    assert_eq!(f32_to_f16_sr(one_and_quarter_ulp, 0xbfff_ffff, false), 0x3c00);
+    assert_eq!(f32_to_f16_sr(-one_and_quarter_ulp, u32::MAX, false), 0xbc01);
+    assert_eq!(f32_to_f16_sr(65504.0 + 16.0, u32::MAX, false), 0x7c00);
+    assert_eq!(f32_to_f16_sr(65504.0 + 16.0, u32::MAX, true), 0x7bff);
+    assert_eq!(f32_to_f16_sr(f32::NEG_INFINITY, 0, false), 0xfc00);
+    assert!(f16_is_nan(f32_to_f16_sr(f32::NAN, 0, false)));
+    // Exact values never move; the f16 subnormal range uses the subnormal spacing.
+    assert_eq!(f32_to_f16_sr(2f32.powi(-24), u32::MAX, false), 0x0001);
+    assert_eq!(f32_to_f16_sr(2f32.powi(-26), 0xc000_0000, false), 0x0001);
+    assert_eq!(f32_to_f16_sr(2f32.powi(-26), 0xbfff_ffff, false), 0x0000);
+    let x = f32::from_bits(0x3f80_8000); // 1 + 2^-8 = bf16 1.0 plus half an ulp
+    assert_eq!(f32_to_bf16_sr(x, 0x7fff_ffff), 0x3f80);
+    assert_eq!(f32_to_bf16_sr(x, 0x8000_0000), 0x3f81);
+    // Mean of a uniform sweep equals the input.
+    let y = 1.0 + 0.3 / 1024.0;
+    let mean: f64 = (0..4096u32).map(|i| f16_to_f64(f32_to_f16_sr(y, i << 20, false))).sum::<f64>() / 4096.0;
+    assert!((mean - y as f64).abs() < 1e-6, "{mean}");
+}
+
 proptest! {
     #[test]
     fn f32_to_f16_rne_matches_half_crate(bits in any::<u32>()) {

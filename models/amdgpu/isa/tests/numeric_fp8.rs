@@ -234,6 +234,13 @@ fn scaled_conversions_apply_the_e8m0_exponent() {
     assert!(fmt.is_nan(fmt.from_f32_scaled(1.0, f32::NAN, true)));
     // Large values that overflow unscaled fit after scaling down.
     assert_eq!(fmt.from_f32_scaled(448.0 * 1024.0, 1024.0, false), 0x7e);
+    // f16/bf16 sources and destinations.
+    assert_eq!(fmt.from_f16_scaled(0x4800, scale_4, false), fmt.from_f32(2.0, false)); // 8.0
+    assert_eq!(fmt.from_bf16_scaled(0x4100, scale_4, false), fmt.from_f32(2.0, false)); // 8.0
+    assert_eq!(fmt.to_f16_scaled(0x7e, 1024.0), 0x7c00); // 448 * 1024 overflows f16
+    assert_eq!(fmt.to_f16_scaled(0x38, 0.5), 0x3800);
+    assert_eq!(fmt.to_bf16_scaled(0x7e, 1024.0), 0x48e0); // 458752 in bf16
+    assert_eq!(fmt.to_f16_scaled(0x38, f32::NAN), 0x7e00);
     assert_eq!(
         Fp8Format::E5M2.from_f32_scaled_sr(3.0 * 65536.0, 0, 65536.0, false),
         Fp8Format::E5M2.from_f32(3.0, false)

@@ -120,6 +120,22 @@ fn source_and_output_modifiers() {
     let small = f32::MIN_POSITIVE;
     assert!(same(output_f32(-small, OutputModifier::Div2, false, non_ieee), -0.0));
     assert_eq!(OutputModifier::from_bits(7), OutputModifier::Div2);
+    // omod does not preserve signed zeros: -0 * 2 comes out +0; without omod -0 stays.
+    assert!(same(output_f32(-0.0, OutputModifier::Mul2, false, non_ieee), 0.0));
+    assert!(same(output_f32(-0.0, OutputModifier::None, false, non_ieee), -0.0));
+    assert_eq!(output_f16(0x8000, OutputModifier::Div2, false, non_ieee), 0x0000);
+    // The bundled VOP3 path: |s0| * -s1 + s2, then omod *2 and clamp.
+    let mods = Vop3Mods { abs: 0b001, neg: 0b010, omod: OutputModifier::Mul2, clamp: true };
+    assert_eq!(v_fma_f32(-0.25, 1.0, 0.5, mods, non_ieee), 0.5);
+    assert_eq!(v_fma_f32(-0.25, 1.0, 0.5, mods, dx10), 0.25); // omod ignored with IEEE
+    assert_eq!(v_add_f32(1.0, 2.0, Vop3Mods { neg: 0b11, ..Vop3Mods::default() }, dx10), -3.0);
+    assert_eq!(v_mul_f32(3.0, 2.0, Vop3Mods { omod: OutputModifier::Div2, ..Vop3Mods::default() }, non_ieee), 3.0);
+    assert!(same(v_max_f32(SNAN, 1.0, Vop3Mods { clamp: true, ..Vop3Mods::default() }, dx10), 0.0));
+    assert_eq!(v_min_f32(-5.0, 2.0, Vop3Mods { abs: 0b01, ..Vop3Mods::default() }, dx10), 2.0);
+    let flush = Mode { denorm_f32: amdgpu_isa::numeric::DenormMode::FlushInFlushOut, ..dx10 };
+    let tiny = f32::from_bits(0x0000_0100);
+    assert!(same(Vop3Mods::default().src_f32(-tiny, 0, flush), -0.0));
+    assert_eq!(Vop3Mods::default().src_f32(tiny, 0, dx10), tiny);
     // f16 clamp/omod
     assert_eq!(output_f16(0x4000, OutputModifier::None, true, dx10), 0x3c00);
     assert_eq!(output_f16(0x3800, OutputModifier::Mul2, false, non_ieee), 0x3c00);
@@ -399,6 +415,15 @@ fn fract_rounding_and_int_conversions() {
     assert_eq!(cvt_pknorm_u16_f32(0.5, f32::NAN), 0x0000_8000);
     assert_eq!(cvt_pk_u8_f32(300.0, 1, 0xaabb_ccdd), 0xaabb_ffdd);
     assert_eq!(cvt_pk_u8_f32(2.5, 3, 0), 0x0200_0000);
+    // f16 rounding ops
+    assert_eq!(fract_f16(0x3e00), 0x3800); // 1.5 -> 0.5
+    assert_eq!(fract_f16(0x8001), 0x3bff); // tiny negative -> largest below 1
+    assert_eq!(fract_f16(0x7c00), 0x7e00);
+    assert_eq!(trunc_f16(0xbe00), 0xbc00); // -1.5 -> -1
+    assert_eq!(ceil_f16(0x3e00), 0x4000); // 1.5 -> 2
+    assert_eq!(floor_f16(0xbe00), 0xc000); // -1.5 -> -2
+    assert_eq!(rndne_f16(0x4100), 0x4000); // 2.5 -> 2
+    assert_eq!(rndne_f16(0x7c01), 0x7e01);
     // frexp specials and f16 forms
     assert_eq!(frexp_exp_f32(f32::INFINITY), 0);
     assert!(frexp_mant_f32(f32::NAN).is_nan());

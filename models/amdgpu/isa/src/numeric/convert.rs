@@ -8,7 +8,9 @@
 //! variants, which read the [`Mode`] register model.
 
 use super::mode::{flush_f16_bits, Mode};
-use super::round::{round_to_format, split_f32, split_f64, Format, RoundMode, Rounded};
+use super::round::{
+    round_stochastic, round_to_format, split_f32, split_f64, Format, RoundMode, Rounded,
+};
 
 /// Canonical quiet NaN of f16.
 pub const F16_QNAN: u16 = 0x7e00;
@@ -252,4 +254,43 @@ pub fn f32_to_f64_mode(x: f32, mode: Mode) -> f64 {
 #[inline]
 pub fn split_f32_exact(x: f32) -> (bool, u64, i32) {
     split_f32(x)
+}
+
+/// Stochastic f32 -> 16-bit rounding (gfx950 `v_cvt_sr_f16_f32` / `v_cvt_sr_bf16_f32`):
+/// `floor(|x| / ulp + random / 2^32) * ulp` with the sign of `x`. Overflow gives Inf, or the
+/// largest finite value when `saturate`; NaN and Inf inputs convert as in RNE.
+#[inline]
+fn f32_to_16_sr(x: f32, random: u32, fmt: Format, saturate: bool) -> u16 {
+    let bits = x.to_bits();
+    if (bits & 0x7f80_0000) == 0x7f80_0000 {
+        if bits & 0x7f_ffff != 0 {
+            return nan_from_f32_bits(bits, fmt);
+        }
+        return (((bits >> 31) as u16) << 15) | fmt.inf_bits() as u16;
+    }
+    let (negative, sig, exp) = split_f32(x);
+    let sign = (negative as u16) << 15;
+    let magnitude = match round_stochastic(sig, exp, random, fmt) {
+        Rounded::Finite(enc) => enc as u16,
+        Rounded::Overflow => {
+            if saturate {
+                fmt.max_finite_bits() as u16
+            } else {
+                fmt.inf_bits() as u16
+            }
+        }
+    };
+    sign | magnitude
+}
+
+/// gfx950 `v_cvt_sr_f16_f32`: stochastic rounding of `x` to f16 with 32 random bits.
+#[inline]
+pub fn f32_to_f16_sr(x: f32, random: u32, saturate: bool) -> u16 {
+    f32_to_16_sr(x, random, Format::F16, saturate)
+}
+
+/// gfx950 `v_cvt_sr_bf16_f32`: stochastic rounding of `x` to bf16 with 32 random bits.
+#[inline]
+pub fn f32_to_bf16_sr(x: f32, random: u32) -> u16 {
+    f32_to_16_sr(x, random, Format::BF16, false)
 }

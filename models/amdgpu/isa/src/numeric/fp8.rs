@@ -220,6 +220,38 @@ impl Fp8Format {
         }
     }
 
+    /// gfx950 scaled conversion of an f16 source (`v_cvt_scalef32_pk_{fp8,bf8}_f16`).
+    #[inline]
+    pub fn from_f16_scaled(self, h: u16, scale: f32, saturate: bool) -> u8 {
+        self.from_f32_scaled(super::convert::f16_to_f32(h), scale, saturate)
+    }
+
+    /// gfx950 scaled conversion of a bf16 source (`v_cvt_scalef32_pk_{fp8,bf8}_bf16`).
+    #[inline]
+    pub fn from_bf16_scaled(self, h: u16, scale: f32, saturate: bool) -> u8 {
+        self.from_f32_scaled(super::convert::bf16_to_f32(h), scale, saturate)
+    }
+
+    /// gfx950 scaled decode to f16 bits, one rounding to nearest even
+    /// (`v_cvt_scalef32_{pk_,}f16_{fp8,bf8}`).
+    #[inline]
+    pub fn to_f16_scaled(self, bits: u8, scale: f32) -> u16 {
+        match scale_power(scale) {
+            Some(e) => super::convert::f64_to_f16(self.to_f32(bits) as f64 * pow2(e), RoundMode::NearestEven),
+            None => 0x7e00,
+        }
+    }
+
+    /// gfx950 scaled decode to bf16 bits, one rounding to nearest even
+    /// (`v_cvt_scalef32_pk_bf16_{fp8,bf8}`).
+    #[inline]
+    pub fn to_bf16_scaled(self, bits: u8, scale: f32) -> u16 {
+        match scale_power(scale) {
+            Some(e) => super::convert::f64_to_bf16(self.to_f32(bits) as f64 * pow2(e), RoundMode::NearestEven),
+            None => 0x7fc0,
+        }
+    }
+
     /// gfx950 scaled decode: `value * 2^(scale_exp - 127)`, rounded to nearest f32
     /// (`v_cvt_scalef32_{pk_,}f32_{fp8,bf8}`).
     #[inline]

@@ -241,8 +241,13 @@ fn compose(mut q: u64, mut ulp_exp: i32, fmt: Format) -> Rounded {
 /// probability equal to its distance from the truncated value, in units of `ulp`, when
 /// `random` is uniform. Values below 2^-32 ulp contribute nothing (they are truncated).
 ///
-/// This is the carry-propagating form of the `v_cvt_sr_*` instructions: the ISA text adds
-/// the top bits of the random operand to the discarded mantissa bits and truncates.
+/// This is the carry-propagating form of the `v_cvt_sr_*` instructions. The ISA text adds
+/// the top bits of the random operand (`S1[31:12]` for fp8, `S1[31:11]` for bf8) to the
+/// discarded f32 mantissa bits and truncates; for normal results of an f32 input that is
+/// exactly this function (the lower random bits only meet zeros and cannot carry). Two
+/// deliberate differences: a carry out of the mantissa increments the exponent (the text
+/// says the sum wraps), and results in the target's subnormal range use the random value
+/// at the subnormal spacing.
 #[inline]
 pub fn round_stochastic(sig: u64, exp: i32, random: u32, fmt: Format) -> Rounded {
     if sig == 0 {

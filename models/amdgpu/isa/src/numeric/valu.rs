@@ -6,8 +6,10 @@
 //! 1. source modifiers: `abs` clears the sign, then `neg` flips it ([`src_f32`]);
 //! 2. input denormal flush per MODE ([`Mode::flush_in_f32`]);
 //! 3. the operation, rounded once in MODE's rounding direction;
-//! 4. output modifiers ([`output_f32`]): `omod` scales (ignored when MODE.IEEE is set, and a
-//!    result it scales into the denormal range flushes to a signed zero), then `clamp`
+//! 4. output modifiers ([`output_f32`]): `omod` scales (ignored when MODE.IEEE is set, as
+//!    LLVM documents; a nonzero result it scales into the denormal range flushes to a zero of
+//!    its sign, and a zero result comes out as +0, since omod does not preserve signed
+//!    zeros), then `clamp`
 //!    limits to [0, 1] (negative values and -0 become +0; NaN becomes +0 with DX10_CLAMP,
 //!    passes through otherwise), then output denormal flush per MODE.
 //!
@@ -136,12 +138,15 @@ pub fn clamp_f16(h: u16, dx10_clamp: bool) -> u16 {
 }
 
 /// Output stage of an f32 VOP3 op: omod (skipped when MODE.IEEE), clamp, output denormal
-/// flush. A result that omod scales into the denormal range flushes to a signed zero.
+/// flush. With omod applied, a nonzero result scaled into the denormal range flushes to a
+/// signed zero and zero results are +0.
 #[inline]
 pub fn output_f32(x: f32, omod: OutputModifier, clamp: bool, mode: Mode) -> f32 {
     let mut y = x;
     if omod != OutputModifier::None && !mode.ieee {
-        y = super::mode::flush_f32(y * omod.factor(), true);
+        // A zero result comes out +0; a nonzero one scaled below the normal range
+        // flushes to a zero of its sign.
+        y = if y == 0.0 { 0.0 } else { super::mode::flush_f32(y * omod.factor(), true) };
     }
     if clamp {
         y = clamp_f32(y, mode.dx10_clamp);
@@ -154,7 +159,7 @@ pub fn output_f32(x: f32, omod: OutputModifier, clamp: bool, mode: Mode) -> f32 
 pub fn output_f64(x: f64, omod: OutputModifier, clamp: bool, mode: Mode) -> f64 {
     let mut y = x;
     if omod != OutputModifier::None && !mode.ieee {
-        y = super::mode::flush_f64(y * omod.factor() as f64, true);
+        y = if y == 0.0 { 0.0 } else { super::mode::flush_f64(y * omod.factor() as f64, true) };
     }
     if clamp {
         y = clamp_f64(y, mode.dx10_clamp);
@@ -168,9 +173,13 @@ pub fn output_f64(x: f64, omod: OutputModifier, clamp: bool, mode: Mode) -> f64 
 pub fn output_f16(h: u16, omod: OutputModifier, clamp: bool, mode: Mode) -> u16 {
     let mut y = h;
     if omod != OutputModifier::None && !mode.ieee && !f16_is_nan(h) {
-        let scaled = f16_to_f32(h) * omod.factor();
-        y = super::convert::f32_to_f16_sat(scaled, mode.round_f16_f64, mode.fp16_ovfl);
-        y = super::mode::flush_f16_bits(y, true);
+        if h & 0x7fff == 0 {
+            y = 0;
+        } else {
+            let scaled = f16_to_f32(h) * omod.factor();
+            y = super::convert::f32_to_f16_sat(scaled, mode.round_f16_f64, mode.fp16_ovfl);
+            y = super::mode::flush_f16_bits(y, true);
+        }
     }
     if clamp {
         y = clamp_f16(y, mode.dx10_clamp);
@@ -1326,4 +1335,143 @@ fn class_index(negative: bool, top: bool, bottom: bool, frac_nonzero: bool, quie
         (false, true, true) => if negative { 4 } else { 7 },
         (false, true, false) => if negative { 5 } else { 6 },
     }
+}
+
+/// `v_fract_f16` on bits (kept strictly below 1, like [`fract_f32`]).
+#[inline]
+pub fn fract_f16(h: u16) -> u16 {
+    if h & 0x7fff == 0x7c00 {
+        return 0x7e00;
+    }
+    if f16_is_nan(h) {
+        return quiet_f16(h);
+    }
+    let x = f16_to_f32(h);
+    let f = super::convert::f32_to_f16(x - x.floor(), RoundMode::NearestEven);
+    f.min(0x3bff)
+}
+
+/// `v_trunc_f16` on bits (exact).
+#[inline]
+pub fn trunc_f16(h: u16) -> u16 {
+    round_f16_with(h, f32::trunc)
+}
+
+/// `v_ceil_f16` on bits (exact).
+#[inline]
+pub fn ceil_f16(h: u16) -> u16 {
+    round_f16_with(h, f32::ceil)
+}
+
+/// `v_floor_f16` on bits (exact).
+#[inline]
+pub fn floor_f16(h: u16) -> u16 {
+    round_f16_with(h, f32::floor)
+}
+
+/// `v_rndne_f16` on bits (exact, ties to even).
+#[inline]
+pub fn rndne_f16(h: u16) -> u16 {
+    round_f16_with(h, f32::round_ties_even)
+}
+
+/// Applies an integral rounding in f32 (exact for f16 values) and narrows back exactly.
+#[inline]
+fn round_f16_with(h: u16, f: fn(f32) -> f32) -> u16 {
+    if f16_is_nan(h) {
+        return quiet_f16(h);
+    }
+    super::convert::f32_to_f16(f(f16_to_f32(h)), RoundMode::NearestEven)
+}
+
+/// The VOP3 float modifiers of one instruction: per-source `abs`/`neg` bits (bit i = source
+/// i), the 2-bit OMOD field and the clamp bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Vop3Mods {
+    /// ABS bits, one per source.
+    pub abs: u8,
+    /// NEG bits, one per source.
+    pub neg: u8,
+    /// Output multiplier.
+    pub omod: OutputModifier,
+    /// Clamp bit.
+    pub clamp: bool,
+}
+
+impl Vop3Mods {
+    /// Source `i` as the operation sees it: modifiers, then MODE input-denormal flush.
+    #[inline]
+    pub fn src_f32(self, x: f32, i: u32, mode: Mode) -> f32 {
+        let i = i & 7;
+        mode.flush_in_f32(src_f32(x, (self.abs >> i) & 1 != 0, (self.neg >> i) & 1 != 0))
+    }
+
+    /// f64 source `i` with modifiers and input flush.
+    #[inline]
+    pub fn src_f64(self, x: f64, i: u32, mode: Mode) -> f64 {
+        let i = i & 7;
+        mode.flush_in_f64(src_f64(x, (self.abs >> i) & 1 != 0, (self.neg >> i) & 1 != 0))
+    }
+
+    /// f16 source `i` (bits) with modifiers and input flush.
+    #[inline]
+    pub fn src_f16(self, h: u16, i: u32, mode: Mode) -> u16 {
+        let i = i & 7;
+        mode.flush_in_f16(src_f16(h, (self.abs >> i) & 1 != 0, (self.neg >> i) & 1 != 0))
+    }
+
+    /// The output stage for an f32 result ([`output_f32`]).
+    #[inline]
+    pub fn out_f32(self, x: f32, mode: Mode) -> f32 {
+        output_f32(x, self.omod, self.clamp, mode)
+    }
+
+    /// The output stage for an f64 result ([`output_f64`]).
+    #[inline]
+    pub fn out_f64(self, x: f64, mode: Mode) -> f64 {
+        output_f64(x, self.omod, self.clamp, mode)
+    }
+
+    /// The output stage for an f16 result ([`output_f16`]).
+    #[inline]
+    pub fn out_f16(self, h: u16, mode: Mode) -> u16 {
+        output_f16(h, self.omod, self.clamp, mode)
+    }
+}
+
+/// A complete `v_fma_f32` under `mods` and `mode`: source modifiers, input flush, one
+/// rounding per FP_ROUND.f32, omod/clamp, output flush.
+#[inline]
+pub fn v_fma_f32(s0: f32, s1: f32, s2: f32, mods: Vop3Mods, mode: Mode) -> f32 {
+    let (a, b, c) = (mods.src_f32(s0, 0, mode), mods.src_f32(s1, 1, mode), mods.src_f32(s2, 2, mode));
+    mods.out_f32(fma_f32(a, b, c, mode.round_f32), mode)
+}
+
+/// A complete `v_add_f32` under `mods` and `mode`.
+#[inline]
+pub fn v_add_f32(s0: f32, s1: f32, mods: Vop3Mods, mode: Mode) -> f32 {
+    let (a, b) = (mods.src_f32(s0, 0, mode), mods.src_f32(s1, 1, mode));
+    mods.out_f32(add_f32(a, b, mode.round_f32), mode)
+}
+
+/// A complete `v_mul_f32` under `mods` and `mode`.
+#[inline]
+pub fn v_mul_f32(s0: f32, s1: f32, mods: Vop3Mods, mode: Mode) -> f32 {
+    let (a, b) = (mods.src_f32(s0, 0, mode), mods.src_f32(s1, 1, mode));
+    mods.out_f32(mul_f32(a, b, mode.round_f32), mode)
+}
+
+/// A complete `v_max_f32` under `mods` and `mode` (min/max are exact; MODE.IEEE selects the
+/// NaN rules).
+#[inline]
+pub fn v_max_f32(s0: f32, s1: f32, mods: Vop3Mods, mode: Mode) -> f32 {
+    let (a, b) = (mods.src_f32(s0, 0, mode), mods.src_f32(s1, 1, mode));
+    mods.out_f32(max_f32(a, b, mode.ieee), mode)
+}
+
+/// A complete `v_min_f32` under `mods` and `mode`.
+#[inline]
+pub fn v_min_f32(s0: f32, s1: f32, mods: Vop3Mods, mode: Mode) -> f32 {
+    let (a, b) = (mods.src_f32(s0, 0, mode), mods.src_f32(s1, 1, mode));
+    mods.out_f32(min_f32(a, b, mode.ieee), mode)
 }
