@@ -160,13 +160,28 @@ fn mode_register_round_trips_and_decodes_fields() {
     assert_eq!(mode.denorm_f16_f64, DenormMode::FlushOut);
     assert!(!mode.dx10_clamp && mode.ieee && mode.fp16_ovfl);
     assert_eq!(mode.encode(), bits);
-    // Default compute mode value: FP_DENORM = 0b1100_0000, DX10_CLAMP | IEEE.
-    assert_eq!(Mode::default().encode(), 0xc0 | (1 << 8) | (1 << 9));
+    // Default: all denormals kept, DX10_CLAMP | IEEE.
+    assert_eq!(Mode::default().encode(), 0x3f0);
+    // From a kernel descriptor's COMPUTE_PGM_RSRC1: VGPR/SGPR block counts in the low bits
+    // are ignored; FLOAT_DENORM_MODE_16_64 = 3, DX10_CLAMP, IEEE, FP16_OVFL.
+    let rsrc1 = 0x0000_0042 | (3 << 18) | (1 << 21) | (1 << 23) | (1 << 26);
+    let from_kd = Mode::from_pgm_rsrc1(rsrc1);
+    assert_eq!(from_kd.denorm_f32, DenormMode::FlushInFlushOut);
+    assert_eq!(from_kd.denorm_f16_f64, DenormMode::FlushNone);
+    assert!(from_kd.dx10_clamp && from_kd.ieee && from_kd.fp16_ovfl);
+    assert_eq!(from_kd.encode(), 0xc0 | (1 << 8) | (1 << 9) | (1 << 23));
+    let rounding = Mode::from_pgm_rsrc1((2 << 12) | (1 << 14) | (1 << 16) | (2 << 18));
+    assert_eq!(rounding.round_f32, RoundMode::TowardNegative);
+    assert_eq!(rounding.round_f16_f64, RoundMode::TowardPositive);
+    assert_eq!(rounding.denorm_f32, DenormMode::FlushOut);
+    assert_eq!(rounding.denorm_f16_f64, DenormMode::FlushIn);
+    assert!(!rounding.ieee && !rounding.dx10_clamp && !rounding.fp16_ovfl);
 }
 
 #[test]
 fn denormal_flush_helpers_follow_the_mode() {
     let tiny = f32::from_bits(0x8000_0005);
+    assert_eq!(Mode::default().flush_in_f32(tiny).to_bits(), tiny.to_bits());
     let mode = Mode { denorm_f32: DenormMode::FlushIn, ..Mode::default() };
     assert_eq!(mode.flush_in_f32(tiny).to_bits(), 0x8000_0000);
     assert_eq!(mode.flush_out_f32(tiny).to_bits(), tiny.to_bits());

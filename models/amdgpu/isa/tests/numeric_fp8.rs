@@ -182,6 +182,13 @@ fn overflow_and_special_input_policies() {
     assert_eq!(E4M3Fnuz.from_f32(247.9, false), 0x7f);
     assert_eq!(E4M3Fnuz.from_f32(248.0, false), 0x80);
     assert_eq!(E4M3Fnuz.from_f32(248.0, true), 0x7f);
+    // Mode-aware forms: input denormals flushed per MODE, FP16_OVFL selects saturation.
+    use amdgpu_isa::numeric::{DenormMode, Mode};
+    let sat_flush = Mode { fp16_ovfl: true, denorm_f32: DenormMode::FlushInFlushOut, ..Mode::default() };
+    assert_eq!(E4M3Fn.from_f32_mode(1000.0, sat_flush), 0x7e);
+    assert_eq!(E4M3Fn.from_f32_mode(1000.0, Mode::default()), 0x7f);
+    assert_eq!(E5M2.from_f32_mode(-f32::from_bits(1), sat_flush), 0x80);
+    assert_eq!(E5M2Fnuz.from_f32_sr_mode(1e6, 0, sat_flush), 0x7f);
     // Packing helpers and destination selects.
     let word = fp8::cvt_pk_to_fp8(E4M3Fn, 1.0, -2.0, false);
     assert_eq!(word, 0x38 | (0xc0 << 8));

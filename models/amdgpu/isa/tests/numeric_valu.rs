@@ -415,6 +415,14 @@ fn fract_rounding_and_int_conversions() {
     assert_eq!(cvt_pknorm_u16_f32(0.5, f32::NAN), 0x0000_8000);
     assert_eq!(cvt_pk_u8_f32(300.0, 1, 0xaabb_ccdd), 0xaabb_ffdd);
     assert_eq!(cvt_pk_u8_f32(2.5, 3, 0), 0x0200_0000);
+    // Small table conversions and norms from f16.
+    assert_eq!(cvt_off_f32_i4(0x7), 0.4375);
+    assert_eq!(cvt_off_f32_i4(0x8), -0.5);
+    assert_eq!(cvt_off_f32_i4(0xffff_fff9), -0.4375);
+    assert_eq!(cvt_norm_i16_f16(0xbc00), -32767);
+    assert_eq!(cvt_norm_i16_f16(0x7e00), 0);
+    assert_eq!(cvt_norm_u16_f16(0x3800), 32768); // 0.5 * 65535 = 32767.5 -> even
+    assert_eq!(cvt_norm_u16_f16(0x4000), 65535);
     // f16 rounding ops
     assert_eq!(fract_f16(0x3e00), 0x3800); // 1.5 -> 0.5
     assert_eq!(fract_f16(0x8001), 0x3bff); // tiny negative -> largest below 1

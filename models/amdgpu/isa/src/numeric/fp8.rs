@@ -178,6 +178,20 @@ impl Fp8Format {
         self.from_f64(x as f64, RoundMode::NearestEven, saturate)
     }
 
+    /// The per-element conversion of `v_cvt_pk_{fp8,bf8}_f32` under `mode`: the f32 input
+    /// is flushed per MODE.FP_DENORM.f32, and MODE.FP16_OVFL selects saturation. (The VOP3
+    /// clamp bit is not modelled for these conversions.)
+    #[inline]
+    pub fn from_f32_mode(self, x: f32, mode: super::mode::Mode) -> u8 {
+        self.from_f32(mode.flush_in_f32(x), mode.fp16_ovfl)
+    }
+
+    /// `v_cvt_sr_{fp8,bf8}_f32` under `mode` (see [`Fp8Format::from_f32_mode`]).
+    #[inline]
+    pub fn from_f32_sr_mode(self, x: f32, random: u32, mode: super::mode::Mode) -> u8 {
+        self.from_f32_sr(mode.flush_in_f32(x), random, mode.fp16_ovfl)
+    }
+
     /// Stochastic rounding with 32 random bits (`v_cvt_sr_{fp8,bf8}_f32`).
     #[inline]
     pub fn from_f32_sr(self, x: f32, random: u32, saturate: bool) -> u8 {

@@ -96,18 +96,12 @@ pub const MODE_FP_MASK: u32 =
     0xff | (1 << MODE_DX10_CLAMP_BIT) | (1 << MODE_IEEE_BIT) | (1 << MODE_FP16_OVFL_BIT);
 
 impl Default for Mode {
-    /// The compute-kernel default that LLVM programs through COMPUTE_PGM_RSRC1: round to
-    /// nearest even, f32 denormals flushed, f16/f64 denormals kept, DX10 clamp and IEEE on.
+    /// All denormals kept, round to nearest even, DX10_CLAMP and IEEE on, no saturation:
+    /// MODE = 0x3f0, what a HIP kernel compiled without denormal flushing starts with
+    /// (FLOAT_DENORM_MODE_32 = FLOAT_DENORM_MODE_16_64 = 3). The executor should take the real
+    /// initial value from the kernel descriptor with [`Mode::from_pgm_rsrc1`].
     fn default() -> Self {
-        Self {
-            round_f32: RoundMode::NearestEven,
-            round_f16_f64: RoundMode::NearestEven,
-            denorm_f32: DenormMode::FlushInFlushOut,
-            denorm_f16_f64: DenormMode::FlushNone,
-            dx10_clamp: true,
-            ieee: true,
-            fp16_ovfl: false,
-        }
+        Self::IEEE_DENORMALS
     }
 }
 
@@ -134,6 +128,23 @@ impl Mode {
             dx10_clamp: (bits >> MODE_DX10_CLAMP_BIT) & 1 != 0,
             ieee: (bits >> MODE_IEEE_BIT) & 1 != 0,
             fp16_ovfl: (bits >> MODE_FP16_OVFL_BIT) & 1 != 0,
+        }
+    }
+
+    /// The initial MODE of a wave from the kernel descriptor's COMPUTE_PGM_RSRC1 word:
+    /// FLOAT_ROUND_MODE_32 [13:12], FLOAT_ROUND_MODE_16_64 [15:14], FLOAT_DENORM_MODE_32
+    /// [17:16], FLOAT_DENORM_MODE_16_64 [19:18], ENABLE_DX10_CLAMP [21], ENABLE_IEEE_MODE
+    /// [23], FP16_OVFL [26] (the gfx9 layout, shared by gfx90a, gfx942 and gfx950).
+    #[inline]
+    pub const fn from_pgm_rsrc1(rsrc1: u32) -> Self {
+        Self {
+            round_f32: RoundMode::from_bits(rsrc1 >> 12),
+            round_f16_f64: RoundMode::from_bits(rsrc1 >> 14),
+            denorm_f32: DenormMode::from_bits(rsrc1 >> 16),
+            denorm_f16_f64: DenormMode::from_bits(rsrc1 >> 18),
+            dx10_clamp: (rsrc1 >> 21) & 1 != 0,
+            ieee: (rsrc1 >> 23) & 1 != 0,
+            fp16_ovfl: (rsrc1 >> 26) & 1 != 0,
         }
     }
 

@@ -1272,6 +1272,26 @@ pub fn cvt_pknorm_u16_f32(s0: f32, s1: f32) -> u32 {
     (f32_to_unorm(s0) as u32) | ((f32_to_unorm(s1) as u32) << 16)
 }
 
+/// `v_cvt_off_f32_i4`: the signed 4-bit value in `S0[3:0]` divided by 16 (-0.5 ..= 0.4375).
+#[inline]
+pub fn cvt_off_f32_i4(s0: u32) -> f32 {
+    ((((s0 & 0xf) << 28) as i32) >> 28) as f32 / 16.0
+}
+
+/// `v_cvt_norm_i16_f16` (`f16_to_snorm`): clamp to [-1, 1], scale by 32767, round to
+/// nearest even; NaN -> 0.
+#[inline]
+pub fn cvt_norm_i16_f16(h: u16) -> i16 {
+    f32_to_snorm(f16_to_f32(h))
+}
+
+/// `v_cvt_norm_u16_f16` (`f16_to_unorm`): clamp to [0, 1], scale by 65535, round to nearest
+/// even; NaN -> 0.
+#[inline]
+pub fn cvt_norm_u16_f16(h: u16) -> u16 {
+    f32_to_unorm(f16_to_f32(h))
+}
+
 /// `f32_to_u8`: round to nearest even, saturate to [0, 255]; NaN -> 0.
 #[inline]
 pub fn f32_to_u8(x: f32) -> u8 {
