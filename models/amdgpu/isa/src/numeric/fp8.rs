@@ -357,6 +357,7 @@ const fn decode_bits(fmt: Format, code: u8) -> u32 {
                 return sign | 0x7fc0_0000;
             }
         }
+        Specials::Finite => {}
         Specials::Ieee => {
             if field == all_ones_exp {
                 return if frac == 0 {

@@ -7,6 +7,7 @@
 //! - [`mode`]: the MODE register model ([`Mode`]) and denormal flushing helpers.
 //! - [`convert`]: f64/f32/f16/bf16 conversions in all rounding modes.
 //! - [`fp8`]: the FNUZ (gfx942) and OCP (gfx950) 8-bit formats, RNE/stochastic/scaled.
+//! - [`mx`]: the gfx950 OCP MX sub-byte formats FP4 (E2M1) and FP6 (E2M3, E3M2).
 //! - [`valu`]: float op semantics: source/output modifiers, min/max rules, rounding-mode
 //!   arithmetic, division helpers, frexp/ldexp/fract/rounding, float<->int conversions.
 //! - [`transcendental`]: rcp/rsq/sqrt/exp/log/sin/cos with documented ULP bounds.
@@ -24,6 +25,7 @@ pub mod dot;
 pub mod fp8;
 pub mod int;
 pub mod mode;
+pub mod mx;
 pub mod packed;
 pub mod round;
 pub mod slices;
@@ -31,5 +33,6 @@ pub mod transcendental;
 pub mod valu;
 
 pub use fp8::Fp8Format;
+pub use mx::MxFormat;
 pub use mode::{DenormMode, Mode};
 pub use round::{Format, RoundMode};

@@ -69,6 +69,8 @@ pub enum Specials {
     /// "FNUZ" (gfx942 fp8): no Inf, no negative zero; the single NaN is sign=1 with all
     /// other bits zero (0x80); every other code is finite.
     Fnuz,
+    /// OCP MX FP6/FP4 element formats: no Inf, no NaN; every code is finite; signed zeros.
+    Finite,
 }
 
 /// A binary floating-point format of at most 64 bits: sign, exponent field, mantissa field.
@@ -105,6 +107,12 @@ impl Format {
     /// E5M2FNUZ (gfx942 "bf8"): bias 16, NaN = 0x80 only, max 57344.
     pub const E5M2FNUZ: Format =
         Format { exp_bits: 5, man_bits: 2, bias: 16, specials: Specials::Fnuz };
+    /// OCP MX FP4 E2M1 (gfx950 "fp4"): bias 1, max 6.
+    pub const E2M1: Format = Format { exp_bits: 2, man_bits: 1, bias: 1, specials: Specials::Finite };
+    /// OCP MX FP6 E2M3 (gfx950 "fp6"): bias 1, max 7.5.
+    pub const E2M3: Format = Format { exp_bits: 2, man_bits: 3, bias: 1, specials: Specials::Finite };
+    /// OCP MX FP6 E3M2 (gfx950 "bf6"): bias 3, max 28.
+    pub const E3M2: Format = Format { exp_bits: 3, man_bits: 2, bias: 3, specials: Specials::Finite };
 
     /// Total width in bits (sign included).
     #[inline]
@@ -125,7 +133,7 @@ impl Format {
         match self.specials {
             Specials::Ieee => self.inf_bits() - 1,
             Specials::FiniteNanAllOnes => all - 1,
-            Specials::Fnuz => all,
+            Specials::Fnuz | Specials::Finite => all,
         }
     }
 
