@@ -226,3 +226,66 @@ fn f64_ops_meet_their_documented_ulp_bounds() {
     println!("f64 rsq: max error {worst_rsq:.6} ULP");
     assert!(worst_rsq <= 0.5 + 1e-6, "rsq_f64 {worst_rsq} ULP");
 }
+
+/// The first 256 fraction bits of 2/pi as published in the classic fdlibm table.
+const TWO_OVER_PI_HEX: [u128; 2] =
+    [0xA2F9_836E_4E44_1529_FC27_57D1_F534_DDC0, 0xDB62_9599_3C43_9041_FE51_63AB_DEBB_C561];
+
+/// Fraction bits `start+1 ..= start+53` of the reference constant.
+fn reference_chunk(start: u32) -> u64 {
+    let mut chunk = 0u64;
+    for k in 0..53 {
+        let bit = start + k;
+        let word = TWO_OVER_PI_HEX[(bit / 128) as usize];
+        chunk = (chunk << 1) | ((word >> (127 - bit % 128)) & 1) as u64;
+    }
+    chunk
+}
+
+#[test]
+fn trig_preop_segments_match_the_published_constant() {
+    assert_eq!(two_over_pi_prefix(), 0xA2F9_836E_4E44_1529);
+    for idx in 0..3u32 {
+        let start = idx * 53;
+        let expected = reference_chunk(start) as f64 * 2f64.powi(-53 - start as i32);
+        assert_eq!(trig_preop_f64(1.0, idx), expected, "segment {idx}");
+    }
+    // Large exponents shift the window: exponent 1077 + 40 moves it 40 bits down.
+    let x = f64::from_bits(((1077u64 + 40) << 52) | 1);
+    assert_eq!(trig_preop_f64(x, 1), reference_chunk(93) as f64 * 2f64.powi(-53 - 93));
+    // Only S1[4:0] selects the segment; segments past bit 1201 are zero.
+    assert_eq!(trig_preop_f64(1.0, 32), trig_preop_f64(1.0, 0));
+    assert_eq!(trig_preop_f64(f64::MAX, 31), 0.0);
+    // Exponent >= 1968 adds 2^128 to the weight: covered end to end by the f64::MAX case
+    // of `trig_preop_reduces_huge_arguments_like_libm`, which would be off by 2^128 without it.
+}
+
+/// Payne-Hanek reduction with the three trig_preop segments, as OCML does for large
+/// arguments; the result must agree with the platform's sin (which reduces exactly).
+fn sin_via_trig_preop(x: f64) -> f64 {
+    let exponent = ((x.to_bits() >> 52) & 0x7ff) as i32;
+    let xs = if exponent >= 1968 { x * 2f64.powi(-128) } else { x };
+    let mut acc = 0.0f64; // x * 2/pi modulo 4, accumulated from most to least significant
+    let mut tail = 0.0f64;
+    for idx in 0..3 {
+        let p = trig_preop_f64(x, idx);
+        let hi = xs * p;
+        let lo = xs.mul_add(p, -hi);
+        let hi = hi - 4.0 * (hi / 4.0).floor(); // exact: hi is an integer multiple when large
+        acc += hi;
+        acc -= 4.0 * (acc / 4.0).floor();
+        tail += lo;
+    }
+    let r = acc + tail; // quarter turns in [0, 4) (approximately)
+    let r = r - 4.0 * (r / 4.0).floor();
+    (r * std::f64::consts::FRAC_PI_2).sin()
+}
+
+#[test]
+fn trig_preop_reduces_huge_arguments_like_libm() {
+    for x in [1.0e22f64, 3.7e50, 1.0e100, 1.234e200, 1.0e300, f64::MAX, 2f64.powi(1000) * 1.2345] {
+        let got = sin_via_trig_preop(x);
+        let expected = x.sin();
+        assert!((got - expected).abs() < 1e-9, "sin({x:e}): {got} vs {expected}");
+    }
+}

@@ -253,3 +253,151 @@ impl TransOp {
         mode.flush_out_f32(self.eval_f32(mode.flush_in_f32(x)))
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// v_trig_preop_f64
+// ---------------------------------------------------------------------------------------
+
+/// Number of fraction bits of 2/pi the instruction can reach (`1201'B(2.0 / PI)`).
+const TWO_OVER_PI_BITS: u32 = 1201;
+
+/// The first 1216 fraction bits of 2/pi, most significant first, computed once from a
+/// Machin-formula value of pi in fixed point (1344 fraction bits, error below 2^-1330).
+fn two_over_pi_words() -> &'static [u64; 19] {
+    static WORDS: std::sync::OnceLock<[u64; 19]> = std::sync::OnceLock::new();
+    WORDS.get_or_init(compute_two_over_pi)
+}
+
+/// Fixed-point helpers over little-endian u32 limbs; the top limb holds the integer part.
+const FRACTION_LIMBS: usize = 42; // 1344 fraction bits
+const LIMBS: usize = FRACTION_LIMBS + 1;
+
+fn div_small(x: &mut [u32; LIMBS], d: u32) {
+    let mut rem = 0u64;
+    for limb in x.iter_mut().rev() {
+        let cur = (rem << 32) | *limb as u64;
+        *limb = (cur / d as u64) as u32;
+        rem = cur % d as u64;
+    }
+}
+
+fn add_assign(x: &mut [u32; LIMBS], y: &[u32; LIMBS]) {
+    let mut carry = 0u64;
+    for (a, &b) in x.iter_mut().zip(y) {
+        let s = *a as u64 + b as u64 + carry;
+        *a = s as u32;
+        carry = s >> 32;
+    }
+}
+
+fn sub_assign(x: &mut [u32; LIMBS], y: &[u32; LIMBS]) {
+    let mut borrow = 0i64;
+    for (a, &b) in x.iter_mut().zip(y) {
+        let d = *a as i64 - b as i64 - borrow;
+        *a = d as u32;
+        borrow = (d < 0) as i64;
+    }
+}
+
+fn mul_small(x: &mut [u32; LIMBS], m: u32) {
+    let mut carry = 0u64;
+    for limb in x.iter_mut() {
+        let p = *limb as u64 * m as u64 + carry;
+        *limb = p as u32;
+        carry = p >> 32;
+    }
+}
+
+fn is_zero(x: &[u32; LIMBS]) -> bool {
+    x.iter().all(|&l| l == 0)
+}
+
+/// arctan(1/k) in fixed point by its Taylor series.
+fn arctan_inverse(k: u32) -> [u32; LIMBS] {
+    let mut sum = [0u32; LIMBS];
+    let mut power = [0u32; LIMBS];
+    power[LIMBS - 1] = 1; // 1.0
+    div_small(&mut power, k); // 1/k
+    let mut n = 0u32;
+    loop {
+        let mut term = power;
+        div_small(&mut term, 2 * n + 1);
+        if is_zero(&term) {
+            break;
+        }
+        if n % 2 == 0 {
+            add_assign(&mut sum, &term);
+        } else {
+            sub_assign(&mut sum, &term);
+        }
+        div_small(&mut power, k * k);
+        n += 1;
+    }
+    sum
+}
+
+fn compute_two_over_pi() -> [u64; 19] {
+    // pi = 16 atan(1/5) - 4 atan(1/239)
+    let mut pi = arctan_inverse(5);
+    mul_small(&mut pi, 16);
+    let mut second = arctan_inverse(239);
+    mul_small(&mut second, 4);
+    sub_assign(&mut pi, &second);
+    // Long division: the bits of 2/pi = 0.b1 b2 ..., with numerator 2.0.
+    let mut num = [0u32; LIMBS];
+    num[LIMBS - 1] = 2;
+    let mut words = [0u64; 19];
+    for i in 0..(19 * 64) {
+        mul_small(&mut num, 2);
+        let ge = num.iter().rev().zip(pi.iter().rev()).find(|(a, b)| a != b).is_none_or(|(a, b)| a > b);
+        if ge {
+            sub_assign(&mut num, &pi);
+            words[i / 64] |= 1u64 << (63 - i % 64);
+        }
+    }
+    words
+}
+
+/// Fraction bits `start+1 ..= start+53` of 2/pi as an integer below 2^53 (zeros beyond the
+/// 1201 bits the instruction holds).
+fn two_over_pi_chunk(start: u32) -> u64 {
+    let words = two_over_pi_words();
+    let mut chunk = 0u64;
+    for k in 0..53u32 {
+        let bit = start + k; // 0-based index of b_(bit+1)
+        let value = if bit < TWO_OVER_PI_BITS {
+            (words[(bit / 64) as usize] >> (63 - bit % 64)) & 1
+        } else {
+            0
+        };
+        chunk = (chunk << 1) | value;
+    }
+    chunk
+}
+
+/// `v_trig_preop_f64 D = S0, S1`: the 53-bit segment of 2/pi used for Payne-Hanek argument
+/// reduction of `S0`. Segment `S1[4:0]` starts `53 * S1[4:0]` bits into the fraction, plus
+/// `exponent(S0) - 1077` more when S0's biased exponent exceeds 1077; the result is that
+/// segment scaled to its true weight, times 2^128 when the exponent is at least 1968.
+///
+/// Reading of the pseudocode: `(1201'B(2/PI) << shift) & mask` is taken as "the 53 bits
+/// that the shift brings to the top", i.e. fraction bits `shift+1 ..= shift+53`, which is
+/// the segment whose weight `2^(-53-shift)` the pseudocode's `scale` assigns.
+pub fn trig_preop_f64(s0: f64, s1: u32) -> f64 {
+    let exponent = ((s0.to_bits() >> 52) & 0x7ff) as i32;
+    let mut shift = (s1 & 31) as i32 * 53;
+    if exponent > 1077 {
+        shift += exponent - 1077;
+    }
+    let chunk = two_over_pi_chunk(shift as u32);
+    let mut scale = -53 - shift;
+    if exponent >= 1968 {
+        scale += 128;
+    }
+    super::valu::ldexp_f64(chunk as f64, scale)
+}
+
+/// The first 64 fraction bits of 2/pi (for tests and diagnostics).
+pub fn two_over_pi_prefix() -> u64 {
+    two_over_pi_words()[0]
+}
