@@ -354,6 +354,14 @@ fn rounding_mode_arithmetic_edge_cases() {
     assert!(same(add_f32(1.0, -1.0, RoundMode::TowardPositive), 0.0));
     assert!(same(add_f32(1.0, -1.0, RoundMode::TowardNegative), -0.0));
     assert!(same(add_f32(-0.0, -0.0, RoundMode::TowardZero), -0.0));
+    assert!(same(add_f32(-0.0, 0.0, RoundMode::TowardNegative), -0.0));
+    assert!(same(add_f32(-0.0, 0.0, RoundMode::NearestEven), 0.0));
+    assert_eq!(add_f16(0x8000, 0x0000, RoundMode::TowardNegative, false), 0x8000);
+    assert_eq!(add_f16(0x8000, 0x0000, RoundMode::TowardPositive, false), 0x0000);
+    assert_eq!(add_f16(0x3c00, 0xbc00, RoundMode::TowardNegative, false), 0x8000);
+    assert_eq!(add_f16(0x3c00, 0xbc00, RoundMode::NearestEven, false), 0x0000);
+    assert_eq!(mul_f16(0x8000, 0x3c00, RoundMode::TowardPositive, false), 0x8000);
+    assert_eq!(fma_f16(0x3c00, 0x3c00, 0xbc00, RoundMode::TowardNegative, false), 0x8000);
     // Overflow depends on direction.
     assert_eq!(add_f32(f32::MAX, f32::MAX, RoundMode::TowardZero), f32::MAX);
     assert_eq!(add_f32(f32::MAX, f32::MAX, RoundMode::TowardPositive), f32::INFINITY);

@@ -613,14 +613,14 @@ pub fn mad_f32(a: f32, b: f32, c: f32, rm: RoundMode) -> f32 {
 #[inline]
 pub fn add_f16(a: u16, b: u16, rm: RoundMode, saturate: bool) -> u16 {
     let (x, y) = (f16_to_f32(a) as f64, f16_to_f32(b) as f64);
-    finish_f16(x + y, x, y, rm, saturate)
+    finish_f16(x + y, Some((x, y)), rm, saturate)
 }
 
 /// `a * b` on f16 bits with `rm`; the f64 product is exact.
 #[inline]
 pub fn mul_f16(a: u16, b: u16, rm: RoundMode, saturate: bool) -> u16 {
     let p = f16_to_f32(a) as f64 * f16_to_f32(b) as f64;
-    finish_f16(p, p, 0.0, rm, saturate)
+    finish_f16(p, None, rm, saturate)
 }
 
 /// Fused `a * b + c` on f16 bits with `rm`, rounded once (`v_fma_f16`, `v_pk_fma_f16`).
@@ -629,7 +629,7 @@ pub fn fma_f16(a: u16, b: u16, c: u16, rm: RoundMode, saturate: bool) -> u16 {
     let p = f16_to_f32(a) as f64 * f16_to_f32(b) as f64;
     let z = f16_to_f32(c) as f64;
     if !p.is_finite() || !z.is_finite() {
-        return finish_f16(p + z, p, z, rm, saturate);
+        return finish_f16(p + z, Some((p, z)), rm, saturate);
     }
     let (s, e) = two_sum(p, z);
     if s == 0.0 && e == 0.0 {
@@ -639,9 +639,11 @@ pub fn fma_f16(a: u16, b: u16, c: u16, rm: RoundMode, saturate: bool) -> u16 {
     pair_to_f16(s, e, rm, saturate)
 }
 
-/// Rounds an exact f64 result of two f16 operands to f16, fixing zero signs for `rm`.
+/// Rounds an exact f64 result of two f16 operands to f16. `addends` is `Some((x, y))` for a
+/// sum (an exact zero then takes the IEEE sum sign for `rm`) and `None` for a product (the
+/// zero keeps its sign).
 #[inline]
-fn finish_f16(exact: f64, x: f64, y: f64, rm: RoundMode, saturate: bool) -> u16 {
+fn finish_f16(exact: f64, addends: Option<(f64, f64)>, rm: RoundMode, saturate: bool) -> u16 {
     if exact.is_nan() {
         return 0x7e00 | ((exact.is_sign_negative() as u16) << 15);
     }
@@ -649,10 +651,9 @@ fn finish_f16(exact: f64, x: f64, y: f64, rm: RoundMode, saturate: bool) -> u16 
         return if exact < 0.0 { 0xfc00 } else { 0x7c00 };
     }
     if exact == 0.0 {
-        let negative = if y == 0.0 && x == exact {
-            exact.is_sign_negative()
-        } else {
-            zero_sum_negative(x.is_sign_negative(), y.is_sign_negative(), rm)
+        let negative = match addends {
+            Some((x, y)) => zero_sum_negative(x.is_sign_negative(), y.is_sign_negative(), rm),
+            None => exact.is_sign_negative(),
         };
         return (negative as u16) << 15;
     }
