@@ -254,7 +254,31 @@ fn scaled_conversions_apply_the_e8m0_exponent() {
     );
 }
 
+#[test]
+fn fast_f32_path_equals_generic_rounding_over_a_dense_sweep() {
+    for fmt in ALL {
+        for saturate in [false, true] {
+            // Every 1031st f32 bit pattern: ~4.2M values covering all exponents and signs.
+            for i in 0..=(u32::MAX / 1031) {
+                let x = f32::from_bits(i.wrapping_mul(1031));
+                let fast = fmt.from_f32(x, saturate);
+                let generic = fmt.from_f64(x as f64, RoundMode::NearestEven, saturate);
+                if fast != generic {
+                    panic!("{fmt:?} sat={saturate} x={x:e} ({:#010x}): {fast:#04x} vs {generic:#04x}", x.to_bits());
+                }
+            }
+        }
+    }
+}
+
 proptest! {
+    #[test]
+    fn fast_f32_path_equals_generic_rounding(bits in any::<u32>(), which in 0usize..4, saturate in any::<bool>()) {
+        let fmt = ALL[which];
+        let x = f32::from_bits(bits);
+        prop_assert_eq!(fmt.from_f32(x, saturate), fmt.from_f64(x as f64, RoundMode::NearestEven, saturate));
+    }
+
     #[test]
     fn rne_matches_brute_force_nearest(bits in any::<u32>(), which in 0usize..4) {
         let fmt = ALL[which];

@@ -231,6 +231,22 @@ proptest! {
     }
 
     #[test]
+    fn branch_free_fma_equals_libm_fma(a in any::<u32>(), b in any::<u32>(), c in any::<u32>()) {
+        let (a, b, c) = (f32::from_bits(a), f32::from_bits(b), f32::from_bits(c));
+        let fast = fma_f32_rne(a, b, c);
+        let libm = a.mul_add(b, c);
+        prop_assert!(fast.to_bits() == libm.to_bits() || (fast.is_nan() && libm.is_nan()), "{:e} {:e} {:e}: {:e} vs {:e}", a, b, c, fast, libm);
+    }
+
+    #[test]
+    fn branch_free_fma_equals_libm_fma_near_cancellation(a in f32_in(60), b in f32_in(60), t in any::<u32>()) {
+        // c close to -a*b so the result is tiny and rounding-sensitive.
+        let c = -((a as f64 * b as f64) as f32);
+        let c = f32::from_bits(c.to_bits() ^ (t & 0xf));
+        prop_assert_eq!(fma_f32_rne(a, b, c).to_bits(), a.mul_add(b, c).to_bits());
+    }
+
+    #[test]
     fn f16_arithmetic_is_correctly_rounded(a in any::<u16>(), b in any::<u16>(), which in 0usize..4) {
         let rm = RoundMode::ALL[which];
         use amdgpu_isa::numeric::convert::{f16_is_nan, f16_to_f32, f64_to_f16};

@@ -162,7 +162,7 @@ pub fn mfma_f64_step(acc: f64, a: f64, b: f64) -> f64 {
 /// the two slices.
 #[inline]
 pub fn mfma_f32_dot(acc: f32, a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).fold(acc, |t, (&x, &y)| x.mul_add(y, t))
+    a.iter().zip(b).fold(acc, |t, (&x, &y)| valu::fma_f32_rne(x, y, t))
 }
 
 /// Rounds an f32 to xf32 precision (10 explicit mantissa bits, f32 exponent range) to
@@ -182,7 +182,7 @@ pub fn round_to_xf32(x: f32) -> f32 {
 pub fn mfma_xf32_dot(acc: f32, a: &[f32], b: &[f32]) -> f32 {
     a.iter()
         .zip(b)
-        .fold(acc, |t, (&x, &y)| round_to_xf32(x).mul_add(round_to_xf32(y), t))
+        .fold(acc, |t, (&x, &y)| valu::fma_f32_rne(round_to_xf32(x), round_to_xf32(y), t))
 }
 
 /// Adds an f64 block sum of exact products to an f32 accumulator, rounding once.

@@ -172,10 +172,37 @@ impl Fp8Format {
         }
     }
 
-    /// Round-to-nearest-even conversion (`v_cvt_pk_{fp8,bf8}_f32` per element).
+    /// Round-to-nearest-even conversion (`v_cvt_pk_{fp8,bf8}_f32` per element): a
+    /// branch-light bit-level path, identical to [`Fp8Format::from_f64`] with
+    /// [`RoundMode::NearestEven`].
     #[inline]
     pub fn from_f32(self, x: f32, saturate: bool) -> u8 {
-        self.from_f64(x as f64, RoundMode::NearestEven, saturate)
+        let bits = x.to_bits();
+        let negative = bits >> 31 != 0;
+        let abs = bits & 0x7fff_ffff;
+        if abs >= 0x7f80_0000 {
+            return if abs > 0x7f80_0000 { self.nan(negative) } else { self.inf_result(negative) };
+        }
+        let fmt = self.format();
+        let man = fmt.man_bits;
+        let drop = 23 - man;
+        // Smallest f32 exponent field that is normal in the target.
+        let min_normal_field = (127 + fmt.emin()) as u32;
+        let magnitude = if abs >> 23 >= min_normal_field {
+            let rebias = abs - ((127 - fmt.bias) as u32) * (1 << 23);
+            let round = (1u32 << (drop - 1)) - 1 + ((rebias >> drop) & 1);
+            (rebias + round) >> drop
+        } else {
+            // Subnormal target: adding 2^k, whose f32 ulp is the target's subnormal spacing
+            // 2^(emin - man), lets the f32 adder round to nearest even for us.
+            let k_field = (127 + fmt.emin() - man as i32 + 23) as u32;
+            let k = f32::from_bits(k_field << 23);
+            (f32::from_bits(abs) + k).to_bits() - (k_field << 23)
+        };
+        if magnitude as u64 > fmt.max_finite_bits() {
+            return self.overflow(negative, saturate);
+        }
+        self.signed(negative, magnitude as u8)
     }
 
     /// The per-element conversion of `v_cvt_pk_{fp8,bf8}_f32` under `mode`: the f32 input

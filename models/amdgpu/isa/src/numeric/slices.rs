@@ -49,7 +49,7 @@ pub fn fma_f32(d: &mut [f32], a: &[f32], b: &[f32], c: &[f32], mode: Mode) {
     let rm = mode.round_f32;
     for (((d, &a), &b), &c) in d.iter_mut().zip(a).zip(b).zip(c) {
         let (a, b, c) = (flush_f32(a, fi), flush_f32(b, fi), flush_f32(c, fi));
-        let r = if rm == RoundMode::NearestEven { a.mul_add(b, c) } else { valu::fma_f32(a, b, c, rm) };
+        let r = if rm == RoundMode::NearestEven { valu::fma_f32_rne(a, b, c) } else { valu::fma_f32(a, b, c, rm) };
         *d = flush_f32(r, fo);
     }
 }

@@ -588,10 +588,31 @@ pub fn mul_f32(a: f32, b: f32, rm: RoundMode) -> f32 {
     pair_to_f32(p, 0.0, rm)
 }
 
+/// Fused `a * b + c` in f32 rounded once to nearest even, without a libm `fmaf` call:
+/// the product is exact in f64, the sum is made exact with a two-sum, and the pair is
+/// rounded to odd in f64 so the final f64 -> f32 rounding is correct (53 >= 24 + 2).
+/// Branch-free, so loops over lanes vectorize; equal to `a.mul_add(b, c)` for all inputs
+/// (NaN payloads aside).
+#[inline]
+pub fn fma_f32_rne(a: f32, b: f32, c: f32) -> f32 {
+    let p = a as f64 * b as f64;
+    let z = c as f64;
+    let s = p + z;
+    let bb = s - p;
+    let e = (p - (s - bb)) + (z - bb);
+    let inexact = (e != 0.0) & s.is_finite();
+    let overshoot = inexact & ((e < 0.0) != (s < 0.0));
+    let bits = (s.to_bits() - overshoot as u64) | inexact as u64;
+    f64::from_bits(bits) as f32
+}
+
 /// Fused `a * b + c` in f32 with `rm`, rounded once (`v_fma_f32`, `v_fmac_f32`).
 #[inline]
 pub fn fma_f32(a: f32, b: f32, c: f32, rm: RoundMode) -> f32 {
-    if rm == RoundMode::NearestEven || !a.is_finite() || !b.is_finite() || !c.is_finite() {
+    if rm == RoundMode::NearestEven {
+        return fma_f32_rne(a, b, c);
+    }
+    if !a.is_finite() || !b.is_finite() || !c.is_finite() {
         return a.mul_add(b, c);
     }
     let p = a as f64 * b as f64;
