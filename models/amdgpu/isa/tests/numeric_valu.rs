@@ -396,6 +396,12 @@ fn rounding_mode_arithmetic_edge_cases() {
     let (a, b, c) = (1.0 + f32::EPSILON, 1.0 - f32::EPSILON, -1.0);
     assert_eq!(fma_f32(a, b, c, RoundMode::NearestEven), -f32::EPSILON * f32::EPSILON);
     assert_eq!(mad_f32(a, b, c, RoundMode::NearestEven), 0.0);
+    // The legacy MAD flushes denormals whatever MODE says.
+    let tiny = f32::MIN_POSITIVE;
+    assert_eq!(mad_f32(tiny, 0.5, 0.0, RoundMode::NearestEven), tiny * 0.5);
+    assert_eq!(mad_f32_legacy(tiny, 0.5, 0.0, RoundMode::NearestEven), 0.0);
+    assert_eq!(mad_f32_legacy(f32::from_bits(5), 1e30, 1.0, RoundMode::NearestEven), 1.0);
+    assert_eq!(mad_f32_legacy(2.0, 3.0, 1.0, RoundMode::NearestEven), 7.0);
 }
 
 #[test]

@@ -12,7 +12,8 @@
 //!
 //! MFMA element kernels, and the precision they model:
 //! - f64 (`v_mfma_f64_*`): one fused multiply-add per k step, in order;
-//! - f32 (`v_mfma_f32_*_f32`): one fused multiply-add in f32 per k step, in order;
+//! - f32 (`v_mfma_f32_*_f32`): one fused multiply-add in f32 per k step, in order
+//!   ([`valu::fma_f32_rne`]);
 //! - xf32 (gfx942 `*_xf32`): each input rounded to nearest even to 10 mantissa bits, then
 //!   as f32 (the product of two xf32 values is exact in f32);
 //! - f16, bf16 (including the older `*_bf16_1k` and pre-1k bf16 forms, which differ only in

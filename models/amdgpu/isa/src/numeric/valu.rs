@@ -630,6 +630,17 @@ pub fn mad_f32(a: f32, b: f32, c: f32, rm: RoundMode) -> f32 {
     add_f32(mul_f32(a, b, rm), c, rm)
 }
 
+/// `v_mad_f32` / `v_mac_f32` as the hardware evaluates them: unfused, two roundings, and
+/// f32 denormals flushed on input, after the multiply and on output regardless of
+/// MODE.FP_DENORM (LLVM only selects these instructions when f32 denormals are flushed,
+/// because the legacy MAD path does not support them).
+#[inline]
+pub fn mad_f32_legacy(a: f32, b: f32, c: f32, rm: RoundMode) -> f32 {
+    use super::mode::flush_f32;
+    let (a, b, c) = (flush_f32(a, true), flush_f32(b, true), flush_f32(c, true));
+    flush_f32(add_f32(flush_f32(mul_f32(a, b, rm), true), c, rm), true)
+}
+
 /// `a + b` on f16 bits with `rm`; the f64 sum of two f16 values is exact.
 #[inline]
 pub fn add_f16(a: u16, b: u16, rm: RoundMode, saturate: bool) -> u16 {
