@@ -237,3 +237,45 @@ fn slice_loops_handle_mismatched_lengths() {
     slices::mul_f32(&mut d, &[f32::MIN_POSITIVE, 3.0], &[0.5, 2.0], flush);
     assert_eq!(d, [0.0, 6.0]);
 }
+
+proptest! {
+    /// Every helper accepts every bit pattern and mode without panicking (overflow checks
+    /// are on in the test profile); results are only checked for basic invariants.
+    #[test]
+    fn helpers_accept_any_bits(a in any::<u64>(), b in any::<u64>(), c in any::<u64>(), m in any::<u32>(), r in any::<u32>()) {
+        use amdgpu_isa::numeric::{convert, fp8, int, mx, transcendental as t};
+        let mode = Mode::decode(m);
+        let (fa, fb, fc) = (f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
+        let (da, db, dc) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
+        let (ha, hb, hc) = (a as u16, b as u16, c as u16);
+        let rm = mode.round_f32;
+        let mods = valu::Vop3Mods { abs: a as u8, neg: b as u8, omod: valu::OutputModifier::from_bits(m), clamp: m & 1 != 0 };
+        let _ = valu::v_fma_f32(fa, fb, fc, mods, mode);
+        let _ = (valu::add_f32(fa, fb, rm), valu::mul_f32(fa, fb, rm), valu::mad_f32_legacy(fa, fb, fc, rm));
+        let _ = (valu::add_f64(da, db, rm), valu::mul_f64(da, db, rm), valu::ldexp_f64(da, b as i32), valu::ldexp_f32(fa, b as i32));
+        let _ = (valu::add_f16(ha, hb, rm, mode.fp16_ovfl), valu::fma_f16(ha, hb, hc, rm, true), valu::ldexp_f16(ha, hb as i16, rm, false));
+        let _ = (valu::div_scale_f32(fa, fb, fc), valu::div_scale_f64(da, db, dc), valu::div_fmas_f32(fa, fb, fc, m & 2 != 0, rm));
+        let _ = (valu::div_fmas_f64(da, db, dc, m & 2 != 0), valu::div_fixup_f32(fa, fb, fc), valu::div_fixup_f64(da, db, dc), valu::div_fixup_f16(ha, hb, hc));
+        let _ = (valu::frexp_f64(da), valu::fract_f32(fa), valu::fract_f16(ha), valu::rndne_f16(ha), valu::med3_f16(ha, hb, hc, mode.ieee));
+        let _ = (valu::class_f32(fa, m), valu::class_f64(da, m), valu::class_f16(ha, m), valu::cvt_pk_u8_f32(fa, b as u32, c as u32));
+        let _ = (valu::output_f16(ha, mods.omod, mods.clamp, mode), valu::output_f64(da, mods.omod, mods.clamp, mode));
+        let _ = (convert::f32_to_f16_mode(fa, mode), convert::f64_to_f16(da, rm), convert::f64_to_bf16(da, rm), convert::f32_to_f16_sr(fa, r, true), convert::f32_to_bf16_sr(fa, r));
+        for fmt in Fp8Format::ALL {
+            let _ = (fmt.from_f32(fa, true), fmt.from_f32_sr(fa, r, false), fmt.from_f32_scaled(fa, fb, true), fmt.to_f32_scaled(a as u8, fb));
+            let _ = (fmt.from_f64(da, rm, false), fmt.to_f16_scaled(a as u8, fb), fmt.to_bf16_scaled(a as u8, fb), fmt.from_f32_scaled_sr(fa, r, fb, false));
+        }
+        let _ = fp8::insert_byte(a as u32, b as u8, c as u32);
+        for fmt in mx::MxFormat::ALL {
+            let _ = (fmt.from_f32_scaled(fa, fb), fmt.from_f32_scaled_sr(fa, r, fb), fmt.to_f32_scaled(a as u8, fb), fmt.from_f64(da, rm));
+        }
+        let _ = mx::fp6_element(&[a as u32, b as u32, c as u32, m, r, 0], r);
+        let _ = (t::rsq_f64(da), t::rcp_f16(ha), t::sin_f16(ha), t::cos_f32(fa), t::trig_preop_f64(da, r));
+        let _ = (int::bfe_i32(a as u32, b as u32, c as u32), int::s_bfe_i32(a as u32, b as u32), int::perm_b32(a as u32, b as u32, c as u32));
+        let _ = (int::mbcnt_hi_u32_b32(a as u32, b as u32, c as u32), int::mad_i64_i32(a as u32, b as u32, c), int::bitop3_b32(a as u32, b as u32, c as u32, m as u8));
+        let _ = (dot8_i32_i4(a as u32, b as u32, c as u32, m & 1 != 0), dot4_u32_u8(a as u32, b as u32, c as u32, true), dot2_f32_bf16(a as u32, b as u32, fc, rm));
+        let sel = PackedSel { op_sel: a as u8, op_sel_hi: b as u8, neg_lo: c as u8, neg_hi: m as u8 };
+        let _ = (pk_fma_f16(a as u32, b as u32, c as u32, sel, true, mode), pk_f32(PkF32Op::Fma, a, b, c, sel, true, mode), pk_mad_16(a as u32, b as u32, c as u32, sel, m & 1 != 0, true));
+        let _ = (PkIntOp::AshrRevI16.eval(a as u32, b as u32, sel, true), mix_source(a as u32, r, sel));
+        prop_assert!(mode.encode_into(m) == m);
+    }
+}
