@@ -189,6 +189,13 @@ fn overflow_and_special_input_policies() {
     assert_eq!(E4M3Fn.from_f32_mode(1000.0, Mode::default()), 0x7f);
     assert_eq!(E5M2.from_f32_mode(-f32::from_bits(1), sat_flush), 0x80);
     assert_eq!(E5M2Fnuz.from_f32_sr_mode(1e6, 0, sat_flush), 0x7f);
+    // Whole-lane instruction helpers.
+    let m = Mode::default();
+    assert_eq!(fp8::v_cvt_pk_f8_f32(E4M3Fn, 0xdead_beef, 1.0, -2.0, false, m), 0xdead_c038);
+    assert_eq!(fp8::v_cvt_pk_f8_f32(E4M3Fn, 0xdead_beef, 1.0, -2.0, true, m), 0xc038_beef);
+    assert_eq!(fp8::v_cvt_sr_f8_f32(E4M3Fnuz, 0x1111_1111, 1.0, 0, 3, m), 0x4011_1111);
+    assert_eq!(fp8::v_cvt_pk_f32_f8(E5M2, 0x3c00_c000, true), [0.0, 1.0]);
+    assert_eq!(fp8::v_cvt_pk_f32_f8(E5M2, 0x3c00_c03c, false), [1.0, -2.0]);
     // Packing helpers and destination selects.
     let word = fp8::cvt_pk_to_fp8(E4M3Fn, 1.0, -2.0, false);
     assert_eq!(word, 0x38 | (0xc0 << 8));

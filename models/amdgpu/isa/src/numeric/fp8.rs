@@ -353,6 +353,29 @@ pub const fn insert_byte(dst: u32, byte: u8, index: u32) -> u32 {
     (dst & !(0xffu32 << shift)) | ((byte as u32) << shift)
 }
 
+/// The whole `v_cvt_pk_{fp8,bf8}_f32 vdst, s0, s1` lane: both sources converted under
+/// `mode` (input flush, FP16_OVFL saturation, nearest even), packed `{s1, s0}` into the half
+/// of `dst` selected by OPSEL[3] (`hi`); the other half is preserved.
+#[inline]
+pub fn v_cvt_pk_f8_f32(fmt: Fp8Format, dst: u32, s0: f32, s1: f32, hi: bool, mode: super::mode::Mode) -> u32 {
+    let word = (fmt.from_f32_mode(s0, mode) as u16) | ((fmt.from_f32_mode(s1, mode) as u16) << 8);
+    insert_word(dst, word, hi)
+}
+
+/// The whole `v_cvt_sr_{fp8,bf8}_f32 vdst, s0, s1` lane: `s0` stochastically rounded with
+/// the random bits `s1` under `mode`, written to byte OPSEL[3:2] (`byte`) of `dst`.
+#[inline]
+pub fn v_cvt_sr_f8_f32(fmt: Fp8Format, dst: u32, s0: f32, random: u32, byte: u32, mode: super::mode::Mode) -> u32 {
+    insert_byte(dst, fmt.from_f32_sr_mode(s0, random, mode), byte)
+}
+
+/// The whole `v_cvt_pk_f32_{fp8,bf8} vdst[0:1], s0` lane: the 16-bit word selected by the
+/// SDWA WORD1 select (`hi`) decoded into two f32 results.
+#[inline]
+pub fn v_cvt_pk_f32_f8(fmt: Fp8Format, s0: u32, hi: bool) -> [f32; 2] {
+    cvt_pk_from_fp8(fmt, if hi { (s0 >> 16) as u16 } else { s0 as u16 })
+}
+
 /// Builds the decode table of a format with integer arithmetic at compile time.
 const fn build_table(fmt: Format) -> [u32; 256] {
     let mut table = [0u32; 256];
