@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand};
-use hdrhistogram::Histogram;
 use serde_json::json;
 use simdojo::engine::{SimConfig, Simulation};
 use simdojo::phold::{self, PholdConfig};
@@ -94,10 +93,7 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
     let summary = sim.summary();
     let events = summary.events;
     let epochs = summary.sync.epochs;
-    let mut hist = Histogram::<u64>::new_with_bounds(1, 1 << 40, 3).context("histogram")?;
-    for &ns in &summary.sync.epoch_ns {
-        hist.saturating_record(ns);
-    }
+    let hist = summary.sync.epoch_ns.histogram();
     let digest = format!("{:016x}", phold::digest(&sim, cfg.lps));
     let rss = peak_rss_bytes();
     let rate = events as f64 / wall;

@@ -113,6 +113,11 @@ impl Distribution {
     pub fn quantile(&self, q: f64) -> u64 {
         self.0.value_at_quantile(q)
     }
+    /// Adds all samples of `other`.
+    pub fn merge(&mut self, other: &Distribution) {
+        // Both histograms auto-resize, so adding cannot run out of range.
+        let _ = self.0.add(&other.0);
+    }
     /// The underlying histogram.
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.0
@@ -177,10 +182,7 @@ impl StatValue {
         match (self, other) {
             (StatValue::Counter(a), StatValue::Counter(b)) => *a = a.saturating_add(*b),
             (StatValue::Accumulator(a), StatValue::Accumulator(b)) => a.merge(b),
-            (StatValue::Distribution(a), StatValue::Distribution(b)) => {
-                // Both histograms auto-resize, so adding cannot run out of range.
-                let _ = a.0.add(&b.0);
-            }
+            (StatValue::Distribution(a), StatValue::Distribution(b)) => a.merge(b),
             // Same name and type with another kind: keep the first; registry specs make
             // this a programming error in the component.
             _ => {}

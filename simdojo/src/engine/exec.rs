@@ -34,6 +34,7 @@ use crate::engine::progress::Progress;
 use crate::engine::queue::{Body, Pending};
 use crate::engine::wiring::Wiring;
 use crate::engine::EngineError;
+use crate::stats::Distribution;
 use crate::time::Tick;
 
 /// Events a partition handles before it looks at the epoch boundary again, so
@@ -94,8 +95,10 @@ impl Record {
 pub struct SyncStats {
     /// Epochs run.
     pub epochs: u64,
-    /// Wall time of each epoch, in nanoseconds.
-    pub epoch_ns: Vec<u64>,
+    /// Wall time of the epochs, in nanoseconds.
+    pub epoch_ns: Distribution,
+    /// External inputs routed so far (their sequence numbers continue from here).
+    pub(crate) ext_seq: u64,
 }
 
 /// What workers share during one call of the loop.
@@ -237,7 +240,10 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
         }
         let decision = decide(&recs, sh, stepped);
         match decision {
-            Decision::Stop(status) => return status,
+            Decision::Stop(status) => {
+                sync.ext_seq = ext_seq;
+                return status;
+            }
             Decision::Idle => {
                 if me == 0 {
                     sh.external.wait();
@@ -280,7 +286,7 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
         if me == 0 {
             sync.epochs += 1;
             let now = Instant::now();
-            sync.epoch_ns.push(now.duration_since(last).as_nanos() as u64);
+            sync.epoch_ns.record(now.duration_since(last).as_nanos() as u64);
             last = now;
             if let Some(p) = &sh.progress {
                 if epoch % 64 == 0 {

@@ -437,11 +437,10 @@ impl Simulation {
                 batch.into_iter().for_each(|ev| self.parts[q].emit.queue.push(ev));
             }
         }
-        let rec0 = shared.records[0][sync.epochs as usize & 1].lock().map(|r| r.ext_seq).unwrap_or(self.ext_seq);
-        self.ext_seq = self.ext_seq.max(rec0);
+        self.ext_seq = self.ext_seq.max(sync.ext_seq);
         self.summary.events = self.parts.iter().map(|p| p.emit.handled).sum();
         self.summary.sync.epochs += sync.epochs;
-        self.summary.sync.epoch_ns.extend(sync.epoch_ns);
+        self.summary.sync.epoch_ns.merge(&sync.epoch_ns);
         self.now = status.tick;
         self.last_status = Some(status.clone());
         status
