@@ -30,6 +30,9 @@ pub(crate) struct Emitter {
     pub last_release: Option<Tick>,
     /// The first engine error a component caused (bad send, overflow).
     pub error: Option<EngineError>,
+    /// Set when an error, exit request or primary release happened since the event
+    /// loop last looked, so the loop checks one flag per event instead of all three.
+    pub attention: bool,
     /// Events handled.
     pub handled: u64,
 }
@@ -47,6 +50,7 @@ impl Emitter {
             primaries_registered: 0,
             last_release: None,
             error: None,
+            attention: false,
             handled: 0,
         }
     }
@@ -69,6 +73,7 @@ impl Emitter {
         if self.error.is_none() {
             self.error = Some(e);
         }
+        self.attention = true;
     }
 
     pub fn fail_panic(&mut self, component: String, message: String) {
@@ -225,6 +230,7 @@ impl<'a> Context<'a> {
         let at = self.now.saturating_add(self.wiring.exit_delay);
         let req = ExitRequest { at, component: self.me, reason: reason.into(), code };
         self.out.exit = ExitRequest::earliest(self.out.exit.take(), &req);
+        self.out.attention = true;
     }
 
     /// Registers this component as primary. A run with primary components ends when
@@ -239,6 +245,7 @@ impl<'a> Context<'a> {
     /// Releases a [`Context::primary_hold`].
     pub fn primary_release(&mut self) {
         self.out.primary_held -= 1;
+        self.out.attention = true;
         let now = self.now;
         self.out.last_release = Some(self.out.last_release.map_or(now, |t| t.max(now)));
     }

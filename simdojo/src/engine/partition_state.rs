@@ -100,10 +100,13 @@ impl PartitionState {
                 self.emit.fail_panic(wiring.paths[target.index()].clone(), panic_message(&payload));
             }
             self.emit.handled += 1;
-            if self.emit.error.is_some() {
-                return WindowEnd::Error;
+            if self.emit.attention {
+                self.emit.attention = false;
+                if self.emit.error.is_some() {
+                    return WindowEnd::Error;
+                }
+                horizon = horizon.min(self.local_stop(wiring));
             }
-            horizon = horizon.min(self.local_stop(wiring));
         }
     }
 
