@@ -50,6 +50,8 @@ pub(crate) struct Limits {
     pub until: Tick,
     /// Handle one timestamp, then stop.
     pub step: bool,
+    /// Epochs after which the loop yields to its caller (who may change the mode).
+    pub max_epochs: u64,
 }
 
 /// A partition's record of one epoch.
@@ -218,84 +220,156 @@ fn horizon(recs: &[Record], wiring: &Wiring, q: usize, end: Tick, cap: Tick) -> 
     h
 }
 
-/// Runs one worker until the shared decision says stop. Every worker returns the
-/// same status.
-pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut SyncStats) -> ExitStatus {
+/// Why a run of the loop ended.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The shared decision: the run (or this `run_until` / `step`) is over.
+    Status(ExitStatus),
+    /// The segment's epoch budget is spent; the caller continues in another segment.
+    Yield,
+}
+
+/// What one partition's worker carries from epoch to epoch.
+pub(crate) struct EpochState {
+    recs: Vec<Record>,
+    epoch: u64,
+    stepped: bool,
+    ext_seq: u64,
+}
+
+impl EpochState {
+    pub fn new(n: usize) -> EpochState {
+        EpochState { recs: vec![Record::default(); n], epoch: 0, stepped: false, ext_seq: 0 }
+    }
+}
+
+/// One epoch of partition `part`, up to (not including) the barrier: read the
+/// records, take in the batches sent to it, decide, handle events, publish. Every
+/// partition reaches the same decision, so all stop in the same epoch.
+pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochState) -> Option<Stop> {
     let me = part.id.index();
-    let n = sh.records.len();
-    let mut recs: Vec<Record> = vec![Record::default(); n];
-    let mut epoch: usize = 0;
-    let mut stepped = false;
-    let mut ext_seq = 0u64;
-    let mut last = Instant::now();
+    let read = ((st.epoch + 1) & 1) as usize;
+    for (q, rec) in st.recs.iter_mut().enumerate() {
+        rec.clone_from(&sh.records[q][read].lock().unwrap_or_else(|e| e.into_inner()));
+    }
+    st.ext_seq = st.ext_seq.max(st.recs[0].ext_seq);
+    while let Some((sender, mut batch)) = sh.inboxes[me].pop() {
+        batch.drain(..).for_each(|ev| part.emit.queue.push(ev));
+        sh.spares[sender].push(batch);
+    }
+    if st.epoch >= sh.limits.max_epochs {
+        return Some(Stop::Yield);
+    }
+    let recs = &st.recs;
+    match decide(recs, sh, st.stepped) {
+        Decision::Stop(status) => return Some(Stop::Status(status)),
+        Decision::Idle => {
+            if me == 0 {
+                sh.external.wait();
+            }
+        }
+        Decision::Run { horizon_of } => {
+            let h = match horizon_of {
+                HorizonRule::All(h) => h,
+                HorizonRule::PerPartition { end, cap } => horizon(recs, sh.wiring, me, end, cap),
+            };
+            part.run_window(sh.wiring, h, BUDGET);
+            st.stepped = sh.limits.step;
+        }
+    }
+    let (mut interrupted, mut senders_open) = (false, false);
+    if me == 0 {
+        interrupted = sh.external.stop_requested();
+        // Read before draining, so input sent just before the last sender closed
+        // is routed in this epoch or seen as pending in the next.
+        senders_open = sh.external.has_senders();
+        let stamp = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO).max(part.frontier);
+        while let Some((target, payload)) = sh.external.pop() {
+            let key = EventKey::new(stamp, EXTERNAL_SOURCE, st.ext_seq);
+            st.ext_seq += 1;
+            part.emit.emit(sh.wiring, Pending { key, target, body: Body::External { payload } });
+        }
+    }
+    {
+        let mut slot = sh.records[me][(st.epoch & 1) as usize].lock().unwrap_or_else(|e| e.into_inner());
+        Record::capture(part, interrupted, senders_open, st.ext_seq, &mut slot);
+    }
+    for (q, outbox) in part.emit.outboxes.iter_mut().enumerate() {
+        if !outbox.is_empty() {
+            let spare = sh.spares[me].pop().unwrap_or_default();
+            sh.inboxes[q].push((me, std::mem::replace(outbox, spare)));
+        }
+    }
+    None
+}
+
+/// Timing and progress, kept by the thread that runs partition 0.
+pub(crate) struct EpochClock {
+    last: Instant,
+}
+
+impl EpochClock {
+    pub fn new() -> EpochClock {
+        EpochClock { last: Instant::now() }
+    }
+
+    fn tick(&mut self, sh: &Shared<'_>, st: &EpochState, sync: &mut SyncStats) {
+        sync.epochs += 1;
+        let now = Instant::now();
+        sync.epoch_ns.record(now.duration_since(self.last).as_nanos() as u64);
+        self.last = now;
+        if let Some(p) = &sh.progress {
+            if st.epoch % 64 == 0 {
+                let events: u64 = st.recs.iter().map(|r| r.handled).sum();
+                let sim = st.recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO);
+                p.lock().unwrap_or_else(|e| e.into_inner()).update(sim, events, sync.epochs, Duration::ZERO);
+            }
+        }
+    }
+}
+
+/// Runs partition `part` on this thread, meeting the other workers at the barrier
+/// after every epoch, until the shared decision stops it. Every worker returns the
+/// same result.
+pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut SyncStats) -> Stop {
+    let mut st = EpochState::new(sh.records.len());
+    let mut clock = EpochClock::new();
+    let me = part.id.index();
     loop {
-        let read = (epoch + 1) & 1;
-        for (q, rec) in recs.iter_mut().enumerate() {
-            rec.clone_from(&sh.records[q][read].lock().unwrap_or_else(|e| e.into_inner()));
-        }
-        ext_seq = ext_seq.max(recs[0].ext_seq);
-        while let Some((sender, mut batch)) = sh.inboxes[me].pop() {
-            batch.drain(..).for_each(|ev| part.emit.queue.push(ev));
-            sh.spares[sender].push(batch);
-        }
-        let decision = decide(&recs, sh, stepped);
-        match decision {
-            Decision::Stop(status) => {
-                sync.ext_seq = ext_seq;
-                return status;
-            }
-            Decision::Idle => {
-                if me == 0 {
-                    sh.external.wait();
-                }
-            }
-            Decision::Run { horizon_of } => {
-                let h = match horizon_of {
-                    HorizonRule::All(h) => h,
-                    HorizonRule::PerPartition { end, cap } => horizon(&recs, sh.wiring, me, end, cap),
-                };
-                part.run_window(sh.wiring, h, BUDGET);
-                stepped = sh.limits.step;
-            }
-        }
-        let (mut interrupted, mut senders_open) = (false, false);
-        if me == 0 {
-            interrupted = sh.external.stop_requested();
-            // Read before draining, so input sent just before the last sender closed
-            // is routed in this epoch or seen as pending in the next.
-            senders_open = sh.external.has_senders();
-            let stamp = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO).max(part.frontier);
-            while let Some((target, payload)) = sh.external.pop() {
-                let key = EventKey::new(stamp, EXTERNAL_SOURCE, ext_seq);
-                ext_seq += 1;
-                part.emit.emit(sh.wiring, Pending { key, target, body: Body::External { payload } });
-            }
-        }
-        {
-            let mut slot = sh.records[me][epoch & 1].lock().unwrap_or_else(|e| e.into_inner());
-            Record::capture(part, interrupted, senders_open, ext_seq, &mut slot);
-        }
-        for (q, outbox) in part.emit.outboxes.iter_mut().enumerate() {
-            if !outbox.is_empty() {
-                let spare = sh.spares[me].pop().unwrap_or_default();
-                sh.inboxes[q].push((me, std::mem::replace(outbox, spare)));
-            }
+        if let Some(stop) = epoch(part, sh, &mut st) {
+            sync.ext_seq = st.ext_seq;
+            return stop;
         }
         sh.barrier.wait();
-        epoch += 1;
+        st.epoch += 1;
         if me == 0 {
-            sync.epochs += 1;
-            let now = Instant::now();
-            sync.epoch_ns.record(now.duration_since(last).as_nanos() as u64);
-            last = now;
-            if let Some(p) = &sh.progress {
-                if epoch % 64 == 0 {
-                    let events: u64 = recs.iter().map(|r| r.handled).sum();
-                    let sim = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO);
-                    p.lock().unwrap_or_else(|e| e.into_inner()).update(sim, events, sync.epochs, Duration::ZERO);
-                }
+            clock.tick(sh, &st, sync);
+        }
+    }
+}
+
+/// Runs every partition on this thread, one after the other in each epoch: the same
+/// epochs and decisions as [`worker`] on many threads, without the barrier. For
+/// epochs too small to pay for synchronizing threads.
+pub(crate) fn serial(parts: &mut [PartitionState], sh: &Shared<'_>, sync: &mut SyncStats) -> Stop {
+    let mut states: Vec<EpochState> = parts.iter().map(|_| EpochState::new(sh.records.len())).collect();
+    let mut clock = EpochClock::new();
+    loop {
+        let mut stop = None;
+        for (part, st) in parts.iter_mut().zip(states.iter_mut()) {
+            // Every partition reaches the same decision; keep partition 0's.
+            if let Some(s) = epoch(part, sh, st) {
+                stop.get_or_insert(s);
             }
         }
+        if let Some(stop) = stop {
+            sync.ext_seq = states[0].ext_seq;
+            return stop;
+        }
+        for st in &mut states {
+            st.epoch += 1;
+        }
+        clock.tick(sh, &states[0], sync);
     }
 }
 

@@ -33,7 +33,7 @@ pub use external::{ExternalSender, StopHandle};
 
 use crate::component::{BuildContext, BuildError, Component};
 use crate::engine::context::Emitter;
-use crate::engine::exec::{Limits, Shared};
+use crate::engine::exec::{Limits, Shared, Stop};
 use crate::engine::external::ExternalInbox;
 use crate::engine::partition_state::{PartitionState, Slot};
 use crate::engine::wiring::{Binding, FabricWiring, PortWiring, Wiring};
@@ -120,6 +120,14 @@ pub enum EngineError {
     Checkpoint(String),
 }
 
+/// Below this many events per epoch (all partitions), partitions run one after the
+/// other on one thread: an epoch's barrier costs about as much as a few dozen events.
+pub const PARALLEL_MIN_EVENTS_PER_EPOCH: f64 = 48.0;
+/// Epochs per segment on one thread (short: the first one is the probe).
+const SERIAL_SEGMENT_EPOCHS: u64 = 64;
+/// Epochs per segment on worker threads.
+const THREADED_SEGMENT_EPOCHS: u64 = 4096;
+
 /// The ports a component opened while it was built: name -> (index, message type).
 type OpenedPorts = BTreeMap<String, (PortIdx, registry::MessageKind)>;
 
@@ -158,6 +166,8 @@ pub struct Simulation {
     summary: RunSummary,
     topology_hash: u64,
     last_status: Option<ExitStatus>,
+    /// Events per epoch of the last segment; picks threads or one thread.
+    events_per_epoch: f64,
 }
 
 impl Simulation {
@@ -360,6 +370,7 @@ impl Simulation {
             summary: RunSummary { partitions: n_parts, ..RunSummary::default() },
             topology_hash: checkpoint::topology_hash(topology),
             last_status: None,
+            events_per_epoch: 0.0,
         })
     }
 
@@ -382,21 +393,26 @@ impl Simulation {
     /// Runs until the run ends (quiescence, end time, exit request, primaries
     /// released, error or interruption).
     pub fn run(&mut self) -> ExitStatus {
-        self.drive(Limits { max_ticks: self.max_ticks, until: Tick::MAX, step: false })
+        self.drive(Tick::MAX, false)
     }
 
     /// Runs until every event before `until` is handled, or the run ends first.
     /// Returns `ExitReason::Paused` when it stopped at `until`.
     pub fn run_until(&mut self, until: Tick) -> ExitStatus {
-        self.drive(Limits { max_ticks: self.max_ticks, until, step: false })
+        self.drive(until, false)
     }
 
     /// Handles every event of the next timestamp, in all partitions.
     pub fn step(&mut self) -> ExitStatus {
-        self.drive(Limits { max_ticks: self.max_ticks, until: Tick::MAX, step: true })
+        self.drive(Tick::MAX, true)
     }
 
-    fn drive(&mut self, limits: Limits) -> ExitStatus {
+    /// Runs in segments of epochs, choosing for each segment between worker threads
+    /// and running all partitions on this thread, by the events per epoch of the
+    /// previous segment: below [`PARALLEL_MIN_EVENTS_PER_EPOCH`] the barrier costs
+    /// more than the threads gain. Both modes make the same epochs and decisions, so
+    /// the choice never changes results.
+    fn drive(&mut self, until: Tick, step: bool) -> ExitStatus {
         if let Some(s) = &self.last_status {
             if !s.can_continue() {
                 return s.clone();
@@ -404,11 +420,36 @@ impl Simulation {
         }
         self.external.clear_stop();
         let n = self.parts.len();
+        loop {
+            let threads = n > 1 && self.events_per_epoch >= PARALLEL_MIN_EVENTS_PER_EPOCH;
+            let max_epochs = match (n, threads) {
+                (1, _) => u64::MAX,
+                (_, true) => THREADED_SEGMENT_EPOCHS,
+                (_, false) => SERIAL_SEGMENT_EPOCHS,
+            };
+            let limits = Limits { max_ticks: self.max_ticks, until, step, max_epochs };
+            let (events, epochs) = (self.summary.events, self.summary.sync.epochs);
+            let stop = self.segment(limits, threads);
+            let epochs = self.summary.sync.epochs - epochs;
+            if epochs > 0 {
+                self.events_per_epoch = (self.summary.events - events) as f64 / epochs as f64;
+            }
+            if let Stop::Status(status) = stop {
+                self.now = status.tick;
+                self.last_status = Some(status.clone());
+                return status;
+            }
+        }
+    }
+
+    /// Runs one segment of the epoch loop, on worker threads or on this thread.
+    fn segment(&mut self, limits: Limits, threads: bool) -> Stop {
+        let n = self.parts.len();
         let wiring = self.wiring.clone();
         let shared = Shared {
             wiring: &wiring,
             limits,
-            barrier: SpinBarrier::new(n),
+            barrier: SpinBarrier::new(if threads { n } else { 1 }),
             records: exec::initial_records(&mut self.parts, self.external.has_senders(), self.ext_seq),
             inboxes: (0..n).map(|_| Default::default()).collect(),
             spares: (0..n).map(|_| Default::default()).collect(),
@@ -416,8 +457,10 @@ impl Simulation {
             progress: if self.progress { progress::Progress::on_terminal().map(Mutex::new) } else { None },
         };
         let mut sync = SyncStats::default();
-        let status = if n == 1 {
+        let stop = if n == 1 {
             exec::worker(&mut self.parts[0], &shared, &mut sync)
+        } else if !threads {
+            exec::serial(&mut self.parts, &shared, &mut sync)
         } else {
             std::thread::scope(|s| {
                 let (first, rest) = self.parts.split_at_mut(1);
@@ -441,9 +484,7 @@ impl Simulation {
         self.summary.events = self.parts.iter().map(|p| p.emit.handled).sum();
         self.summary.sync.epochs += sync.epochs;
         self.summary.sync.epoch_ns.merge(&sync.epoch_ns);
-        self.now = status.tick;
-        self.last_status = Some(status.clone());
-        status
+        stop
     }
 
     /// The time the last run stopped at.
