@@ -3,4 +3,11 @@
 //!
 //! **Architecture Invariant:** this crate knows nothing about simulated time or the
 //! simdojo engine; the GPU model drives it.
+
 pub mod code_object;
+pub mod decode;
+pub mod disasm;
+mod tables;
+pub mod target;
+
+pub use target::Target;

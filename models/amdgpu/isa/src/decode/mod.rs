@@ -1,0 +1,303 @@
+//! Table-driven decoder: 32-bit words in, a compact [`Inst`] out.
+//!
+//! The encoding family comes from the top bits of the first word, the opcode field indexes
+//! a per-target, per-family table generated from `data/isa.txt`, and a must-be mask from
+//! the same table rejects words LLVM does not accept.
+//!
+//! **Architecture Invariant:** [`decode`] never panics and never allocates: unknown or
+//! truncated words come back as [`Decoded::Invalid`] / [`Decoded::Truncated`] values.
+
+mod fields;
+mod operand;
+
+pub use operand::{InlineFloat, Modifiers, Operand, RegRange, SpecialReg};
+
+use crate::tables::{family_table, Entry, Field, OpSpec, ENTRIES};
+use crate::Target;
+pub use crate::tables::Opcode;
+
+/// Encoding family of an instruction (how its bits are laid out).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Encoding {
+    /// Scalar ALU, two sources.
+    Sop2,
+    /// Scalar ALU with a 16-bit immediate.
+    Sopk,
+    /// Scalar ALU, one source.
+    Sop1,
+    /// Scalar compare.
+    Sopc,
+    /// Scalar program control (branches, waits, ...).
+    Sopp,
+    /// Scalar memory.
+    Smem,
+    /// Vector ALU, two sources (32-bit form).
+    Vop2,
+    /// Vector ALU, one source (32-bit form).
+    Vop1,
+    /// Vector compare (32-bit form).
+    Vopc,
+    /// Vector ALU, 64-bit form (VOP3A/VOP3B).
+    Vop3,
+    /// Packed vector ALU and matrix (MAI/MFMA, SMFMAC) instructions.
+    Vop3p,
+    /// Local/global data share.
+    Ds,
+    /// Flat memory.
+    Flat,
+    /// Scratch (private) memory.
+    Scratch,
+    /// Global memory.
+    Global,
+    /// Untyped buffer memory.
+    Mubuf,
+    /// Typed buffer memory.
+    Mtbuf,
+    /// No encoding family of these targets starts with these bits.
+    Unknown,
+}
+
+impl Encoding {
+    /// Family name as in AMD's documentation (`VOP3P`, `SMEM`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Encoding::Sop2 => "SOP2",
+            Encoding::Sopk => "SOPK",
+            Encoding::Sop1 => "SOP1",
+            Encoding::Sopc => "SOPC",
+            Encoding::Sopp => "SOPP",
+            Encoding::Smem => "SMEM",
+            Encoding::Vop2 => "VOP2",
+            Encoding::Vop1 => "VOP1",
+            Encoding::Vopc => "VOPC",
+            Encoding::Vop3 => "VOP3",
+            Encoding::Vop3p => "VOP3P",
+            Encoding::Ds => "DS",
+            Encoding::Flat => "FLAT",
+            Encoding::Scratch => "SCRATCH",
+            Encoding::Global => "GLOBAL",
+            Encoding::Mubuf => "MUBUF",
+            Encoding::Mtbuf => "MTBUF",
+            Encoding::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// Size in 32-bit words without a trailing literal.
+    pub const fn base_words(self) -> usize {
+        match self {
+            Encoding::Sop2 | Encoding::Sopk | Encoding::Sop1 | Encoding::Sopc | Encoding::Sopp => 1,
+            Encoding::Vop2 | Encoding::Vop1 | Encoding::Vopc | Encoding::Unknown => 1,
+            _ => 2,
+        }
+    }
+
+    /// The family of a first instruction word, and its opcode field.
+    #[inline]
+    pub const fn classify(w0: u32) -> (Encoding, u32) {
+        if w0 >> 31 == 0 {
+            let op = (w0 >> 25) & 0x3f;
+            return match op {
+                0x3f => (Encoding::Vop1, (w0 >> 9) & 0xff),
+                0x3e => (Encoding::Vopc, (w0 >> 17) & 0xff),
+                _ => (Encoding::Vop2, op),
+            };
+        }
+        if w0 >> 30 == 0b10 {
+            if w0 >> 28 != 0b1011 {
+                return (Encoding::Sop2, (w0 >> 23) & 0x7f);
+            }
+            return match w0 >> 23 {
+                0x17d => (Encoding::Sop1, (w0 >> 8) & 0xff),
+                0x17e => (Encoding::Sopc, (w0 >> 16) & 0x7f),
+                0x17f => (Encoding::Sopp, (w0 >> 16) & 0x7f),
+                _ => (Encoding::Sopk, (w0 >> 23) & 0x1f),
+            };
+        }
+        match w0 >> 26 {
+            0b110000 => (Encoding::Smem, (w0 >> 18) & 0xff),
+            0b110100 => {
+                if w0 >> 23 == 0x1a7 {
+                    (Encoding::Vop3p, (w0 >> 16) & 0x7f)
+                } else {
+                    (Encoding::Vop3, (w0 >> 16) & 0x3ff)
+                }
+            }
+            0b110110 => (Encoding::Ds, (w0 >> 17) & 0xff),
+            0b110111 => match (w0 >> 14) & 3 {
+                0 => (Encoding::Flat, (w0 >> 18) & 0x7f),
+                1 => (Encoding::Scratch, (w0 >> 18) & 0x7f),
+                2 => (Encoding::Global, (w0 >> 18) & 0x7f),
+                _ => (Encoding::Unknown, 0),
+            },
+            0b111000 => (Encoding::Mubuf, (w0 >> 18) & 0x7f),
+            0b111010 => (Encoding::Mtbuf, (w0 >> 15) & 0xf),
+            _ => (Encoding::Unknown, 0),
+        }
+    }
+}
+
+/// A decoded instruction: the raw words plus the table entry that interprets them.
+///
+/// 20 bytes, `Copy`, no heap. Operands and modifiers are read lazily from the words
+/// ([`Inst::operands`], [`Inst::field`], [`Inst::modifiers`]) so that an executor pays
+/// only for the fields its handler uses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Inst {
+    opcode: Opcode,
+    entry: u16,
+    encoding: Encoding,
+    size_words: u8,
+    target: Target,
+    words: [u32; 3],
+}
+
+/// Result of decoding one instruction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// A valid instruction.
+    Inst(Inst),
+    /// No instruction of `encoding` on this target matches `word` (the first word).
+    Invalid {
+        /// Encoding family named by the word's top bits.
+        encoding: Encoding,
+        /// The first word of the rejected instruction.
+        word: u32,
+    },
+    /// The instruction needs more words than were given.
+    Truncated {
+        /// Encoding family of the first word.
+        encoding: Encoding,
+        /// The first word.
+        word: u32,
+    },
+}
+
+impl Decoded {
+    /// Size in bytes this result covers: the instruction's size, or 4 for invalid and
+    /// truncated words (what llvm-objdump skips).
+    pub fn size_bytes(&self) -> usize {
+        match self {
+            Decoded::Inst(i) => i.size_bytes(),
+            _ => 4,
+        }
+    }
+}
+
+/// Decodes a value of the 9-bit source-operand space (SGPRs, specials, inline
+/// constants, `0xff` literal, VGPRs) as an operand of `width` dwords.
+pub fn src_operand_pub(value: u32, width: u8, literal: u32) -> Operand {
+    operand::src_operand(value, width, literal)
+}
+
+#[inline]
+fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
+    let idx = *family_table(target, encoding).get(op as usize)?;
+    if idx == 0 {
+        return None;
+    }
+    let e = ENTRIES.get(idx as usize - 1)?;
+    Some((idx - 1, e))
+}
+
+/// Decodes the instruction at the start of `words` for `target`.
+#[inline]
+pub fn decode(target: Target, words: &[u32]) -> Decoded {
+    let Some(&w0) = words.first() else {
+        return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
+    };
+    let (encoding, op) = Encoding::classify(w0);
+    let Some((idx, e)) = entry_of(target, encoding, op) else {
+        return Decoded::Invalid { encoding, word: w0 };
+    };
+    let base = encoding.base_words();
+    if words.len() < base {
+        return Decoded::Truncated { encoding, word: w0 };
+    }
+    let w1 = if base == 2 { words[1] } else { 0 };
+    if w0 & e.must[0].0 != e.must[0].1 || w1 & e.must[1].0 != e.must[1].1 {
+        return Decoded::Invalid { encoding, word: w0 };
+    }
+    let raw = [w0, w1, 0];
+    let mut size = base;
+    for spec in e.ops {
+        if let OpSpec::Field(f, _, _) = *spec {
+            let lit = match f {
+                Field::Literal => true,
+                Field::Ssrc0 | Field::Ssrc1 => operand::field_raw(encoding, f, &raw) == 0xff,
+                Field::Src0 | Field::Src1 | Field::Src2 => {
+                    let v = operand::field_raw(encoding, f, &raw);
+                    if v == 0xff && matches!(encoding, Encoding::Vop3 | Encoding::Vop3p) {
+                        return Decoded::Invalid { encoding, word: w0 };
+                    }
+                    v == 0xff
+                }
+                _ => false,
+            };
+            if lit {
+                size = base + 1;
+            }
+        }
+    }
+    let literal = if size > base {
+        match words.get(base) {
+            Some(&l) => l,
+            None => return Decoded::Truncated { encoding, word: w0 },
+        }
+    } else {
+        0
+    };
+    Decoded::Inst(Inst {
+        opcode: e.opcode,
+        entry: idx,
+        encoding,
+        size_words: size as u8,
+        target,
+        words: if base == 1 { [w0, literal, 0] } else { [w0, w1, literal] },
+    })
+}
+
+/// Decodes from little-endian bytes (as stored in a code object).
+pub fn decode_bytes(target: Target, bytes: &[u8]) -> Decoded {
+    let mut words = [0u32; 3];
+    let n = (bytes.len() / 4).min(3);
+    for (i, w) in words.iter_mut().enumerate().take(n) {
+        *w = u32::from_le_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]);
+    }
+    decode(target, &words[..n])
+}
+
+impl Inst {
+    /// The instruction's opcode.
+    pub fn opcode(&self) -> Opcode {
+        self.opcode
+    }
+    /// The encoding family.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+    /// Target this instruction was decoded for.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+    /// Size in bytes (4, 8 or 12 with a literal).
+    pub fn size_bytes(&self) -> usize {
+        self.size_words as usize * 4
+    }
+    /// The instruction words (without unused trailing words).
+    pub fn words(&self) -> &[u32] {
+        &self.words[..self.size_words as usize]
+    }
+    /// The trailing 32-bit literal constant, if the instruction has one.
+    pub fn literal(&self) -> Option<u32> {
+        let base = self.encoding.base_words();
+        (self.size_words as usize > base).then_some(self.words[base])
+    }
+    pub(crate) fn entry(&self) -> &'static Entry {
+        // Invariant: `entry` was produced by `entry_of`, so it indexes ENTRIES.
+        &ENTRIES[self.entry as usize]
+    }
+    pub(crate) fn raw(&self, f: Field) -> u32 {
+        operand::field_raw(self.encoding, f, &self.words)
+    }
+}

@@ -1,0 +1,342 @@
+//! Disassembler: instruction text exactly as LLVM's AMDGPU printer writes it, and an
+//! `llvm-objdump -d` style listing of a code section.
+
+mod listing;
+mod operand;
+
+pub use listing::{disassemble_section, Symbol};
+
+use std::fmt::{self, Write as _};
+
+use crate::decode::{decode, Decoded, Encoding, Inst, Operand};
+use crate::tables::{Field, Kind, OpSpec, HWREG_NAMES, SENDMSG_NAMES};
+use crate::Target;
+use operand::{write_operand, SrcMods};
+
+/// Text of one decoded instruction (no leading tab, no trailing comment).
+pub fn inst_text(inst: &Inst) -> String {
+    let mut s = String::with_capacity(48);
+    // Writing into a String cannot fail.
+    let _ = write_inst(&mut s, inst);
+    s
+}
+
+/// Text of the instruction at the start of `words`, or `None` if it does not decode.
+pub fn text(target: Target, words: &[u32]) -> Option<String> {
+    match decode(target, words) {
+        Decoded::Inst(i) => Some(inst_text(&i)),
+        _ => None,
+    }
+}
+
+fn target_bit(t: Target) -> u8 {
+    match t {
+        Target::Gfx90a => 1,
+        Target::Gfx942 => 2,
+        Target::Gfx950 => 4,
+    }
+}
+
+/// Writes the instruction text of `inst` to `out`.
+pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
+    let e = inst.entry();
+    out.write_str(inst.opcode().mnemonic())?;
+    let mods = inst.modifiers();
+    let enc = inst.encoding();
+    let mut first = true;
+    let mut n_src = 0usize;
+    for spec in e.ops {
+        let Some(op) = inst.operand_for(*spec) else { continue };
+        if e.kind == Kind::Dec && matches!((spec, op), (OpSpec::Field(Field::Simm16, _, _), Operand::Imm(0))) {
+            continue;
+        }
+        out.write_str(if first { " " } else { ", " })?;
+        first = false;
+        let (field, width) = match *spec {
+            OpSpec::Field(f, w, _) => (Some(f), w),
+            OpSpec::Text(_) => (None, 1),
+        };
+        let src_index = match field {
+            Some(Field::Src0) => Some(0),
+            Some(Field::Src1) => Some(1),
+            Some(Field::Src2) => Some(2),
+            _ => None,
+        };
+        if src_index.is_some() {
+            n_src += 1;
+        }
+        if let (Some(f), Operand::Imm(v)) = (field, op) {
+            if f == Field::Simm16 {
+                write_simm16(out, inst, e.kind, v)?;
+                continue;
+            }
+            if enc == Encoding::Smem && inst.raw(Field::Imm) != 0 {
+                let off = ((v << 11) as i32) >> 11;
+                let sign = if off < 0 { "-" } else { "" };
+                if inst.raw(Field::Soe) != 0 {
+                    let so = crate::decode::src_operand_pub(inst.raw(Field::Soffset), 1, 0);
+                    write_operand(out, so, 1, false, SrcMods::default())?;
+                    write!(out, " offset:{sign}0x{:x}", off.unsigned_abs())?;
+                } else {
+                    write!(out, "{sign}0x{:x}", off.unsigned_abs())?;
+                }
+                continue;
+            }
+        }
+        let sm = match (enc, src_index) {
+            (Encoding::Vop3, Some(i)) => SrcMods {
+                neg: e.neg_mask >> i & 1 != 0 && mods.neg >> i & 1 != 0,
+                abs: e.abs_mask >> i & 1 != 0 && mods.abs >> i & 1 != 0,
+                sext: false,
+            },
+            (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods {
+                neg: mods.neg >> i & 1 != 0,
+                abs: mods.neg_hi >> i & 1 != 0,
+                sext: false,
+            },
+            _ => SrcMods::default(),
+        };
+        let lit16 = e.flags & crate::tables::Entry::LIT16 != 0 && field == Some(Field::Src0);
+        let int16 = e.flags & crate::tables::Entry::INT16 != 0 && src_index.is_some();
+        if let (Operand::InlineFloat(f), true) = (op, int16) {
+            write!(out, "0x{:x}", f.f16_bits())?;
+            continue;
+        }
+        write_operand(out, op, width, lit16 || int16, sm)?;
+    }
+    write_modifiers(out, inst, n_src)
+}
+
+fn write_bits(out: &mut impl fmt::Write, name: &str, bits: u8, n: usize) -> fmt::Result {
+    write!(out, " {name}:[")?;
+    for i in 0..n {
+        if i > 0 {
+            out.write_char(',')?;
+        }
+        write!(out, "{}", bits >> i & 1)?;
+    }
+    out.write_char(']')
+}
+
+fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt::Result {
+    let e = inst.entry();
+    let m = inst.modifiers();
+    let g940 = inst.gfx940();
+    match inst.encoding() {
+        Encoding::Vop3 => {
+            if e.has(Field::Opsel) && m.op_sel & e.opsel_mask != 0 {
+                let bits = (m.op_sel & ((1 << n_src) - 1)) | ((m.op_sel >> 3 & 1) << n_src);
+                write_bits(out, "op_sel", bits, n_src + 1)?;
+            }
+            if e.has(Field::Clamp) && m.clamp {
+                out.write_str(" clamp")?;
+            }
+            if e.has(Field::Omod) {
+                match m.omod {
+                    1 => out.write_str(" mul:2")?,
+                    2 => out.write_str(" mul:4")?,
+                    3 => out.write_str(" div:2")?,
+                    _ => {}
+                }
+            }
+        }
+        Encoding::Vop3p if matches!(e.kind, Kind::Mai | Kind::MaiNeg) => {
+            if m.cbsz != 0 {
+                write!(out, " cbsz:{}", m.cbsz)?;
+            }
+            if m.abid != 0 {
+                write!(out, " abid:{}", m.abid)?;
+            }
+            if e.kind == Kind::MaiNeg {
+                if m.neg != 0 {
+                    write_bits(out, "neg", m.neg, 3)?;
+                }
+            } else if m.blgp != 0 {
+                write!(out, " blgp:{}", m.blgp)?;
+            }
+        }
+        Encoding::Vop3p => {
+            let all = (1u8 << n_src) - 1;
+            if e.has(Field::Opsel) && m.op_sel & all != 0 {
+                write_bits(out, "op_sel", m.op_sel, n_src)?;
+            }
+            let hi = m.op_sel_hi & all;
+            let default_hi = if e.flags & crate::tables::Entry::PACKED_HI != 0 { all } else { 0 };
+            if (e.has(Field::OpselHi) || e.has(Field::OpselHi2)) && hi != default_hi {
+                write_bits(out, "op_sel_hi", hi, n_src)?;
+            }
+            if e.kind != Kind::Mix {
+                if e.has(Field::NegLo) && m.neg & all != 0 {
+                    write_bits(out, "neg_lo", m.neg, n_src)?;
+                }
+                if e.has(Field::NegHi) && m.neg_hi & all != 0 {
+                    write_bits(out, "neg_hi", m.neg_hi, n_src)?;
+                }
+            }
+            if e.has(Field::Clamp) && m.clamp {
+                out.write_str(" clamp")?;
+            }
+        }
+        Encoding::Ds => {
+            if e.has(Field::Offset1) && !e.has(Field::Offset0) || is_ds2(inst) {
+                if m.offset != 0 {
+                    write!(out, " offset0:{}", m.offset)?;
+                }
+                if m.offset1 != 0 {
+                    write!(out, " offset1:{}", m.offset1)?;
+                }
+            } else {
+                let off = m.offset as u32 | (m.offset1 as u32) << 8;
+                if off != 0 {
+                    write!(out, " offset:{off}")?;
+                }
+            }
+            if e.has(Field::Gds) && m.gds {
+                out.write_str(" gds")?;
+            }
+        }
+        Encoding::Flat | Encoding::Global | Encoding::Scratch => {
+            if e.has(Field::Offset) && m.offset != 0 {
+                write!(out, " offset:{}", m.offset)?;
+            }
+            write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, e.has(Field::B25) && m.scc, g940)?;
+        }
+        Encoding::Mubuf | Encoding::Mtbuf => {
+            if inst.encoding() == Encoding::Mtbuf {
+                write_format(out, m.dfmt, m.nfmt)?;
+            }
+            if e.has(Field::Idxen) && m.idxen {
+                out.write_str(" idxen")?;
+            }
+            if e.has(Field::Offen) && m.offen {
+                out.write_str(" offen")?;
+            }
+            if e.has(Field::Offset) && m.offset != 0 {
+                write!(out, " offset:{}", m.offset)?;
+            }
+            write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, e.has(Field::B15) && m.scc, g940)?;
+            if inst.encoding() == Encoding::Mubuf && m.lds && e.flags & crate::tables::Entry::LDS_FORM != 0 {
+                out.write_str(" lds")?;
+            }
+        }
+        Encoding::Smem => {
+            if e.has(Field::Glc) && m.glc {
+                out.write_str(" glc")?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn is_ds2(inst: &Inst) -> bool {
+    let mn = inst.opcode().mnemonic();
+    mn.starts_with("ds_read2") || mn.starts_with("ds_write2") || mn.starts_with("ds_wrxchg2")
+}
+
+fn write_cpol(out: &mut impl fmt::Write, glc: bool, slc: bool, scc: bool, g940: bool) -> fmt::Result {
+    let names = if g940 { ["sc0", "nt", "sc1"] } else { ["glc", "slc", "scc"] };
+    for (on, name) in [(glc, names[0]), (slc, names[1]), (scc, names[2])] {
+        if on {
+            out.write_char(' ')?;
+            out.write_str(name)?;
+        }
+    }
+    Ok(())
+}
+
+const DATA_FORMATS: [&str; 16] = [
+    "INVALID", "8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10_10_10_2", "2_10_10_10",
+    "8_8_8_8", "32_32", "16_16_16_16", "32_32_32", "32_32_32_32", "RESERVED_15",
+];
+const NUM_FORMATS: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT"];
+
+fn write_format(out: &mut impl fmt::Write, dfmt: u8, nfmt: u8) -> fmt::Result {
+    if dfmt == 1 && nfmt == 0 {
+        return Ok(());
+    }
+    write!(out, " format:[BUF_DATA_FORMAT_{}", DATA_FORMATS[dfmt as usize & 15])?;
+    if nfmt != 0 {
+        write!(out, ",BUF_NUM_FORMAT_{}", NUM_FORMATS[nfmt as usize & 7])?;
+    }
+    out.write_char(']')
+}
+
+fn write_simm16(out: &mut impl fmt::Write, inst: &Inst, kind: Kind, v: u32) -> fmt::Result {
+    let t = target_bit(inst.target());
+    match kind {
+        Kind::Label => write!(out, "{v}"),
+        Kind::Dec => write!(out, "{v}"),
+        Kind::Waitcnt => {
+            let vm = (v & 0xf) | ((v >> 14) & 3) << 4;
+            let exp = (v >> 4) & 7;
+            let lgkm = (v >> 8) & 0xf;
+            let all_max = vm == 63 && exp == 7 && lgkm == 15;
+            let mut sep = "";
+            if vm != 63 || all_max {
+                write!(out, "vmcnt({vm})")?;
+                sep = " ";
+            }
+            if exp != 7 || all_max {
+                write!(out, "{sep}expcnt({exp})")?;
+                sep = " ";
+            }
+            if lgkm != 15 || all_max {
+                write!(out, "{sep}lgkmcnt({lgkm})")?;
+            }
+            Ok(())
+        }
+        Kind::Hwreg => {
+            let id = v & 0x3f;
+            let offset = (v >> 6) & 0x1f;
+            let size = ((v >> 11) & 0x1f) + 1;
+            out.write_str("hwreg(")?;
+            match HWREG_NAMES.iter().find(|(m, i, _)| m & t != 0 && *i == id) {
+                Some((_, _, name)) => out.write_str(name)?,
+                None => write!(out, "{id}")?,
+            }
+            if offset != 0 || size != 32 {
+                write!(out, ", {offset}, {size}")?;
+            }
+            out.write_char(')')
+        }
+        Kind::Sendmsg => {
+            if let Some((_, _, text)) = SENDMSG_NAMES.iter().find(|(m, i, _)| m & t != 0 && *i == v) {
+                out.write_str("sendmsg(")?;
+                for (i, part) in text.split(',').enumerate() {
+                    if i > 0 {
+                        out.write_str(", ")?;
+                    }
+                    out.write_str(part)?;
+                }
+                return out.write_char(')');
+            }
+            if v < 1024 {
+                write!(out, "sendmsg({}, {}, {})", v & 0xf, (v >> 4) & 7, (v >> 8) & 3)
+            } else {
+                write!(out, "{v}")
+            }
+        }
+        Kind::GprIdx => {
+            if v > 15 {
+                return write!(out, "0x{v:x}");
+            }
+            out.write_str("gpr_idx(")?;
+            let mut sep = "";
+            for (i, name) in ["SRC0", "SRC1", "SRC2", "DST"].iter().enumerate() {
+                if v >> i & 1 != 0 {
+                    write!(out, "{sep}{name}")?;
+                    sep = ",";
+                }
+            }
+            out.write_char(')')
+        }
+        _ => {
+            if inst.encoding() == Encoding::Sopp && v <= 64 {
+                write!(out, "{v}")
+            } else {
+                write!(out, "0x{v:x}")
+            }
+        }
+    }
+}

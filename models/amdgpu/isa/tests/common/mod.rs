@@ -1,0 +1,93 @@
+//! Helpers shared by the tests that run LLVM tools (llvm-mc, llvm-objdump, clang).
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use amdgpu_isa::Target;
+
+/// LLVM major version whose tools handle `target` here.
+pub fn llvm_version(target: Target) -> u32 {
+    match target {
+        Target::Gfx950 => 22,
+        _ => 19,
+    }
+}
+
+/// Path of an LLVM tool (`llvm-mc-19`, ...); panics naming the apt package if absent,
+/// so a machine without the oracle fails instead of silently passing.
+pub fn tool(name: &str, version: u32) -> String {
+    let exe = format!("{name}-{version}");
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(&exe).is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`{exe}` not found: install it with `apt-get install -y --no-install-recommends llvm-{version} clang-{version} lld-{version}`"
+    );
+    exe
+}
+
+/// A fresh scratch directory under the target dir.
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Runs a command, panicking with its stderr on failure.
+pub fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Filler word placed after every case: `s_nop 0x1234`, also a harmless literal.
+pub const FILL: u32 = 0xbf80_1234;
+
+/// Disassembles each case with llvm-objdump; each case is followed by two [`FILL`] words.
+/// Returns the LLVM text per case, `None` where LLVM rejects the first word.
+pub fn oracle(target: Target, cases: &[Vec<u32>], dir: &Path) -> Vec<Option<String>> {
+    let v = llvm_version(target);
+    let mut src = String::from(".text\n");
+    let mut starts = Vec::with_capacity(cases.len());
+    let mut addr = 0u64;
+    for c in cases {
+        starts.push(addr);
+        for w in c.iter().chain([FILL, FILL].iter()) {
+            src.push_str(&format!(".long 0x{w:08x}\n"));
+            addr += 4;
+        }
+    }
+    let s = dir.join("cases.s");
+    let o = dir.join("cases.o");
+    std::fs::write(&s, src).expect("write cases.s");
+    run(Command::new(tool("llvm-mc", v))
+        .arg("-triple=amdgcn-amd-amdhsa")
+        .arg(format!("-mcpu={target}"))
+        .arg("-filetype=obj")
+        .arg(&s)
+        .arg("-o")
+        .arg(&o));
+    let text = run(Command::new(tool("llvm-objdump", v)).arg("-d").arg(format!("--mcpu={target}")).arg(&o));
+    let mut by_addr = HashMap::new();
+    for line in text.lines() {
+        let Some(body) = line.strip_prefix('\t') else { continue };
+        let Some((inst, rest)) = body.rsplit_once("// ") else { continue };
+        let Some((a, _)) = rest.split_once(':') else { continue };
+        if let Ok(a) = u64::from_str_radix(a.trim(), 16) {
+            by_addr.insert(a, inst.trim().to_string());
+        }
+    }
+    starts
+        .iter()
+        .map(|a| by_addr.get(a).filter(|t| !t.starts_with(".long")).cloned())
+        .collect()
+}
+
+/// Whitespace-normalised text.
+pub fn normalize(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
