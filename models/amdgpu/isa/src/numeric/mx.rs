@@ -1,0 +1,216 @@
+//! The gfx950 OCP MX sub-byte element formats FP4 (E2M1) and FP6 (E2M3 "fp6", E3M2 "bf6"),
+//! used by `v_cvt_scalef32_*fp4*` / `*fp6*` / `*bf6*` and the `v_mfma_*_f8f6f4` kernels.
+//!
+//! Codes are passed in the low bits of a `u8` (4 or 6 bits; higher bits are ignored). None
+//! of these formats has Inf or NaN, so conversions always saturate: a value beyond the
+//! largest finite magnitude (including an infinite input) gives the signed maximum. A NaN
+//! input gives +max; the public text does not define it, and the choice is this model's.
+//! Zeros keep their sign.
+//!
+//! Scaled conversions use the E8M0 exponent of an f32 scale as in [`super::fp8`]: decoding
+//! multiplies by `2^(e - 127)`, encoding divides by it, with one rounding. Packing follows the
+//! ISA: two FP4 values per byte with the first source in bits 3:0; 32 FP6 values per 192
+//! bits with element i in bits `6i+5 : 6i`.
+
+use super::round::{
+    finite_bits_to_f64, round_stochastic, round_to_format, split_f64, Format, RoundMode, Rounded,
+};
+
+/// One of the MX sub-byte formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MxFormat {
+    /// FP4 E2M1: values 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
+    E2M1,
+    /// FP6 E2M3 ("fp6"): max 7.5, subnormal step 0.125.
+    E2M3,
+    /// FP6 E3M2 ("bf6"): max 28, subnormal step 0.0625.
+    E3M2,
+}
+
+impl MxFormat {
+    /// All three formats.
+    pub const ALL: [MxFormat; 3] = [MxFormat::E2M1, MxFormat::E2M3, MxFormat::E3M2];
+
+    /// The bit-level description.
+    #[inline]
+    pub const fn format(self) -> Format {
+        match self {
+            MxFormat::E2M1 => Format::E2M1,
+            MxFormat::E2M3 => Format::E2M3,
+            MxFormat::E3M2 => Format::E3M2,
+        }
+    }
+
+    /// Width of a code in bits (4 or 6).
+    #[inline]
+    pub const fn width(self) -> u32 {
+        self.format().width()
+    }
+
+    /// Mask of the code bits.
+    #[inline]
+    pub const fn mask(self) -> u8 {
+        ((1u32 << self.width()) - 1) as u8
+    }
+
+    /// Decodes a code (exact).
+    #[inline]
+    pub fn to_f32(self, code: u8) -> f32 {
+        let code = code & self.mask();
+        let sign_bit = 1u8 << (self.width() - 1);
+        let magnitude = finite_bits_to_f64(self.format(), (code & !sign_bit) as u64) as f32;
+        if code & sign_bit != 0 {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
+
+    /// The largest finite value.
+    #[inline]
+    pub fn max_finite(self) -> f32 {
+        self.to_f32(self.format().max_finite_bits() as u8)
+    }
+
+    /// Converts an exact f64 with rounding `rm`, saturating.
+    #[inline]
+    pub fn from_f64(self, x: f64, rm: RoundMode) -> u8 {
+        let sign = (x.is_sign_negative() as u8) << (self.width() - 1);
+        let max = self.format().max_finite_bits() as u8;
+        if x.is_nan() {
+            return max;
+        }
+        if x.is_infinite() {
+            return sign | max;
+        }
+        let (negative, sig, exp) = split_f64(x);
+        match round_to_format(negative, sig, exp, false, self.format(), rm) {
+            Rounded::Finite(enc) => sign | enc as u8,
+            Rounded::Overflow => sign | max,
+        }
+    }
+
+    /// Round-to-nearest-even conversion of an f32.
+    #[inline]
+    pub fn from_f32(self, x: f32) -> u8 {
+        self.from_f64(x as f64, RoundMode::NearestEven)
+    }
+
+    /// Stochastic conversion of an exact f64 with 32 random bits (see
+    /// [`round_stochastic`]), saturating.
+    #[inline]
+    pub fn from_f64_sr(self, x: f64, random: u32) -> u8 {
+        let sign = (x.is_sign_negative() as u8) << (self.width() - 1);
+        let max = self.format().max_finite_bits() as u8;
+        if x.is_nan() {
+            return max;
+        }
+        if x.is_infinite() {
+            return sign | max;
+        }
+        let (_, sig, exp) = split_f64(x);
+        match round_stochastic(sig, exp, random, self.format()) {
+            Rounded::Finite(enc) => sign | enc as u8,
+            Rounded::Overflow => sign | max,
+        }
+    }
+
+    /// gfx950 scaled conversion: `x / 2^(scale_exp - 127)` rounded to nearest even.
+    #[inline]
+    pub fn from_f32_scaled(self, x: f32, scale: f32) -> u8 {
+        match scale_power(scale) {
+            Some(e) => self.from_f64(x as f64 * pow2(-e), RoundMode::NearestEven),
+            None => self.format().max_finite_bits() as u8,
+        }
+    }
+
+    /// gfx950 scaled stochastic conversion.
+    #[inline]
+    pub fn from_f32_scaled_sr(self, x: f32, random: u32, scale: f32) -> u8 {
+        match scale_power(scale) {
+            Some(e) => self.from_f64_sr(x as f64 * pow2(-e), random),
+            None => self.format().max_finite_bits() as u8,
+        }
+    }
+
+    /// gfx950 scaled decode: `value * 2^(scale_exp - 127)` rounded to nearest f32; a NaN
+    /// scale (exponent field 255) gives NaN.
+    #[inline]
+    pub fn to_f32_scaled(self, code: u8, scale: f32) -> f32 {
+        match scale_power(scale) {
+            Some(e) => (self.to_f32(code) as f64 * pow2(e)) as f32,
+            None => f32::NAN,
+        }
+    }
+}
+
+/// The power of two of an E8M0 scale (f32 exponent field), None for the NaN code 255.
+#[inline]
+fn scale_power(scale: f32) -> Option<i32> {
+    let field = ((scale.to_bits() >> 23) & 0xff) as i32;
+    if field == 0xff {
+        None
+    } else {
+        Some(field - 127)
+    }
+}
+
+/// 2^e for |e| <= 1022.
+#[inline]
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// `v_cvt_scalef32_pk_fp4_f32` byte: `{fp4(s1), fp4(s0)}` (S0 in bits 3:0).
+#[inline]
+pub fn cvt_scalef32_pk_fp4_f32(s0: f32, s1: f32, scale: f32) -> u8 {
+    let lo = MxFormat::E2M1.from_f32_scaled(s0, scale);
+    let hi = MxFormat::E2M1.from_f32_scaled(s1, scale);
+    lo | (hi << 4)
+}
+
+/// `v_cvt_scalef32_pk_f32_fp4`: both nibbles of a byte decoded and scaled: [bits 3:0, 7:4].
+#[inline]
+pub fn cvt_scalef32_pk_f32_fp4(byte: u8, scale: f32) -> [f32; 2] {
+    [MxFormat::E2M1.to_f32_scaled(byte & 0xf, scale), MxFormat::E2M1.to_f32_scaled(byte >> 4, scale)]
+}
+
+/// Reads FP6 element `index` (0..32) of a 192-bit packed vector given as six dwords.
+#[inline]
+pub fn fp6_element(packed: &[u32; 6], index: u32) -> u8 {
+    let bit = (index % 32) * 6;
+    let word = (bit / 32) as usize;
+    let shift = bit % 32;
+    let low = packed[word] >> shift;
+    let high = if shift > 26 && word + 1 < 6 { packed[word + 1] << (32 - shift) } else { 0 };
+    ((low | high) & 0x3f) as u8
+}
+
+/// Packs 32 FP6 codes into 192 bits (element i in bits `6i+5 : 6i`).
+#[inline]
+pub fn pack_fp6(codes: &[u8; 32]) -> [u32; 6] {
+    let mut out = [0u32; 6];
+    for (i, &code) in codes.iter().enumerate() {
+        let bit = i as u32 * 6;
+        let word = (bit / 32) as usize;
+        let shift = bit % 32;
+        let code = (code & 0x3f) as u32;
+        out[word] |= code << shift;
+        if shift > 26 && word + 1 < 6 {
+            out[word + 1] |= code >> (32 - shift);
+        }
+    }
+    out
+}
+
+/// MX MFMA k-block (`v_mfma_*_f8f6f4` with FP4/FP6 operands): exact products, summed in f64,
+/// one rounding into the f32 accumulator (see [`super::dot`]). Uses the shorter slice.
+#[inline]
+pub fn dot_mx_f32_slice(fmt_a: MxFormat, fmt_b: MxFormat, a: &[u8], b: &[u8], acc: f32) -> f32 {
+    let block: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| fmt_a.to_f32(x) as f64 * fmt_b.to_f32(y) as f64)
+        .sum();
+    (acc as f64 + block) as f32
+}
