@@ -1,0 +1,220 @@
+//! The flat GPU memory model: a sparse, paged 64-bit address space.
+//!
+//! Pages of [`PAGE_SIZE`] bytes live in a hash map and are allocated on first write.
+//! Reads of never-written addresses either return zero or fault, as
+//! [`UnmappedReads`] says; writes always succeed unless the address range wraps.
+//!
+//! **Architecture Invariant:** no access panics; a bad access is a [`MemFault`] value.
+
+use std::collections::HashMap;
+
+/// Bytes per page.
+pub const PAGE_SIZE: u64 = 64 * 1024;
+const PAGE_SHIFT: u32 = 16;
+const PAGE_MASK: u64 = PAGE_SIZE - 1;
+
+/// A device byte address.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct DeviceAddr(pub u64);
+
+/// Why an access failed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MemFaultKind {
+    /// A read of a page that was never mapped or written.
+    Unmapped,
+    /// The access runs past the end of the 64-bit address space.
+    Wraps,
+}
+
+/// A failed memory access (a value the executor turns into a wave fault).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("memory fault at {addr:#x}: {kind:?}")]
+pub struct MemFault {
+    /// First byte of the access that failed.
+    pub addr: u64,
+    /// What went wrong.
+    pub kind: MemFaultKind,
+}
+
+/// What a read of an unmapped page does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum UnmappedReads {
+    /// Fault with [`MemFaultKind::Unmapped`] (the default: catches wild pointers).
+    #[default]
+    Fault,
+    /// Read as zero.
+    Zero,
+}
+
+/// A sparse 64-bit byte-addressed memory. See the [module docs](self).
+#[derive(Debug, Default, Clone)]
+pub struct Memory {
+    pages: HashMap<u64, Box<[u8]>>,
+    unmapped: UnmappedReads,
+}
+
+impl Memory {
+    /// An empty memory whose unmapped reads fault.
+    pub fn new() -> Memory {
+        Memory::default()
+    }
+
+    /// An empty memory with the given unmapped-read policy.
+    pub fn with_unmapped_reads(unmapped: UnmappedReads) -> Memory {
+        Memory { unmapped, ..Memory::default() }
+    }
+
+    /// Number of allocated pages.
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Maps (allocates, zero-filled) every page touching `[addr, addr + len)`.
+    pub fn map(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
+        if len == 0 {
+            return Ok(());
+        }
+        let end = addr.checked_add(len - 1).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
+        for page in (addr >> PAGE_SHIFT)..=(end >> PAGE_SHIFT) {
+            self.pages.entry(page).or_insert_with(|| vec![0u8; PAGE_SIZE as usize].into_boxed_slice());
+        }
+        Ok(())
+    }
+
+    /// True if the page holding `addr` is mapped.
+    pub fn is_mapped(&self, addr: u64) -> bool {
+        self.pages.contains_key(&(addr >> PAGE_SHIFT))
+    }
+
+    /// Copies `buf.len()` bytes from `addr`.
+    pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemFault> {
+        let mut done = 0usize;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        addr.checked_add(buf.len() as u64 - 1).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
+        while done < buf.len() {
+            let a = addr + done as u64;
+            let off = (a & PAGE_MASK) as usize;
+            let n = (PAGE_SIZE as usize - off).min(buf.len() - done);
+            match self.pages.get(&(a >> PAGE_SHIFT)) {
+                Some(page) => buf[done..done + n].copy_from_slice(&page[off..off + n]),
+                None => match self.unmapped {
+                    UnmappedReads::Fault => return Err(MemFault { addr: a, kind: MemFaultKind::Unmapped }),
+                    UnmappedReads::Zero => buf[done..done + n].fill(0),
+                },
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `data` to `addr`, allocating pages as needed.
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        addr.checked_add(data.len() as u64 - 1).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
+        let mut done = 0usize;
+        while done < data.len() {
+            let a = addr + done as u64;
+            let off = (a & PAGE_MASK) as usize;
+            let n = (PAGE_SIZE as usize - off).min(data.len() - done);
+            let page = self.pages.entry(a >> PAGE_SHIFT).or_insert_with(|| vec![0u8; PAGE_SIZE as usize].into_boxed_slice());
+            page[off..off + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Like [`Memory::write`] but faults on a write to an unmapped page when unmapped
+    /// reads fault: the executor's store path, so wild stores are caught.
+    pub fn store(&mut self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
+        if self.unmapped == UnmappedReads::Fault && !data.is_empty() {
+            let last = addr.checked_add(data.len() as u64 - 1).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
+            for a in [addr, last] {
+                if !self.is_mapped(a) {
+                    return Err(MemFault { addr: a, kind: MemFaultKind::Unmapped });
+                }
+            }
+        }
+        self.write(addr, data)
+    }
+
+    /// Reads a little-endian u8.
+    pub fn read_u8(&self, addr: u64) -> Result<u8, MemFault> {
+        let mut b = [0u8; 1];
+        self.read(addr, &mut b)?;
+        Ok(b[0])
+    }
+
+    /// Reads a little-endian u16.
+    pub fn read_u16(&self, addr: u64) -> Result<u16, MemFault> {
+        let mut b = [0u8; 2];
+        self.read(addr, &mut b)?;
+        Ok(u16::from_le_bytes(b))
+    }
+
+    /// Reads a little-endian u32 (fast path inside one page).
+    #[inline]
+    pub fn read_u32(&self, addr: u64) -> Result<u32, MemFault> {
+        let off = (addr & PAGE_MASK) as usize;
+        if off <= PAGE_SIZE as usize - 4 {
+            if let Some(page) = self.pages.get(&(addr >> PAGE_SHIFT)) {
+                let mut b = [0u8; 4];
+                b.copy_from_slice(&page[off..off + 4]);
+                return Ok(u32::from_le_bytes(b));
+            }
+        }
+        let mut b = [0u8; 4];
+        self.read(addr, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Reads a little-endian u64.
+    pub fn read_u64(&self, addr: u64) -> Result<u64, MemFault> {
+        let mut b = [0u8; 8];
+        self.read(addr, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Reads 16 bytes as a little-endian u128.
+    pub fn read_u128(&self, addr: u64) -> Result<u128, MemFault> {
+        let mut b = [0u8; 16];
+        self.read(addr, &mut b)?;
+        Ok(u128::from_le_bytes(b))
+    }
+
+    /// Writes a little-endian u8.
+    pub fn write_u8(&mut self, addr: u64, v: u8) -> Result<(), MemFault> {
+        self.write(addr, &[v])
+    }
+
+    /// Writes a little-endian u16.
+    pub fn write_u16(&mut self, addr: u64, v: u16) -> Result<(), MemFault> {
+        self.write(addr, &v.to_le_bytes())
+    }
+
+    /// Writes a little-endian u32.
+    pub fn write_u32(&mut self, addr: u64, v: u32) -> Result<(), MemFault> {
+        self.write(addr, &v.to_le_bytes())
+    }
+
+    /// Writes a little-endian u64.
+    pub fn write_u64(&mut self, addr: u64, v: u64) -> Result<(), MemFault> {
+        self.write(addr, &v.to_le_bytes())
+    }
+
+    /// Writes a little-endian u128 (16 bytes).
+    pub fn write_u128(&mut self, addr: u64, v: u128) -> Result<(), MemFault> {
+        self.write(addr, &v.to_le_bytes())
+    }
+
+    /// Reads `n` u32 words from `addr` into `out[..n]` (n <= out.len()).
+    pub fn read_dwords(&self, addr: u64, out: &mut [u32]) -> Result<(), MemFault> {
+        for (i, w) in out.iter_mut().enumerate() {
+            *w = self.read_u32(addr.wrapping_add(4 * i as u64))?;
+        }
+        Ok(())
+    }
+}

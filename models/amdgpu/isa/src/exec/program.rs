@@ -1,0 +1,144 @@
+//! The decoded-instruction cache of a loaded code object: every dword offset of `.text`
+//! decoded once, so the interpreter maps a PC to an [`Inst`] with one index.
+//!
+//! DPP and SDWA forms (`src0` = 0xfa / 0xf9 in VOP1/VOP2/VOPC) carry a second control
+//! word that the table decoder does not model; the cache attaches it here
+//! ([`Extension`]) and sizes the instruction as 8 bytes.
+
+use crate::code_object::CodeObject;
+use crate::decode::{decode, Decoded, Encoding, Inst};
+use crate::Target;
+
+use super::ExecFault;
+
+/// The control word of a DPP or SDWA instruction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Extension {
+    /// A plain instruction.
+    None,
+    /// DPP: the second word (source VGPR in bits 7:0, `dpp_ctrl` in 16:8, ...).
+    Dpp(u32),
+    /// SDWA: the second word (source VGPR, selects, sign extension, modifiers).
+    Sdwa(u32),
+}
+
+/// One cached instruction.
+#[derive(Copy, Clone, Debug)]
+pub struct CachedInst {
+    /// The decoded instruction.
+    pub inst: Inst,
+    /// DPP/SDWA control word.
+    pub ext: Extension,
+    /// Bytes the instruction occupies (with its DPP/SDWA word).
+    pub size: u8,
+    /// Per-opcode helper data computed at load time (compare condition and type).
+    pub aux: u16,
+}
+
+/// A slot of the cache: a decoded instruction or the word that failed to decode.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Slot {
+    Inst(CachedInst),
+    Invalid { encoding: Encoding, word: u32 },
+}
+
+/// A code object placed in device memory at `base`, with its instruction cache.
+#[derive(Debug, Clone)]
+pub struct Program {
+    target: Target,
+    base: u64,
+    text_start: u64,
+    slots: Vec<Slot>,
+}
+
+/// The ISA target of a code object, or an error for processors this crate cannot run.
+pub fn isa_target(code: &CodeObject) -> Result<Target, ExecFault> {
+    match code.target() {
+        crate::code_object::Target::Gfx90a => Ok(Target::Gfx90a),
+        crate::code_object::Target::Gfx942 => Ok(Target::Gfx942),
+        crate::code_object::Target::Gfx950 => Ok(Target::Gfx950),
+        crate::code_object::Target::Other(mach) => Err(ExecFault::UnsupportedTarget { mach: format!("{mach:?}") }),
+    }
+}
+
+impl Program {
+    /// Pre-decodes the `.text` of `code` for a load at device address `base`.
+    pub fn new(code: &CodeObject, base: u64) -> Result<Program, ExecFault> {
+        let target = isa_target(code)?;
+        let text = code.text();
+        let words: Vec<u32> =
+            text.bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
+        Ok(Program { target, base, text_start: base.wrapping_add(text.address.0), slots })
+    }
+
+    /// The ISA target.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Device address the code object is loaded at.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// Number of cached dword slots.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True if `.text` is empty.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The instruction at device address `pc`.
+    #[inline]
+    pub(crate) fn slot(&self, pc: u64) -> Result<&CachedInst, ExecFault> {
+        let off = pc.wrapping_sub(self.text_start);
+        if off % 4 != 0 {
+            return Err(ExecFault::PcOutOfRange { pc });
+        }
+        match self.slots.get((off / 4) as usize) {
+            Some(Slot::Inst(c)) => Ok(c),
+            Some(Slot::Invalid { encoding, word }) => Err(ExecFault::Illegal { pc, encoding: encoding.name(), word: *word }),
+            None => Err(ExecFault::PcOutOfRange { pc }),
+        }
+    }
+
+    /// The cached instruction at `pc`, if `pc` is inside `.text` and decodes.
+    pub fn inst_at(&self, pc: u64) -> Option<&CachedInst> {
+        self.slot(pc).ok()
+    }
+}
+
+fn decode_at(target: Target, words: &[u32]) -> Slot {
+    match decode(target, words) {
+        Decoded::Inst(inst) => {
+            let mut cached = CachedInst { inst, ext: Extension::None, size: inst.size_bytes() as u8, aux: 0 };
+            if matches!(inst.encoding(), Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc) {
+                let src0 = words[0] & 0x1ff;
+                if src0 == 0xfa || src0 == 0xf9 {
+                    match words.get(1) {
+                        Some(&w1) => {
+                            cached.ext = if src0 == 0xfa { Extension::Dpp(w1) } else { Extension::Sdwa(w1) };
+                            cached.size = 8;
+                        }
+                        None => return Slot::Invalid { encoding: inst.encoding(), word: words[0] },
+                    }
+                }
+            }
+            let mnemonic = inst.opcode().mnemonic();
+            cached.aux = super::valu::compare_aux(mnemonic) | super::vmem::mem_aux(mnemonic);
+            Slot::Inst(cached)
+        }
+        Decoded::Invalid { encoding, word } | Decoded::Truncated { encoding, word } => Slot::Invalid { encoding, word },
+    }
+}
+
+impl Program {
+    /// Device address of the first byte of `.text`.
+    pub fn text_start(&self) -> u64 {
+        self.text_start
+    }
+}
