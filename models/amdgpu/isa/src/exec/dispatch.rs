@@ -341,3 +341,26 @@ fn init_wave(w: &mut Wave, user: &[crate::code_object::SgprSlot], system: &[crat
         }
     }
 }
+
+/// Runs one wave on its own until `s_endpgm` (an `s_barrier` releases at once, since the
+/// wave is alone in its work-group). Returns the wave-instructions executed.
+pub fn run_single_wave(
+    program: &Program,
+    wave: &mut Wave,
+    mem: &mut Memory,
+    lds: &mut [u8],
+    max_instructions: u64,
+) -> Result<u64, ExecFault> {
+    let mut counts = vec![0u64; OPCODE_SLOTS];
+    let mut ctx = Ctx { mem, lds, target: program.target(), counts: &mut counts };
+    let mut budget = max_instructions;
+    loop {
+        if run_wave(wave, program, &mut ctx, &mut budget)? == Stop::Budget {
+            return Err(ExecFault::Hang { group: [0; 3], reason: format!("{max_instructions} wave-instructions executed without s_endpgm") });
+        }
+        match wave.status {
+            WaveStatus::Ended => return Ok(max_instructions - budget),
+            _ => wave.status = WaveStatus::Running,
+        }
+    }
+}

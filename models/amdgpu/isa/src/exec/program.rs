@@ -142,3 +142,12 @@ impl Program {
         self.text_start
     }
 }
+
+impl Program {
+    /// A program from raw instruction words placed at device address `base` (for tests and
+    /// tools that assemble code without a code object).
+    pub fn from_words(target: Target, base: u64, words: &[u32]) -> Program {
+        let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
+        Program { target, base, text_start: base, slots }
+    }
+}

@@ -1,0 +1,347 @@
+//! Unit tests of tricky executor semantics on hand-written instruction sequences,
+//! assembled with the system's `llvm-mc` (llvm-19 for gfx90a/gfx942, llvm-22 for gfx950)
+//! and run as a single wave: SCC and carries, EXEC masking under divergence, DPP, SDWA,
+//! ds_bpermute, buffer bounds checking, memory and unsupported-instruction faults, MFMA
+//! lane layouts against a CPU matmul.
+
+use std::process::Command;
+
+use amdgpu_isa::exec::{run_single_wave, ExecFault, Memory, Program, Wave};
+use amdgpu_isa::Target;
+
+const BASE: u64 = 0x10_0000;
+const DATA: u64 = 0x20_0000;
+
+/// Assembles `text` for `target` into instruction words (with an `s_endpgm` appended).
+fn assemble(target: Target, text: &str) -> Vec<u32> {
+    let tool = if target == Target::Gfx950 { "llvm-mc-22" } else { "llvm-mc-19" };
+    let source = format!("{text}\ns_endpgm\n");
+    let output = Command::new(tool)
+        .args(["-arch=amdgcn", &format!("-mcpu={}", target.name()), "-show-encoding"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().expect("piped stdin").write_all(source.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap_or_else(|e| panic!("{tool} is needed (apt-get install llvm-19 llvm-22): {e}"));
+    assert!(output.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&output.stderr));
+    let mut bytes = Vec::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Some((_, enc)) = line.split_once("encoding: [") else { continue };
+        for b in enc.trim_end_matches(']').split(',') {
+            bytes.push(u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).expect("hex byte"));
+        }
+    }
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// A wave with v0 = lane id and EXEC all ones.
+fn wave() -> Wave {
+    let mut w = Wave::new(BASE, 0x3f0);
+    w.vgpr[0] = std::array::from_fn(|i| i as u32);
+    w
+}
+
+fn run(target: Target, text: &str, w: &mut Wave, mem: &mut Memory) -> Result<u64, ExecFault> {
+    let program = Program::from_words(target, BASE, &assemble(target, text));
+    let mut lds = vec![0u8; 64 * 1024];
+    run_single_wave(&program, w, mem, &mut lds, 100_000)
+}
+
+fn run_ok(target: Target, text: &str, w: &mut Wave) {
+    let mut mem = Memory::new();
+    run(target, text, w, &mut mem).unwrap_or_else(|e| panic!("{text}: {e}"));
+}
+
+#[test]
+fn scc_and_64_bit_scalar_carries() {
+    for target in Target::ALL {
+        let mut w = wave();
+        run_ok(
+            target,
+            "s_mov_b32 s0, -1\n s_mov_b32 s1, 0\n s_add_u32 s0, s0, 1\n s_addc_u32 s1, s1, 0\n\
+             s_cselect_b32 s4, 11, 22\n s_sub_u32 s2, 0, 1\n s_subb_u32 s3, 0, 0\n\
+             s_cmp_lt_i32 -1, 0\n s_cselect_b64 s[6:7], -1, 0\n s_cmp_lt_u32 -1, 0\n s_cselect_b32 s8, 1, 2",
+            &mut w,
+        );
+        assert_eq!((w.sgpr[0], w.sgpr[1]), (0, 1), "{target}: 64-bit add via carry");
+        assert_eq!(w.sgpr[4], 22, "{target}: s_addc_u32 0+0+carry did not carry out");
+        assert_eq!((w.sgpr[2], w.sgpr[3]), (u32::MAX, u32::MAX), "{target}: borrow chain");
+        assert_eq!(w.sgpr_pair(6), u64::MAX, "{target}: signed compare");
+        assert_eq!(w.sgpr[8], 2, "{target}: unsigned compare");
+    }
+}
+
+#[test]
+fn vector_carries_write_vcc_per_lane() {
+    let mut w = wave();
+    // v1 = lane odd ? 0xffffffff : 5; v2 = 1. 64-bit add {v1, 0} + {1, 0}.
+    w.vgpr[1] = std::array::from_fn(|i| if i % 2 == 1 { u32::MAX } else { 5 });
+    w.vgpr[2] = [1; 64];
+    run_ok(Target::Gfx942, "v_add_co_u32_e32 v3, vcc, v1, v2\n v_mov_b32 v5, 0\n v_addc_co_u32_e32 v4, vcc, 0, v5, vcc", &mut w);
+    for lane in 0..64 {
+        let odd = lane % 2 == 1;
+        assert_eq!(w.vgpr[3][lane], if odd { 0 } else { 6 });
+        assert_eq!(w.vgpr[4][lane], odd as u32, "lane {lane} high word");
+    }
+    assert_eq!(w.vcc(), 0, "the second add carries nowhere");
+}
+
+#[test]
+fn divergent_exec_masking_and_restore() {
+    for target in Target::ALL {
+        let mut w = wave();
+        w.vgpr[1] = [100; 64];
+        run_ok(
+            target,
+            "v_cmp_gt_u32_e32 vcc, 20, v0\n s_and_saveexec_b64 s[2:3], vcc\n v_mov_b32 v1, 7\n\
+             s_andn2_b64 exec, s[2:3], exec\n v_mov_b32 v1, 9\n s_or_b64 exec, exec, s[2:3]\n v_add_u32_e32 v1, 1, v1",
+            &mut w,
+        );
+        for lane in 0..64 {
+            assert_eq!(w.vgpr[1][lane], if lane < 20 { 8 } else { 10 }, "{target} lane {lane}");
+        }
+        assert_eq!(w.exec(), u64::MAX);
+    }
+}
+
+#[test]
+fn v_cmpx_writes_exec_and_scalar_branches_follow_it() {
+    let mut w = wave();
+    w.vgpr[1] = [0; 64];
+    run_ok(Target::Gfx90a, "v_cmpx_gt_u32_e32 vcc, 3, v0\n s_cbranch_execz 1\n v_mov_b32 v1, 1\n s_mov_b64 exec, -1", &mut w);
+    assert_eq!(w.vgpr[1][..4], [1, 1, 1, 0]);
+    let mut w = wave();
+    w.vgpr[1] = [0; 64];
+    run_ok(Target::Gfx90a, "v_cmpx_lt_u32_e32 vcc, 100, v0\n s_cbranch_execz 1\n v_mov_b32 v1, 1\n s_mov_b64 exec, -1", &mut w);
+    assert!(w.vgpr[1].iter().all(|&x| x == 0), "execz branch skipped the move");
+}
+
+#[test]
+fn dpp_row_shifts_mirror_broadcast_and_bound_ctrl() {
+    let mut w = wave();
+    w.vgpr[2] = [1000; 64];
+    w.vgpr[3] = [1000; 64];
+    w.vgpr[4] = [1000; 64];
+    w.vgpr[5] = [1000; 64];
+    run_ok(
+        Target::Gfx942,
+        "v_mov_b32_dpp v2, v0 row_shr:1 bound_ctrl:0\n v_mov_b32_dpp v3, v0 row_shr:1\n\
+         v_mov_b32_dpp v4, v0 row_mirror\n v_mov_b32_dpp v5, v0 quad_perm:[3,2,1,0]\n\
+         v_mov_b32_dpp v6, v0 row_bcast:15 row_mask:0xa\n v_add_u32_dpp v7, v0, v0 row_shl:2 bound_ctrl:0",
+        &mut w,
+    );
+    for lane in 0..64 {
+        let col = lane % 16;
+        assert_eq!(w.vgpr[2][lane], if col == 0 { 0 } else { lane as u32 - 1 }, "row_shr bound_ctrl lane {lane}");
+        assert_eq!(w.vgpr[3][lane], if col == 0 { 1000 } else { lane as u32 - 1 }, "row_shr lane {lane}");
+        assert_eq!(w.vgpr[4][lane], (lane - col + 15 - col) as u32, "row_mirror lane {lane}");
+        assert_eq!(w.vgpr[5][lane], (lane - lane % 4 + 3 - lane % 4) as u32, "quad_perm lane {lane}");
+        let row = lane / 16;
+        if row % 2 == 1 {
+            assert_eq!(w.vgpr[6][lane], (16 * row - 1) as u32, "row_bcast15 lane {lane}");
+        }
+        let shl = if col + 2 < 16 { lane as u32 + 2 } else { 0 };
+        assert_eq!(w.vgpr[7][lane], shl + lane as u32, "v_add dpp lane {lane}");
+    }
+}
+
+#[test]
+fn sdwa_selects_and_destination_preserve() {
+    let mut w = wave();
+    w.vgpr[1] = [0x8899_aabb; 64];
+    w.vgpr[2] = [0x0000_0003; 64];
+    w.vgpr[3] = [0xdead_beef; 64];
+    run_ok(
+        Target::Gfx90a,
+        "v_add_u32_sdwa v3, v1, v2 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_2 src1_sel:DWORD\n\
+         v_mov_b32_sdwa v4, sext(v1) dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_1",
+        &mut w,
+    );
+    assert_eq!(w.vgpr[3][0], (0x99 + 3) << 16 | 0xbeef);
+    assert_eq!(w.vgpr[4][0], 0xaa_u8 as i8 as i32 as u32);
+}
+
+#[test]
+fn cross_lane_reads_writes_and_bpermute() {
+    let mut w = wave();
+    w.vgpr[1] = std::array::from_fn(|i| (((i + 1) % 64) * 4) as u32);
+    w.vgpr[2] = std::array::from_fn(|i| 1000 + i as u32);
+    run_ok(
+        Target::Gfx942,
+        "ds_bpermute_b32 v3, v1, v2\n s_waitcnt lgkmcnt(0)\n v_readlane_b32 s4, v2, 17\n\
+         v_writelane_b32 v2, s4, 3\n s_mov_b64 exec, 0xf0\n v_readfirstlane_b32 s5, v0\n s_mov_b64 exec, -1\n\
+         v_mbcnt_lo_u32_b32 v5, -1, 0\n v_mbcnt_hi_u32_b32 v5, -1, v5",
+        &mut w,
+    );
+    for lane in 0..64 {
+        assert_eq!(w.vgpr[3][lane], 1000 + ((lane + 1) % 64) as u32, "bpermute lane {lane}");
+        assert_eq!(w.vgpr[5][lane], lane as u32, "mbcnt lane {lane}");
+    }
+    assert_eq!(w.sgpr[4], 1017);
+    assert_eq!(w.vgpr[2][3], 1017);
+    assert_eq!(w.sgpr[5], 4, "first active lane of 0xf0");
+}
+
+#[test]
+fn lds_atomics_return_old_values() {
+    let mut w = wave();
+    w.vgpr[1] = [0; 64];
+    w.vgpr[2] = [1; 64];
+    w.vgpr[4] = [5; 64];
+    run_ok(
+        Target::Gfx90a,
+        "ds_add_rtn_u32 v3, v1, v2\n ds_max_rtn_u32 v5, v1, v4 offset:4\n ds_read_b32 v6, v1\n ds_cmpst_rtn_b32 v7, v1, v6, v4\n ds_read_b32 v8, v1",
+        &mut w,
+    );
+    let mut olds: Vec<u32> = w.vgpr[3].to_vec();
+    olds.sort_unstable();
+    assert_eq!(olds, (0..64).collect::<Vec<_>>(), "each lane saw a distinct old value");
+    assert_eq!(w.vgpr[6][0], 64);
+    assert_eq!(w.vgpr[8][0], 5, "cmpst: the first lane matched and stored 5");
+}
+
+#[test]
+fn buffer_loads_and_stores_are_bounds_checked() {
+    let mut mem = Memory::new();
+    for i in 0..64u64 {
+        mem.write_u32(DATA + 4 * i, 100 + i as u32).expect("fill");
+    }
+    let mut w = wave();
+    // V#: base DATA, stride 0, num_records 40 bytes (10 dwords).
+    w.sgpr[8] = DATA as u32;
+    w.sgpr[9] = (DATA >> 32) as u32;
+    w.sgpr[10] = 40;
+    w.sgpr[11] = 0x0002_7000;
+    w.vgpr[1] = std::array::from_fn(|i| 4 * i as u32);
+    w.vgpr[2] = [7; 64];
+    w.vgpr[3] = [0xffff; 64];
+    run(
+        Target::Gfx942,
+        "buffer_load_dword v3, v1, s[8:11], 0 offen\n buffer_store_dword v2, v1, s[8:11], 0 offen offset:20",
+        &mut w,
+        &mut mem,
+    )
+    .expect("runs");
+    for lane in 0..64 {
+        assert_eq!(w.vgpr[3][lane], if lane < 10 { 100 + lane as u32 } else { 0 }, "load lane {lane}");
+    }
+    for i in 0..64u64 {
+        let expect = if (5..10).contains(&i) { 7 } else { 100 + i as u32 };
+        assert_eq!(mem.read_u32(DATA + 4 * i).expect("mapped"), expect, "dword {i}");
+    }
+}
+
+#[test]
+fn out_of_bounds_global_store_faults_with_its_address() {
+    let mut mem = Memory::new();
+    mem.map(DATA, 256).expect("map");
+    let mut w = wave();
+    let bad = 0x7777_0000_0000u64;
+    w.vgpr[2] = [bad as u32; 64];
+    w.vgpr[3] = [(bad >> 32) as u32; 64];
+    let program = "v_lshlrev_b32 v1, 2, v0\n v_add_co_u32 v2, vcc, v2, v1\n v_addc_co_u32 v3, vcc, 0, v3, vcc\n global_store_dword v[2:3], v0, off offset:16";
+    let fault = run(Target::Gfx942, program, &mut w, &mut mem).expect_err("the store must fault");
+    match fault {
+        ExecFault::Memory { addr, pc, .. } => {
+            assert_eq!(addr, bad + 16, "fault names lane 0's address");
+            assert!(pc > BASE, "fault names the store's pc");
+        }
+        other => panic!("expected a memory fault, got {other}"),
+    }
+}
+
+#[test]
+fn unsupported_and_illegal_instructions_are_faults() {
+    let mut mem = Memory::new();
+    let mut w = wave();
+    let fault = run(Target::Gfx942, "v_mfma_f32_4x4x1_16b_f32 a[0:3], v0, v1, 0", &mut w, &mut mem).expect_err("multi-block MFMA");
+    assert!(matches!(fault, ExecFault::Unsupported { pc: BASE, mnemonic: "v_mfma_f32_4x4x1_16b_f32", .. }), "{fault}");
+    let program = Program::from_words(Target::Gfx942, BASE, &[0xffff_ffff]);
+    let mut w = wave();
+    let fault = run_single_wave(&program, &mut w, &mut mem, &mut [], 10).expect_err("garbage word");
+    assert!(matches!(fault, ExecFault::Illegal { pc: BASE, word: 0xffff_ffff, .. }), "{fault}");
+    let mut w = wave();
+    let fault = run(Target::Gfx942, "s_branch 100", &mut w, &mut mem).expect_err("jump out of text");
+    assert!(matches!(fault, ExecFault::PcOutOfRange { .. }), "{fault}");
+}
+
+#[test]
+fn mode_register_round_trips_through_setreg_and_getreg() {
+    let mut w = wave();
+    run_ok(Target::Gfx90a, "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0x5\n s_getreg_b32 s0, hwreg(HW_REG_MODE, 0, 10)", &mut w);
+    assert_eq!(w.sgpr[0], 0x3f5);
+    assert_eq!(w.mode_bits & 0xf, 5);
+}
+
+/// CPU reference: D = A * B + C for row-major f64 matrices.
+fn matmul(m: usize, k: usize, a: &[f64], b: &[f64], c: &[f64]) -> Vec<f64> {
+    let mut d = c.to_vec();
+    for i in 0..m {
+        for j in 0..m {
+            for kk in 0..k {
+                d[i * m + j] += a[i * k + kk] * b[kk * m + j];
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn mfma_f16_and_f64_layouts_match_a_cpu_matmul() {
+    // v_mfma_f32_16x16x16f16: 4 f16 per lane in v[2:3] (A) and v[4:5] (B); D in v[8:11].
+    let (m, k, kpl) = (16usize, 16usize, 4usize);
+    let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 11) as f64 - 5.0).collect();
+    let b: Vec<f64> = (0..k * m).map(|x| ((x * 5) % 9) as f64 - 4.0).collect();
+    let c: Vec<f64> = (0..m * m).map(|x| (x % 3) as f64).collect();
+    let h = |x: f64| half::f16::from_f64(x).to_bits() as u32;
+    let mut w = wave();
+    for lane in 0..64 {
+        let (row, kg) = (lane % m, lane / m);
+        for e in 0..kpl {
+            let kk = kg * kpl + e;
+            let (reg, shift) = (e / 2, 16 * (e % 2));
+            w.vgpr[2 + reg][lane] |= h(a[row * k + kk]) << shift;
+            w.vgpr[4 + reg][lane] |= h(b[kk * m + row]) << shift;
+        }
+        for r in 0..4 {
+            let i = 4 * (lane / 16) + r;
+            w.vgpr[8 + r][lane] = (c[i * m + lane % 16] as f32).to_bits();
+        }
+    }
+    run_ok(Target::Gfx942, "v_mfma_f32_16x16x16_f16 v[8:11], v[2:3], v[4:5], v[8:11]", &mut w);
+    let d = matmul(m, k, &a, &b, &c);
+    for lane in 0..64 {
+        for r in 0..4 {
+            let i = 4 * (lane / 16) + r;
+            assert_eq!(f32::from_bits(w.vgpr[8 + r][lane]) as f64, d[i * m + lane % 16], "D[{i}][{}]", lane % 16);
+        }
+    }
+
+    // v_mfma_f64_16x16x4f64: one f64 per lane; D in 4 register pairs.
+    let k = 4;
+    let a: Vec<f64> = (0..m * k).map(|x| x as f64 * 0.5 - 3.0).collect();
+    let b: Vec<f64> = (0..k * m).map(|x| 2.0 - x as f64 * 0.25).collect();
+    let mut w = wave();
+    for lane in 0..64 {
+        let (row, kk) = (lane % m, lane / m);
+        let (av, bv) = (a[row * k + kk].to_bits(), b[kk * m + row].to_bits());
+        w.vgpr[2][lane] = av as u32;
+        w.vgpr[3][lane] = (av >> 32) as u32;
+        w.vgpr[4][lane] = bv as u32;
+        w.vgpr[5][lane] = (bv >> 32) as u32;
+    }
+    run_ok(Target::Gfx90a, "v_mfma_f64_16x16x4f64 v[8:15], v[2:3], v[4:5], 0", &mut w);
+    let d = matmul(m, k, &a, &b, &vec![0.0; m * m]);
+    for lane in 0..64 {
+        for r in 0..4 {
+            let i = 4 * (lane / 16) + r;
+            let bits = w.vgpr[8 + 2 * r][lane] as u64 | ((w.vgpr[9 + 2 * r][lane] as u64) << 32);
+            assert_eq!(f64::from_bits(bits), d[i * m + lane % 16], "f64 D[{i}][{}]", lane % 16);
+        }
+    }
+}
