@@ -174,6 +174,51 @@ def analyse(fam, op, e, lit_text, i16=False):
         extra.append('ldsform')
     return mn, ','.join(out_ops), ','.join(mod_fields), ','.join(must), ' '.join(extra), nwords
 
+def analyse_dpp(fam, e):
+    (w0, w1), text, _ = e['base']
+    mn, ops, mods = split_text(text)
+    out_ops = []
+    for tok in ops:
+        m = REG_RE.match(tok)
+        hit = None
+        if m and m.group(1) in ('v', 's', 'a'):
+            num = int(m.group(2) if m.group(2) is not None else m.group(3))
+            width = 1 if m.group(2) is not None else int(m.group(4)) - int(m.group(3)) + 1
+            name = {16: 'vdst', 32: 'src0', 64: 'vsrc1'}.get(num)
+            if name:
+                hit = '%s:%s:%d' % (name, 's' if m.group(1) == 's' else 'v', width)
+        out_ops.append(hit or '=' + tok)
+    opfield = {'VOP1DPP': (9, 8), 'VOP1SDWA': (9, 8), 'VOPCDPP': (17, 8), 'VOPCSDWA': (17, 8)}.get(fam, (25, 6))
+    skip0 = set(range(opfield[0], opfield[0] + opfield[1])) | set(range(0, 9))
+    if not fam.startswith('VOPC'): skip0 |= set(range(17, 25))
+    if not fam.startswith('VOP1'): skip0 |= set(range(9, 17))
+    if fam.startswith('VOP1'): skip0 |= set(range(25, 32))
+    if fam.startswith('VOPC'): skip0 |= set(range(25, 32))
+    m0 = m1 = pm = 0
+    for p, v in e.items():
+        if not p.startswith('bit'): continue
+        bit = int(p[3:])
+        if bit >= 32:
+            if bit - 32 in skip0: continue
+            if v[1] is None: m0 |= 1 << (bit - 32)
+        else:
+            if v[1] is None: m1 |= 1 << bit
+            elif v[1] != text: pm |= 1 << bit
+    must = []
+    if m0: must.append('0:%08x:%08x' % (m0, w0 & m0))
+    if m1: must.append('1:%08x:%08x' % (m1, w1 & m1))
+    extra = 'w1mods=0x%08x' % pm
+    if 'DP ALU' in text:
+        extra += ' kind=dp_alu'
+    sx = 0
+    for i, bit in enumerate((20, 22)):
+        r = e.get('bit%d' % bit)
+        if fam.endswith('DPP') and r and r[1] and 'sext(' in r[1]:
+            sx |= 1 << i
+    if sx:
+        extra += ' dppsext=%d' % sx
+    return mn, ','.join(out_ops), '-', ','.join(must), extra, 2
+
 def main():
     D = json.load(open(os.path.join(here, 'raw.json')))
     entries = {}
@@ -202,6 +247,11 @@ def main():
                 if fam == 'VOP3' and int(op) >= 0x380: continue
                 key = (fam, int(op)) + analyse(fam, op, e, lit.get((fam, op)), i16.get((fam, op), False))
                 entries.setdefault(key, []).append(t)
+        for sec, fam in (('DPP_VOP1', 'VOP1DPP'), ('DPP_VOP2', 'VOP2DPP'), ('DPP_VOPC', 'VOPCDPP'),
+                         ('SDWA_VOP1', 'VOP1SDWA'), ('SDWA_VOP2', 'VOP2SDWA'), ('SDWA_VOPC', 'VOPCSDWA')):
+            for op, e in d.get(sec, {}).items():
+                key = (fam, int(op)) + analyse_dpp(fam, e)
+                entries.setdefault(key, []).append(t)
         for i, txt in d['hwreg'].items():
             m = re.search(r'hwreg\((HW_REG_\w+)', txt or '')
             if m: symbolic.append(('HWREG', t, int(i), m.group(1)))
@@ -214,7 +264,8 @@ def main():
              '# 22 (gfx950). Format: FAMILY OPCODE MNEMONIC TARGETS ops=FIELD:CLASS:WIDTH,... mods=FIELD,...',
              '#   must=WORD:MASK:VALUE,... [kind=K] [lit16] [glcret] [ldsform] size=WORDS',
              '# Classes: v vector register, s scalar register, i immediate; =TEXT is fixed operand text.']
-    for key in sorted(entries, key=lambda k: (list(FAMILIES).index(k[0]), k[1], k[2])):
+    ORDER = list(FAMILIES) + ['VOP1DPP', 'VOP2DPP', 'VOPCDPP', 'VOP1SDWA', 'VOP2SDWA', 'VOPCSDWA']
+    for key in sorted(entries, key=lambda k: (ORDER.index(k[0]), k[1], k[2])):
         fam, op, mn, ops, mods, must, extra, nwords = key
         tg = ','.join(entries[key])
         line = '%s 0x%03x %s %s ops=%s mods=%s must=%s' % (fam, op, mn, tg, ops or '-', mods or '-', must or '-')

@@ -68,11 +68,18 @@ pub(crate) const fn position(encoding: Encoding, field: Field) -> Option<(u8, u8
         (E::Mtbuf, F::Dfmt) => (0, 19, 4),
         (E::Mtbuf, F::Nfmt) => (0, 23, 3),
         (E::Mtbuf, F::Slc) => (1, 22, 1),
+        (E::Mtbuf, F::B15) => (1, 21, 1),
         (E::Mubuf | E::Mtbuf, F::Vaddr) => (1, 0, 8),
         (E::Mubuf | E::Mtbuf, F::Vdata) => (1, 8, 8),
         (E::Mubuf | E::Mtbuf, F::Srsrc) => (1, 16, 5),
         (E::Mubuf | E::Mtbuf, F::Acc) => (1, 23, 1),
         (E::Mubuf | E::Mtbuf, F::Soffset) => (1, 24, 8),
+        (E::Vop1Dpp | E::Vop2Dpp | E::VopcDpp | E::Vop1Sdwa | E::Vop2Sdwa | E::VopcSdwa, F::Src0) => (1, 0, 8),
+        (E::Vop2Dpp | E::VopcDpp | E::Vop2Sdwa | E::VopcSdwa, F::Vsrc1) => (0, 9, 8),
+        (E::Vop1Dpp | E::Vop2Dpp | E::Vop1Sdwa | E::Vop2Sdwa, F::Vdst) => (0, 17, 8),
+        (E::VopcSdwa, F::Sdst) => (1, 8, 7),
+        (E::Vop1Sdwa | E::Vop2Sdwa | E::VopcSdwa, F::Clamp) => (1, 13, 1),
+        (E::Vop1Sdwa | E::Vop2Sdwa, F::Omod) => (1, 14, 2),
         _ => return None,
     };
     Some(p)

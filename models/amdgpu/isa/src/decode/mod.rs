@@ -12,7 +12,7 @@ mod operand;
 
 pub use operand::{InlineFloat, Modifiers, Operand, RegRange, SpecialReg};
 
-use crate::tables::{family_table, Entry, Field, OpSpec, ENTRIES};
+use crate::tables::{Entry, Field, ENTRIES, FAMILY_TABLES};
 use crate::Target;
 pub use crate::tables::Opcode;
 
@@ -54,6 +54,18 @@ pub enum Encoding {
     Mubuf,
     /// Typed buffer memory.
     Mtbuf,
+    /// VOP1 with a DPP control word (src0 = 0xfa).
+    Vop1Dpp,
+    /// VOP2 with a DPP control word.
+    Vop2Dpp,
+    /// VOPC with a DPP control word.
+    VopcDpp,
+    /// VOP1 with an SDWA control word (src0 = 0xf9).
+    Vop1Sdwa,
+    /// VOP2 with an SDWA control word.
+    Vop2Sdwa,
+    /// VOPC with an SDWA control word.
+    VopcSdwa,
     /// No encoding family of these targets starts with these bits.
     Unknown,
 }
@@ -79,6 +91,12 @@ impl Encoding {
             Encoding::Global => "GLOBAL",
             Encoding::Mubuf => "MUBUF",
             Encoding::Mtbuf => "MTBUF",
+            Encoding::Vop1Dpp => "VOP1_DPP",
+            Encoding::Vop2Dpp => "VOP2_DPP",
+            Encoding::VopcDpp => "VOPC_DPP",
+            Encoding::Vop1Sdwa => "VOP1_SDWA",
+            Encoding::Vop2Sdwa => "VOP2_SDWA",
+            Encoding::VopcSdwa => "VOPC_SDWA",
             Encoding::Unknown => "UNKNOWN",
         }
     }
@@ -192,7 +210,8 @@ pub fn src_operand_pub(value: u32, width: u8, literal: u32) -> Operand {
 
 #[inline]
 fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
-    let idx = *family_table(target, encoding).get(op as usize)?;
+    let tables = &FAMILY_TABLES[target as usize];
+    let idx = *tables.get(encoding as usize)?.get(op as usize)?;
     if idx == 0 {
         return None;
     }
@@ -206,7 +225,20 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
     let Some(&w0) = words.first() else {
         return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
     };
-    let (encoding, op) = Encoding::classify(w0);
+    let (mut encoding, op) = Encoding::classify(w0);
+    if matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc) {
+        let src0 = w0 & 0x1ff;
+        if src0 == 0xfa || src0 == 0xf9 {
+            encoding = match (encoding, src0 == 0xfa) {
+                (Encoding::Vop1, true) => Encoding::Vop1Dpp,
+                (Encoding::Vop2, true) => Encoding::Vop2Dpp,
+                (Encoding::Vopc, true) => Encoding::VopcDpp,
+                (Encoding::Vop1, false) => Encoding::Vop1Sdwa,
+                (Encoding::Vop2, false) => Encoding::Vop2Sdwa,
+                _ => Encoding::VopcSdwa,
+            };
+        }
+    }
     let Some((idx, e)) = entry_of(target, encoding, op) else {
         return Decoded::Invalid { encoding, word: w0 };
     };
@@ -218,25 +250,21 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
     if w0 & e.must[0].0 != e.must[0].1 || w1 & e.must[1].0 != e.must[1].1 {
         return Decoded::Invalid { encoding, word: w0 };
     }
-    let raw = [w0, w1, 0];
+    let l = e.literal;
     let mut size = base;
-    for spec in e.ops {
-        if let OpSpec::Field(f, _, _) = *spec {
-            let lit = match f {
-                Field::Literal => true,
-                Field::Ssrc0 | Field::Ssrc1 => operand::field_raw(encoding, f, &raw) == 0xff,
-                Field::Src0 | Field::Src1 | Field::Src2 => {
-                    let v = operand::field_raw(encoding, f, &raw);
-                    if v == 0xff && matches!(encoding, Encoding::Vop3 | Encoding::Vop3p) {
-                        return Decoded::Invalid { encoding, word: w0 };
-                    }
-                    v == 0xff
-                }
-                _ => false,
-            };
-            if lit {
-                size = base + 1;
-            }
+    if l != 0 {
+        let takes_literal = l & Entry::LIT_FIXED != 0
+            || (l & Entry::LIT_SSRC0 != 0 && w0 & 0xff == 0xff)
+            || (l & Entry::LIT_SSRC1 != 0 && (w0 >> 8) & 0xff == 0xff)
+            || (l & Entry::LIT_SRC0 != 0 && w0 & 0x1ff == 0xff);
+        if takes_literal {
+            size = base + 1;
+        }
+        let bad = (l & Entry::BAD_W1_SRC0 != 0 && w1 & 0x1ff == 0xff)
+            || (l & Entry::BAD_W1_SRC1 != 0 && (w1 >> 9) & 0x1ff == 0xff)
+            || (l & Entry::BAD_W1_SRC2 != 0 && (w1 >> 18) & 0x1ff == 0xff);
+        if bad {
+            return Decoded::Invalid { encoding, word: w0 };
         }
     }
     let literal = if size > base {

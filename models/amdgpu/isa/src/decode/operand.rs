@@ -298,6 +298,9 @@ impl Inst {
     /// Returns the operand for one table slot, applying the family's printing rules.
     pub(crate) fn operand_for(&self, spec: OpSpec) -> Option<Operand> {
         let (f, width, class) = match spec {
+            OpSpec::Text("vcc") if self.encoding == Encoding::VopcSdwa && self.words[1] >> 15 & 1 != 0 => {
+                return Some(src_operand(self.raw(Field::Sdst), 2, 0));
+            }
             OpSpec::Text(t) => return Some(Operand::Fixed(t)),
             OpSpec::Field(f, w, c) => (f, w, c),
         };
@@ -308,6 +311,15 @@ impl Inst {
         let vreg = |v: u32, a: bool| if a { Operand::Agpr(range(v, width)) } else { Operand::Vgpr(range(v, width)) };
         let op = match (enc, f) {
             (_, Field::Literal) => Operand::Literal(lit),
+            (Encoding::Vop1Dpp | Encoding::Vop2Dpp | Encoding::VopcDpp, Field::Src0 | Field::Vsrc1) => {
+                Operand::Vgpr(range(v, width))
+            }
+            (Encoding::Vop1Sdwa | Encoding::Vop2Sdwa | Encoding::VopcSdwa, Field::Src0) => {
+                if self.words[1] >> 23 & 1 != 0 { src_operand(v, width, lit) } else { Operand::Vgpr(range(v, width)) }
+            }
+            (Encoding::Vop2Sdwa | Encoding::VopcSdwa, Field::Vsrc1) => {
+                if self.words[1] >> 31 != 0 { src_operand(v, width, lit) } else { Operand::Vgpr(range(v, width)) }
+            }
             (_, Field::Simm16) => Operand::Imm(v),
             (Encoding::Smem, Field::Sbase) => src_operand(v * 2, width, lit),
             (Encoding::Smem, Field::Offset) => {

@@ -6,7 +6,7 @@ mod operand;
 
 pub use listing::{disassemble_section, Symbol};
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use crate::decode::{decode, Decoded, Encoding, Inst, Operand};
 use crate::tables::{Field, Kind, OpSpec, HWREG_NAMES, SENDMSG_NAMES};
@@ -89,6 +89,19 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
                 abs: e.abs_mask >> i & 1 != 0 && mods.abs >> i & 1 != 0,
                 sext: false,
             },
+            (Encoding::Vop1Dpp | Encoding::Vop2Dpp | Encoding::VopcDpp, _) if dpp_src(field).is_some() => {
+                let i = dpp_src(field).unwrap_or(0);
+                let w1 = inst.words()[1] & e.w1_mods;
+                let neg = w1 >> (20 + 2 * i) & 1 != 0;
+                let sext_flag = if i == 0 { crate::tables::Entry::DPP_SEXT0 } else { crate::tables::Entry::DPP_SEXT1 };
+                let is_sext = e.flags & sext_flag != 0;
+                SrcMods { neg: neg && !is_sext, abs: w1 >> (21 + 2 * i) & 1 != 0, sext: neg && is_sext }
+            }
+            (Encoding::Vop1Sdwa | Encoding::Vop2Sdwa | Encoding::VopcSdwa, _) if dpp_src(field).is_some() => {
+                let i = dpp_src(field).unwrap_or(0);
+                let w1 = inst.words()[1] & e.w1_mods;
+                SrcMods { sext: w1 >> (19 + 8 * i) & 1 != 0, neg: w1 >> (20 + 8 * i) & 1 != 0, abs: w1 >> (21 + 8 * i) & 1 != 0 }
+            }
             (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods {
                 neg: mods.neg >> i & 1 != 0,
                 abs: mods.neg_hi >> i & 1 != 0,
@@ -105,6 +118,36 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
         write_operand(out, op, width, lit16 || int16, sm)?;
     }
     write_modifiers(out, inst, n_src)
+}
+
+/// Source index of a DPP/SDWA source field (src0 or vsrc1).
+fn dpp_src(field: Option<Field>) -> Option<u32> {
+    match field {
+        Some(Field::Src0) => Some(0),
+        Some(Field::Vsrc1) => Some(1),
+        _ => None,
+    }
+}
+
+const SDWA_SEL: [&str; 8] = ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD", "SEL_7"];
+const SDWA_UNUSED: [&str; 4] = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "UNUSED_3"];
+
+fn write_dpp_ctrl(out: &mut impl fmt::Write, ctrl: u32) -> fmt::Result {
+    match ctrl {
+        0x000..=0x0ff => write!(out, " quad_perm:[{},{},{},{}]", ctrl & 3, ctrl >> 2 & 3, ctrl >> 4 & 3, ctrl >> 6 & 3),
+        0x101..=0x10f => write!(out, " row_shl:{}", ctrl & 0xf),
+        0x111..=0x11f => write!(out, " row_shr:{}", ctrl & 0xf),
+        0x121..=0x12f => write!(out, " row_ror:{}", ctrl & 0xf),
+        0x130 => out.write_str(" wave_shl:1"),
+        0x134 => out.write_str(" wave_rol:1"),
+        0x138 => out.write_str(" wave_shr:1"),
+        0x13c => out.write_str(" wave_ror:1"),
+        0x140 => out.write_str(" row_mirror"),
+        0x141 => out.write_str(" row_half_mirror"),
+        0x142 => out.write_str(" row_bcast:15"),
+        0x143 => out.write_str(" row_bcast:31"),
+        _ => out.write_str(" /* Invalid dpp_ctrl value */"),
+    }
 }
 
 fn write_bits(out: &mut impl fmt::Write, name: &str, bits: u8, n: usize) -> fmt::Result {
@@ -187,7 +230,9 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
                 }
             } else {
                 let off = m.offset as u32 | (m.offset1 as u32) << 8;
-                if off != 0 {
+                if off != 0 && inst.opcode().mnemonic() == "ds_swizzle_b32" {
+                    write_swizzle(out, off)?;
+                } else if off != 0 {
                     write!(out, " offset:{off}")?;
                 }
             }
@@ -214,19 +259,94 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
             if e.has(Field::Offset) && m.offset != 0 {
                 write!(out, " offset:{}", m.offset)?;
             }
-            write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, e.has(Field::B15) && m.scc, g940)?;
+            let mtbuf = inst.encoding() == Encoding::Mtbuf;
+            write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, (mtbuf || e.has(Field::B15)) && m.scc, g940)?;
             if inst.encoding() == Encoding::Mubuf && m.lds && e.flags & crate::tables::Entry::LDS_FORM != 0 {
                 out.write_str(" lds")?;
             }
         }
-        Encoding::Smem => {
-            if e.has(Field::Glc) && m.glc {
-                out.write_str(" glc")?;
+        Encoding::Smem if e.has(Field::Glc) && m.glc => out.write_str(" glc")?,
+        Encoding::Vop1Dpp | Encoding::Vop2Dpp | Encoding::VopcDpp => {
+            let w1 = inst.words()[1];
+            let ctrl = w1 >> 8 & 0x1ff;
+            if e.kind == Kind::DpAlu {
+                if (0x150..=0x15f).contains(&ctrl) {
+                    write!(out, " row_newbcast:{}", ctrl & 0xf)?;
+                } else {
+                    out.write_str("  /* DP ALU dpp only supports row_newbcast */")?;
+                }
+            } else {
+                write_dpp_ctrl(out, ctrl)?;
+            }
+            write!(out, " row_mask:0x{:x} bank_mask:0x{:x}", w1 >> 28, w1 >> 24 & 0xf)?;
+            if e.w1_mods >> 19 & 1 != 0 && w1 >> 19 & 1 != 0 {
+                out.write_str(" bound_ctrl:1")?;
+            }
+            if e.w1_mods >> 18 & 1 != 0 && w1 >> 18 & 1 != 0 {
+                out.write_str(" fi:1")?;
+            }
+        }
+        Encoding::Vop1Sdwa | Encoding::Vop2Sdwa | Encoding::VopcSdwa => {
+            let w1 = inst.words()[1];
+            let pm = e.w1_mods;
+            if pm >> 13 & 1 != 0 && w1 >> 13 & 1 != 0 {
+                out.write_str(" clamp")?;
+            }
+            if inst.encoding() != Encoding::VopcSdwa && pm >> 14 & 3 != 0 {
+                match w1 >> 14 & 3 {
+                    1 => out.write_str(" mul:2")?,
+                    2 => out.write_str(" mul:4")?,
+                    3 => out.write_str(" div:2")?,
+                    _ => {}
+                }
+            }
+            if inst.encoding() != Encoding::VopcSdwa && pm >> 8 & 0x1f != 0 {
+                write!(out, " dst_sel:{} dst_unused:{}", SDWA_SEL[(w1 >> 8 & 7) as usize], SDWA_UNUSED[(w1 >> 11 & 3) as usize])?;
+            }
+            if pm >> 16 & 7 != 0 {
+                write!(out, " src0_sel:{}", SDWA_SEL[(w1 >> 16 & 7) as usize])?;
+            }
+            if pm >> 24 & 7 != 0 {
+                write!(out, " src1_sel:{}", SDWA_SEL[(w1 >> 24 & 7) as usize])?;
             }
         }
         _ => {}
     }
     Ok(())
+}
+
+/// `offset:swizzle(...)` of `ds_swizzle_b32` (quad-permute or bit-mask mode).
+fn write_swizzle(out: &mut impl fmt::Write, off: u32) -> fmt::Result {
+    if off & 0x8000 != 0 {
+        if off & 0x7f00 != 0 {
+            return write!(out, " offset:{off}");
+        }
+        return write!(out, " offset:swizzle(QUAD_PERM,{},{},{},{})", off & 3, off >> 2 & 3, off >> 4 & 3, off >> 6 & 3);
+    }
+    let and = off & 0x1f;
+    let or = off >> 5 & 0x1f;
+    let xor = off >> 10 & 0x1f;
+    if and == 0x1f && or == 0 && xor.count_ones() == 1 {
+        return write!(out, " offset:swizzle(SWAP,{xor})");
+    }
+    if and == 0x1f && or == 0 && xor > 0 && (xor + 1).is_power_of_two() {
+        return write!(out, " offset:swizzle(REVERSE,{})", xor + 1);
+    }
+    let group = 0x1f - and + 1;
+    if group > 1 && group.is_power_of_two() && or < group && xor == 0 {
+        return write!(out, " offset:swizzle(BROADCAST,{group},{or})");
+    }
+    out.write_str(" offset:swizzle(BITMASK_PERM,\"")?;
+    for i in (0..5).rev() {
+        let (a, o, x) = (and >> i & 1, or >> i & 1, xor >> i & 1);
+        let c = match (a, o, x) {
+            (1, 0, 0) => 'p',
+            (1, 0, 1) => 'i',
+            (_, o, x) => if o ^ x == 1 { '1' } else { '0' },
+        };
+        out.write_char(c)?;
+    }
+    out.write_str("\")")
 }
 
 fn is_ds2(inst: &Inst) -> bool {

@@ -1,6 +1,6 @@
 //! Printing of single operands: registers, inline constants and literals.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use crate::decode::{InlineFloat, Operand, RegRange};
 

@@ -7,7 +7,7 @@
 mod generated;
 
 pub use generated::Opcode;
-pub(crate) use generated::{family_table, ENTRIES, HWREG_NAMES, MNEMONICS, SENDMSG_NAMES};
+pub(crate) use generated::{ENTRIES, FAMILY_TABLES, HWREG_NAMES, MNEMONICS, SENDMSG_NAMES};
 
 /// How an instruction field is printed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -45,11 +45,13 @@ pub(crate) enum Kind {
     Mai,
     MaiNeg,
     Mix,
+    DpAlu,
 }
 
-/// Named bit fields of the encodings. Their positions depend on the encoding family
+/// Named bit fields of the encodings (`Nv` and `Soe` are SMEM bits the printer reads
+/// only through the must-be masks). Their positions depend on the encoding family
 /// (`crate::decode::fields`).
-#[allow(missing_docs)]
+#[allow(missing_docs, dead_code)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Field {
@@ -83,9 +85,28 @@ pub(crate) struct Entry {
     pub(crate) neg_mask: u8,
     /// VOP3: which op_sel bits are printed.
     pub(crate) opsel_mask: u8,
+    /// Where a literal may follow (`LIT_*`) or which w1 sources must not be 0xff (`BAD_W1_*`).
+    pub(crate) literal: u8,
+    /// DPP/SDWA: bits of the control word that LLVM prints for this opcode.
+    pub(crate) w1_mods: u32,
 }
 
 impl Entry {
+    /// Always followed by a literal (`v_madak_f32`, `s_setreg_imm32_b32`).
+    pub(crate) const LIT_FIXED: u8 = 1;
+    /// SOP ssrc0 (w0 bits 7:0) = 0xff takes a literal.
+    pub(crate) const LIT_SSRC0: u8 = 2;
+    /// SOP ssrc1 (w0 bits 15:8) = 0xff takes a literal.
+    pub(crate) const LIT_SSRC1: u8 = 4;
+    /// VOP1/VOP2/VOPC src0 (w0 bits 8:0) = 0xff takes a literal.
+    pub(crate) const LIT_SRC0: u8 = 8;
+    /// VOP3/VOP3P src0 (w1 bits 8:0) = 0xff is invalid (no literals in 64-bit VALU).
+    pub(crate) const BAD_W1_SRC0: u8 = 16;
+    /// As `BAD_W1_SRC0` for src1 (w1 bits 17:9).
+    pub(crate) const BAD_W1_SRC1: u8 = 32;
+    /// As `BAD_W1_SRC0` for src2 (w1 bits 26:18).
+    pub(crate) const BAD_W1_SRC2: u8 = 64;
+
     /// A literal constant in src0 is printed as 16 bits.
     pub(crate) const LIT16: u8 = 1;
     /// Atomic that returns the old value (and prints vdst) when glc/sc0 is set.
@@ -96,6 +117,10 @@ impl Entry {
     pub(crate) const PACKED_HI: u8 = 8;
     /// 16-bit integer operands: inline float constants print as f16 bit patterns.
     pub(crate) const INT16: u8 = 16;
+    /// DPP: src0's negate bit means `sext` (integer source modifier).
+    pub(crate) const DPP_SEXT0: u8 = 32;
+    /// DPP: src1's negate bit means `sext`.
+    pub(crate) const DPP_SEXT1: u8 = 64;
 
     pub(crate) fn has(&self, f: Field) -> bool {
         self.mods & f.bit() != 0

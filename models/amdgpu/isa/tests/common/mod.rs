@@ -47,9 +47,18 @@ pub fn run(cmd: &mut Command) -> String {
 /// Filler word placed after every case: `s_nop 0x1234`, also a harmless literal.
 pub const FILL: u32 = 0xbf80_1234;
 
-/// Disassembles each case with llvm-objdump; each case is followed by two [`FILL`] words.
-/// Returns the LLVM text per case, `None` where LLVM rejects the first word.
-pub fn oracle(target: Target, cases: &[Vec<u32>], dir: &Path) -> Vec<Option<String>> {
+/// What llvm-objdump said about one case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Oracle {
+    /// The printed instruction text.
+    Text(String),
+    /// LLVM rejects the word (`.long`).
+    Invalid,
+    /// llvm-objdump crashes on this word (a tool bug); the case is skipped.
+    Crash,
+}
+
+fn oracle_batch(target: Target, cases: &[Vec<u32>], dir: &Path) -> Option<Vec<Oracle>> {
     let v = llvm_version(target);
     let mut src = String::from(".text\n");
     let mut starts = Vec::with_capacity(cases.len());
@@ -71,7 +80,16 @@ pub fn oracle(target: Target, cases: &[Vec<u32>], dir: &Path) -> Vec<Option<Stri
         .arg(&s)
         .arg("-o")
         .arg(&o));
-    let text = run(Command::new(tool("llvm-objdump", v)).arg("-d").arg(format!("--mcpu={target}")).arg(&o));
+    let out = Command::new(tool("llvm-objdump", v))
+        .arg("-d")
+        .arg(format!("--mcpu={target}"))
+        .arg(&o)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run llvm-objdump: {e}"));
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
     let mut by_addr = HashMap::new();
     for line in text.lines() {
         let Some(body) = line.strip_prefix('\t') else { continue };
@@ -81,10 +99,34 @@ pub fn oracle(target: Target, cases: &[Vec<u32>], dir: &Path) -> Vec<Option<Stri
             by_addr.insert(a, inst.trim().to_string());
         }
     }
-    starts
-        .iter()
-        .map(|a| by_addr.get(a).filter(|t| !t.starts_with(".long")).cloned())
-        .collect()
+    Some(
+        starts
+            .iter()
+            .map(|a| match by_addr.get(a) {
+                Some(t) if !t.starts_with(".long") => Oracle::Text(t.clone()),
+                _ => Oracle::Invalid,
+            })
+            .collect(),
+    )
+}
+
+/// Disassembles each case with llvm-objdump; each case is followed by two [`FILL`] words.
+/// Batches that crash the tool are bisected; single crashing cases come back as
+/// [`Oracle::Crash`].
+pub fn oracle(target: Target, cases: &[Vec<u32>], dir: &Path) -> Vec<Oracle> {
+    if cases.is_empty() {
+        return Vec::new();
+    }
+    if let Some(r) = oracle_batch(target, cases, dir) {
+        return r;
+    }
+    if cases.len() == 1 {
+        return vec![Oracle::Crash];
+    }
+    let (a, b) = cases.split_at(cases.len() / 2);
+    let mut r = oracle(target, a, dir);
+    r.extend(oracle(target, b, dir));
+    r
 }
 
 /// Whitespace-normalised text.
