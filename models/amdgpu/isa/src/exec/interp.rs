@@ -56,7 +56,7 @@ pub(crate) fn run_wave(wave: &mut Wave, program: &Program, ctx: &mut Ctx, budget
 
 /// Executes one instruction; `wave.pc` already points at the next one.
 pub(crate) fn execute(wave: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
-    match c.inst.encoding() {
+    match c.enc {
         Encoding::Sop2 => sop2(wave, &c.inst, pc),
         Encoding::Sopk => sopk(wave, &c.inst, pc),
         Encoding::Sop1 => sop1(wave, &c.inst, pc, ctx),
@@ -67,7 +67,7 @@ pub(crate) fn execute(wave: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -
         Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => {
             vmem::execute(wave, c, pc, ctx)
         }
-        Encoding::Unknown => Err(unsupported(&c.inst, pc)),
+        _ => Err(unsupported(&c.inst, pc)),
     }
 }
 

@@ -132,7 +132,7 @@ fn element(regs: &[[u32; 64]], lane: usize, e: usize, bits: u32) -> u64 {
 }
 
 pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
-    let Some(shape) = parse(c.inst.opcode().mnemonic()) else { return Err(unsupported(&c.inst, pc)) };
+    let Some(shape) = parse(c.op.mnemonic()) else { return Err(unsupported(&c.inst, pc)) };
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
     let vdst = (w0 & 0xff) as usize;
     let cbsz = (w0 >> 8) & 7;

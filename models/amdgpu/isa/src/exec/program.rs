@@ -6,7 +6,10 @@
 //! ([`Extension`]) and sizes the instruction as 8 bytes.
 
 use crate::code_object::CodeObject;
-use crate::decode::{decode, Decoded, Encoding, Inst};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::decode::{decode, Decoded, Encoding, Inst, Opcode};
 use crate::Target;
 
 use super::ExecFault;
@@ -31,8 +34,13 @@ pub struct CachedInst {
     pub ext: Extension,
     /// Bytes the instruction occupies (with its DPP/SDWA word).
     pub size: u8,
-    /// Per-opcode helper data computed at load time (compare condition and type).
+    /// Per-opcode helper data computed at load time (compare condition and type, memory
+    /// access kind).
     pub aux: u16,
+    /// The opcode the handlers dispatch on: for DPP/SDWA forms, the plain `_e32` opcode.
+    pub op: Opcode,
+    /// The encoding the handlers read fields with: for DPP/SDWA forms, the plain family.
+    pub enc: Encoding,
 }
 
 /// A slot of the cache: a decoded instruction or the word that failed to decode.
@@ -115,22 +123,19 @@ impl Program {
 fn decode_at(target: Target, words: &[u32]) -> Slot {
     match decode(target, words) {
         Decoded::Inst(inst) => {
-            let mut cached = CachedInst { inst, ext: Extension::None, size: inst.size_bytes() as u8, aux: 0 };
-            if matches!(inst.encoding(), Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc) {
-                let src0 = words[0] & 0x1ff;
-                if src0 == 0xfa || src0 == 0xf9 {
-                    match words.get(1) {
-                        Some(&w1) => {
-                            cached.ext = if src0 == 0xfa { Extension::Dpp(w1) } else { Extension::Sdwa(w1) };
-                            cached.size = 8;
-                        }
-                        None => return Slot::Invalid { encoding: inst.encoding(), word: words[0] },
-                    }
-                }
-            }
+            let (enc, ext) = match inst.encoding() {
+                Encoding::Vop1Dpp => (Encoding::Vop1, Extension::Dpp(inst.words()[1])),
+                Encoding::Vop2Dpp => (Encoding::Vop2, Extension::Dpp(inst.words()[1])),
+                Encoding::VopcDpp => (Encoding::Vopc, Extension::Dpp(inst.words()[1])),
+                Encoding::Vop1Sdwa => (Encoding::Vop1, Extension::Sdwa(inst.words()[1])),
+                Encoding::Vop2Sdwa => (Encoding::Vop2, Extension::Sdwa(inst.words()[1])),
+                Encoding::VopcSdwa => (Encoding::Vopc, Extension::Sdwa(inst.words()[1])),
+                e => (e, Extension::None),
+            };
+            let op = if ext == Extension::None { inst.opcode() } else { plain_opcode(inst.opcode()) };
             let mnemonic = inst.opcode().mnemonic();
-            cached.aux = super::valu::compare_aux(mnemonic) | super::vmem::mem_aux(mnemonic);
-            Slot::Inst(cached)
+            let aux = super::valu::compare_aux(mnemonic) | super::vmem::mem_aux(mnemonic);
+            Slot::Inst(CachedInst { inst, ext, size: inst.size_bytes() as u8, aux, op, enc })
         }
         Decoded::Invalid { encoding, word } | Decoded::Truncated { encoding, word } => Slot::Invalid { encoding, word },
     }
@@ -150,4 +155,14 @@ impl Program {
         let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
         Program { target, base, text_start: base, slots }
     }
+}
+
+/// The `_e32` (or suffix-less) opcode of a DPP/SDWA opcode, found by mnemonic; the opcode
+/// itself when there is none.
+fn plain_opcode(op: Opcode) -> Opcode {
+    static BY_NAME: OnceLock<HashMap<&'static str, Opcode>> = OnceLock::new();
+    let map = BY_NAME.get_or_init(|| crate::tables::ENTRIES.iter().map(|e| (e.opcode.mnemonic(), e.opcode)).collect());
+    let m = op.mnemonic();
+    let stem = m.strip_suffix("_dpp").or_else(|| m.strip_suffix("_sdwa")).unwrap_or(m);
+    map.get(format!("{stem}_e32").as_str()).or_else(|| map.get(stem)).copied().unwrap_or(op)
 }

@@ -89,7 +89,7 @@ fn fields(c: &CachedInst) -> Fields {
     let w1 = words.get(1).copied().unwrap_or(0);
     let literal = c.inst.literal().unwrap_or(0);
     let mut f = Fields { literal, sdst: VCC, ..Fields::default() };
-    match c.inst.encoding() {
+    match c.enc {
         Encoding::Vop1 => {
             f.src[0] = w0 & 0x1ff;
             f.vdst = ((w0 >> 17) & 0xff) as usize;
@@ -127,12 +127,12 @@ fn fields(c: &CachedInst) -> Fields {
         }
         Extension::Sdwa(ctrl) => {
             f.src[0] = (ctrl & 0xff) + if (ctrl >> 23) & 1 != 0 { 0 } else { 256 };
-            if c.inst.encoding() != Encoding::Vop1 && (ctrl >> 31) & 1 != 0 {
+            if c.enc != Encoding::Vop1 && (ctrl >> 31) & 1 != 0 {
                 f.src[1] -= 256;
             }
             f.neg = (((ctrl >> 20) & 1) | (((ctrl >> 28) & 1) << 1)) as u8;
             f.abs = (((ctrl >> 21) & 1) | (((ctrl >> 29) & 1) << 1)) as u8;
-            if c.inst.encoding() == Encoding::Vopc {
+            if c.enc == Encoding::Vopc {
                 if (ctrl >> 15) & 1 != 0 {
                     f.sdst = ((ctrl >> 8) & 0x7f) as usize;
                 }
@@ -435,8 +435,8 @@ impl Srcs<'_> {
 /// Executes a VALU instruction.
 pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
     use Opcode as O;
-    let op = c.inst.opcode();
-    let enc = c.inst.encoding();
+    let op = c.op;
+    let enc = c.enc;
     if enc == Encoding::Vop3p {
         return vop3p(w, c, pc, ctx);
     }
@@ -956,13 +956,13 @@ fn compare(w: &mut Wave, c: &CachedInst, fl: &Fields, exec: u64) -> Result<(), E
         }
     }
     let bits = bits & exec;
-    let dst = match c.inst.encoding() {
+    let dst = match c.enc {
         Encoding::Vop3 => fl.vdst,
         _ => fl.sdst,
     };
     if cmpx {
         w.set_exec(bits);
-        if c.inst.encoding() == Encoding::Vop3 || dst != VCC || w.target_writes_vcc_on_cmpx() {
+        if c.enc == Encoding::Vop3 || dst != VCC || w.target_writes_vcc_on_cmpx() {
             w.set_sgpr_pair(dst, bits);
         }
     } else {
@@ -1046,7 +1046,7 @@ fn class_f64(x: f64, mask: u32, half: bool) -> bool {
 /// VOP3P: packed math, `v_pk_mov_b32`, dot products and MFMA.
 fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
     use Opcode as O;
-    let op = c.inst.opcode();
+    let op = c.op;
     let mnemonic = op.mnemonic();
     if mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") {
         return mfma::execute(w, c, pc, ctx);

@@ -115,7 +115,7 @@ enum Space {
 }
 
 pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
-    match c.inst.encoding() {
+    match c.enc {
         Encoding::Ds => ds(w, c, pc, ctx),
         Encoding::Flat | Encoding::Global | Encoding::Scratch => flat(w, c, pc, ctx),
         Encoding::Mubuf => mubuf(w, c, pc, ctx),
@@ -126,7 +126,7 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
 /// Per-lane addresses of a FLAT/GLOBAL/SCRATCH instruction.
 fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [Space; N] {
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
-    let enc = c.inst.encoding();
+    let enc = c.enc;
     let raw_off = w0 & 0x1fff;
     let offset = if enc == Encoding::Flat { raw_off as i64 } else { (((raw_off << 19) as i32) >> 19) as i64 };
     let vaddr = (w1 & 0xff) as usize;
@@ -235,7 +235,7 @@ fn flat(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exec
     let vdst = ((w1 >> 24) & 0xff) as usize;
     let acc = (w1 >> 23) & 1 != 0;
     let glc = (w0 >> 16) & 1 != 0;
-    if aux == 0 || (w0 >> 13) & 1 != 0 && c.inst.encoding() != Encoding::Scratch {
+    if aux == 0 || (w0 >> 13) & 1 != 0 && c.enc != Encoding::Scratch {
         return Err(unsupported(&c.inst, pc));
     }
     let spaces = flat_addresses(w, c, ctx.target);
@@ -466,7 +466,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
     let d1 = ((w1 >> 16) & 0xff) as usize;
     let vdst = ((w1 >> 24) & 0xff) as usize;
     let exec = w.exec();
-    let op = c.inst.opcode();
+    let op = c.op;
     let addr: [u32; N] = w.vgpr[addr_r];
     let regs_data = |w: &Wave, r: usize, lane: usize| if acc { w.agpr[r & 255][lane] } else { w.vgpr[r & 255][lane] };
     macro_rules! lanes {
