@@ -5,7 +5,7 @@
 //! (and the DPP/SDWA write masks), so the per-lane loops vectorize.
 
 use crate::decode::{Encoding, Opcode};
-use crate::numeric::valu::{max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
+use crate::numeric::valu::{fma_f32_rne, max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
 use crate::numeric::{fp8, transcendental, Fp8Format};
 use crate::Target;
 
@@ -181,6 +181,10 @@ pub(crate) fn fetch64(w: &Wave, v: u32, literal: u32, float: bool) -> L64 {
 /// Blends `vals` into VGPR `dst` under `mask`.
 #[inline]
 pub(crate) fn write(reg: &mut VReg, vals: &L32, mask: u64) {
+    if mask == u64::MAX {
+        *reg = *vals;
+        return;
+    }
     for i in 0..N {
         let on = (mask >> i) & 1 != 0;
         reg[i] = if on { vals[i] } else { reg[i] };
@@ -704,18 +708,18 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
         O::VMulF32E32 | O::VMulF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(f(x) * f(y)))),
         O::VMinF32E32 | O::VMinF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(min_f32(f(x), f(y), mode.ieee)))),
         O::VMaxF32E32 | O::VMaxF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(max_f32(f(x), f(y), mode.ieee)))),
-        O::VFmaF32 | O::VMadF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fbits(f(x).mul_add(f(y), f(z))))),
+        O::VFmaF32 | O::VMadF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fbits(fma_f32_rne(f(x), f(y), f(z))))),
         O::VFmacF32E32 | O::VFmacF32E64 | O::VMacF32E32 | O::VMacF32E64 => {
             let acc = w.vgpr[fl.vdst];
-            R::F32(map3(&s.f32(0), &s.f32(1), &acc, |x, y, z| fbits(f(x).mul_add(f(y), f(z)))))
+            R::F32(map3(&s.f32(0), &s.f32(1), &acc, |x, y, z| fbits(fma_f32_rne(f(x), f(y), f(z)))))
         }
         O::VFmaakF32 | O::VMadakF32 => {
             let k = fl.literal;
-            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(f(x).mul_add(f(y), f(k)))))
+            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(fma_f32_rne(f(x), f(y), f(k)))))
         }
         O::VFmamkF32 | O::VMadmkF32 => {
             let k = fl.literal;
-            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(f(x).mul_add(f(k), f(y)))))
+            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(fma_f32_rne(f(x), f(k), f(y)))))
         }
         O::VCvtF32U32E32 | O::VCvtF32U32E64 => R::F32(map1(&s.get(0, false), |x| fbits(x as f32))),
         O::VCvtF32I32E32 | O::VCvtF32I32E64 => R::F32(map1(&s.get(0, false), |x| fbits(x as i32 as f32))),
