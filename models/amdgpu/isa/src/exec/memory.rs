@@ -7,11 +7,35 @@
 //! **Architecture Invariant:** no access panics; a bad access is a [`MemFault`] value.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Bytes per page.
 pub const PAGE_SIZE: u64 = 64 * 1024;
 const PAGE_SHIFT: u32 = 16;
 const PAGE_MASK: u64 = PAGE_SIZE - 1;
+
+/// Hasher for page numbers: one multiply (Fibonacci hashing); page numbers are not
+/// adversarial, and SipHash would dominate every access.
+#[derive(Default, Clone, Copy)]
+struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type PageMap = HashMap<u64, Box<[u8]>, BuildHasherDefault<PageHasher>>;
 
 /// A device byte address.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -49,7 +73,7 @@ pub enum UnmappedReads {
 /// A sparse 64-bit byte-addressed memory. See the [module docs](self).
 #[derive(Debug, Default, Clone)]
 pub struct Memory {
-    pages: HashMap<u64, Box<[u8]>>,
+    pages: PageMap,
     unmapped: UnmappedReads,
 }
 
@@ -169,6 +193,20 @@ impl Memory {
         let mut b = [0u8; 4];
         self.read(addr, &mut b)?;
         Ok(u32::from_le_bytes(b))
+    }
+
+    /// Writes a little-endian u32 to a mapped page (fast path of the executor's stores);
+    /// like [`Memory::store`] it faults on unmapped pages when unmapped reads fault.
+    #[inline]
+    pub fn store_u32(&mut self, addr: u64, v: u32) -> Result<(), MemFault> {
+        let off = (addr & PAGE_MASK) as usize;
+        if off <= PAGE_SIZE as usize - 4 {
+            if let Some(page) = self.pages.get_mut(&(addr >> PAGE_SHIFT)) {
+                page[off..off + 4].copy_from_slice(&v.to_le_bytes());
+                return Ok(());
+            }
+        }
+        self.store(addr, &v.to_le_bytes())
     }
 
     /// Reads a little-endian u64.

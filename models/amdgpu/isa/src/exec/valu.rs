@@ -449,6 +449,9 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
     if c.aux & 0x8000 != 0 {
         return compare(w, c, &fl, exec);
     }
+    if c.ext == Extension::None && fl.abs == 0 && fl.neg == 0 && !fl.clamp && fl.omod == 0 && fl.opsel == 0 && fast(w, op, &fl, exec) {
+        return Ok(());
+    }
     let mut s = Srcs { w, f: fl, ext: c.ext, exec, write_mask: exec };
     let mode = s.w.mode;
     let vop3 = enc == Encoding::Vop3;
@@ -852,6 +855,94 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
     Ok(())
 }
 
+
+/// Stores `f(lane)` into `dst` for the lanes of `exec`.
+#[inline(always)]
+fn store(dst: &mut VReg, exec: u64, f: impl Fn(usize) -> u32) {
+    if exec == u64::MAX {
+        for (i, d) in dst.iter_mut().enumerate() {
+            *d = f(i);
+        }
+    } else {
+        for (i, d) in dst.iter_mut().enumerate() {
+            let r = f(i);
+            if (exec >> i) & 1 != 0 {
+                *d = r;
+            }
+        }
+    }
+}
+
+/// The hot 32-bit VALU operations without modifiers, DPP or SDWA, computed straight into
+/// the destination register with a small stack frame. Returns false for anything else.
+#[inline(never)]
+fn fast(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
+    use Opcode as O;
+    let ieee = w.mode.ieee;
+    macro_rules! un {
+        ($f:expr) => {{
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i]));
+            true
+        }};
+    }
+    macro_rules! bin {
+        ($f:expr) => {{
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            let b = fetch(w, fl.src[1], fl.literal, false);
+            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i], b[i]));
+            true
+        }};
+    }
+    macro_rules! tri {
+        ($c:expr, $f:expr) => {{
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            let b = fetch(w, fl.src[1], fl.literal, false);
+            let c: L32 = $c;
+            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i], b[i], c[i]));
+            true
+        }};
+    }
+    let src2 = |w: &Wave| fetch(w, fl.src[2], fl.literal, false);
+    match op {
+        O::VMovB32E32 | O::VMovB32E64 => un!(|x| x),
+        O::VNotB32E32 => un!(|x: u32| !x),
+        O::VAddU32E32 | O::VAddU32E64 => bin!(u32::wrapping_add),
+        O::VSubU32E32 | O::VSubU32E64 => bin!(u32::wrapping_sub),
+        O::VSubrevU32E32 | O::VSubrevU32E64 => bin!(|x: u32, y: u32| y.wrapping_sub(x)),
+        O::VAndB32E32 | O::VAndB32E64 => bin!(|x, y| x & y),
+        O::VOrB32E32 | O::VOrB32E64 => bin!(|x, y| x | y),
+        O::VXorB32E32 | O::VXorB32E64 => bin!(|x, y| x ^ y),
+        O::VLshlrevB32E32 | O::VLshlrevB32E64 => bin!(|x: u32, y: u32| y << (x & 31)),
+        O::VLshrrevB32E32 | O::VLshrrevB32E64 => bin!(|x: u32, y: u32| y >> (x & 31)),
+        O::VAshrrevI32E32 | O::VAshrrevI32E64 => bin!(|x: u32, y: u32| ((y as i32) >> (x & 31)) as u32),
+        O::VMulLoU32 => bin!(u32::wrapping_mul),
+        O::VMulU32U24E32 => bin!(|x: u32, y: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
+        O::VMinU32E32 => bin!(u32::min),
+        O::VMaxU32E32 => bin!(u32::max),
+        O::VAddF32E32 | O::VAddF32E64 => bin!(|x, y| fbits(f(x) + f(y))),
+        O::VSubF32E32 | O::VSubF32E64 => bin!(|x, y| fbits(f(x) - f(y))),
+        O::VMulF32E32 | O::VMulF32E64 => bin!(|x, y| fbits(f(x) * f(y))),
+        O::VMaxF32E32 | O::VMaxF32E64 => bin!(|x, y| fbits(max_f32(f(x), f(y), ieee))),
+        O::VMinF32E32 | O::VMinF32E64 => bin!(|x, y| fbits(min_f32(f(x), f(y), ieee))),
+        O::VFmaF32 => tri!(src2(w), |x, y, z| fbits(fma_f32_rne(f(x), f(y), f(z)))),
+        O::VFmacF32E32 => tri!(w.vgpr[fl.vdst], |x, y, z| fbits(fma_f32_rne(f(x), f(y), f(z)))),
+        O::VMadU32U24 => tri!(src2(w), |x: u32, y: u32, z: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
+        O::VAdd3U32 => tri!(src2(w), |x: u32, y: u32, z: u32| x.wrapping_add(y).wrapping_add(z)),
+        O::VLshlAddU32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x << (y & 31)).wrapping_add(z)),
+        O::VLshlOrB32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x << (y & 31)) | z),
+        O::VAndOrB32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x & y) | z),
+        O::VOr3B32 => tri!(src2(w), |x: u32, y: u32, z: u32| x | y | z),
+        O::VCndmaskB32E32 => {
+            let vcc = w.vcc();
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            let b = fetch(w, fl.src[1], fl.literal, false);
+            store(&mut w.vgpr[fl.vdst], exec, |i| if (vcc >> i) & 1 != 0 { b[i] } else { a[i] });
+            true
+        }
+        _ => false,
+    }
+}
 
 fn sext24(x: u32) -> i32 {
     ((x << 8) as i32) >> 8

@@ -168,6 +168,29 @@ fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [Space; N] {
     })
 }
 
+/// Per-lane addresses of a GLOBAL instruction (all lanes, EXEC ignored).
+#[inline]
+fn global_addresses(w: &Wave, c: &CachedInst) -> [u64; N] {
+    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    let offset = ((((w0 & 0x1fff) << 19) as i32) >> 19) as i64 as u64;
+    let vaddr = (w1 & 0xff) as usize;
+    let saddr = ((w1 >> 16) & 0x7f) as usize;
+    let mut out = [0u64; N];
+    let lo = &w.vgpr[vaddr];
+    if saddr == 0x7f {
+        let hi = &w.vgpr[(vaddr + 1) & 255];
+        for i in 0..N {
+            out[i] = (lo[i] as u64 | ((hi[i] as u64) << 32)).wrapping_add(offset);
+        }
+    } else {
+        let base = w.sgpr_pair(saddr).wrapping_add(offset);
+        for i in 0..N {
+            out[i] = base.wrapping_add(lo[i] as u64);
+        }
+    }
+    out
+}
+
 fn private_addr(w: &Wave, lane: usize, off: u64) -> u64 {
     w.scratch_base.wrapping_add(lane as u64 * w.scratch_lane_bytes as u64).wrapping_add(off)
 }
@@ -238,8 +261,26 @@ fn flat(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exec
     if aux == 0 || (w0 >> 13) & 1 != 0 && c.enc != Encoding::Scratch {
         return Err(unsupported(&c.inst, pc));
     }
-    let spaces = flat_addresses(w, c, ctx.target);
     let exec = w.exec();
+    if c.enc == Encoding::Global && aux & 0xfff == (KIND_LOAD | (T_DWORDS << 4) | (1 << 8)) && !acc {
+        let addrs = global_addresses(w, c);
+        for lane in 0..N {
+            if (exec >> lane) & 1 != 0 {
+                w.vgpr[vdst][lane] = ctx.mem.read_u32(addrs[lane]).map_err(|f| ExecFault::mem(pc, f))?;
+            }
+        }
+        return Ok(());
+    }
+    if c.enc == Encoding::Global && aux & 0xfff == (KIND_STORE | (T_DWORDS << 4) | (1 << 8)) && !acc {
+        let addrs = global_addresses(w, c);
+        for lane in 0..N {
+            if (exec >> lane) & 1 != 0 {
+                ctx.mem.store_u32(addrs[lane], w.vgpr[data][lane]).map_err(|f| ExecFault::mem(pc, f))?;
+            }
+        }
+        return Ok(());
+    }
+    let spaces = flat_addresses(w, c, ctx.target);
     access(w, ctx, pc, aux, exec, &spaces, data, vdst, acc, glc)
 }
 
