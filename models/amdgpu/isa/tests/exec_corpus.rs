@@ -172,3 +172,46 @@ fn exec_corpus_gfx950() {
 fn exec_corpus_code_object_v4_gfx942() {
     run_target("gfx942", Some(4));
 }
+
+/// asm_vector_add with its output pointer moved past the end of the mapped output buffer:
+/// the first store lands on an unmapped page and the dispatch stops with a memory fault
+/// naming that address.
+#[test]
+fn out_of_bounds_global_store_in_a_kernel_is_a_memory_fault() {
+    let sidecar = load_all().into_iter().find(|s| s.kernel == "asm_vector_add").expect("asm_vector_add sidecar");
+    for processor in ["gfx90a", "gfx942", "gfx950"] {
+        let path = build_or_fail(&BuildRequest::new(sidecar.source_path(), processor));
+        let code = CodeObject::parse(&read_or_fail(&path)).expect("parses");
+        let metadata = code.kernel("asm_vector_add").and_then(|k| k.metadata.clone()).expect("metadata");
+        let values = make_args(&sidecar).expect("args");
+        let mut mem = Memory::new();
+        let (mut bytes, _) = kernargs(&metadata, &values, &mut mem);
+        let out_arg = metadata.args.iter().filter(|a| !a.value_kind.is_hidden()).nth(2).expect("third argument");
+        let bad = BUFFER_BASE + 8 * BUFFER_STRIDE;
+        let at = out_arg.offset as usize;
+        bytes[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+        let launch = sidecar.launch;
+        let fault = run_kernel(&code, "asm_vector_add", launch.grid, launch.block, &bytes, &mut mem)
+            .expect_err("the store to an unmapped page must fault");
+        match fault {
+            amdgpu_isa::exec::ExecFault::Memory { addr, .. } => assert_eq!(addr, bad, "{processor}: faulting address"),
+            other => panic!("{processor}: expected a memory fault, got {other}"),
+        }
+    }
+}
+
+/// A grid that is not a multiple of the block: the last work-group is partial, its last
+/// wave runs with a partial EXEC, and collatz (which reads its work-group size from the
+/// hidden arguments, or the dispatch packet under code object v4) still matches the
+/// reference for every work-item of the grid.
+#[test]
+fn partial_work_groups_run_with_partial_exec() {
+    let mut sidecar = load_all().into_iter().find(|s| s.kernel == "collatz").expect("collatz sidecar");
+    sidecar.launch.grid = [500, 1, 1];
+    sidecar.launch.block = [128, 1, 1];
+    for (processor, version) in [("gfx90a", None), ("gfx942", None), ("gfx942", Some(4)), ("gfx950", None)] {
+        let stats = run_one(&sidecar, processor, version).unwrap_or_else(|e| panic!("{processor} v{version:?}: {e}"));
+        assert_eq!(stats.workgroups, 4, "{processor}: ceil(500 / 128) work-groups");
+        assert_eq!(stats.waves, 8, "{processor}: two waves per group, the last one partial");
+    }
+}

@@ -254,13 +254,11 @@ pub fn run_program(
                 let before = budget;
                 loop {
                     for w in waves.iter_mut() {
-                        if w.status == WaveStatus::Running {
-                            if run_wave(w, program, &mut ctx, &mut budget)? == Stop::Budget {
-                                return Err(ExecFault::Hang {
-                                    group: gid,
-                                    reason: format!("instruction budget of {} wave-instructions exhausted", config.max_wave_instructions),
-                                });
-                            }
+                        if w.status == WaveStatus::Running && run_wave(w, program, &mut ctx, &mut budget)? == Stop::Budget {
+                            return Err(ExecFault::Hang {
+                                group: gid,
+                                reason: format!("instruction budget of {} wave-instructions exhausted", config.max_wave_instructions),
+                            });
                         }
                     }
                     if waves.iter().all(|w| w.status == WaveStatus::Ended) {

@@ -256,3 +256,44 @@ impl Memory {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unmapped_reads_fault_or_read_zero_by_policy() {
+        let mut mem = Memory::new();
+        assert_eq!(mem.read_u32(0x1234), Err(MemFault { addr: 0x1234, kind: MemFaultKind::Unmapped }));
+        mem.write_u32(0x1234, 7).expect("write allocates");
+        assert_eq!(mem.read_u32(0x1234), Ok(7));
+        assert_eq!(mem.read_u32(0x1230), Ok(0), "the rest of the page is zero");
+        let zero = Memory::with_unmapped_reads(UnmappedReads::Zero);
+        assert_eq!(zero.read_u64(0xdead_0000), Ok(0));
+    }
+
+    #[test]
+    fn accesses_straddle_pages_little_endian() {
+        let mut mem = Memory::new();
+        let addr = PAGE_SIZE - 3;
+        mem.write_u128(addr, 0x0f0e_0d0c_0b0a_0908_0706_0504_0302_0100).expect("write");
+        assert_eq!(mem.page_count(), 2);
+        assert_eq!(mem.read_u8(addr), Ok(0x00));
+        assert_eq!(mem.read_u16(addr + 1), Ok(0x0201));
+        assert_eq!(mem.read_u32(addr + 2), Ok(0x0504_0302), "u32 across the page boundary");
+        assert_eq!(mem.read_u64(addr + 8), Ok(0x0f0e_0d0c_0b0a_0908));
+        assert_eq!(mem.read_u128(addr), Ok(0x0f0e_0d0c_0b0a_0908_0706_0504_0302_0100));
+    }
+
+    #[test]
+    fn stores_fault_on_unmapped_pages_and_wrapping_accesses_fault() {
+        let mut mem = Memory::new();
+        assert_eq!(mem.store_u32(0x5000, 1), Err(MemFault { addr: 0x5000, kind: MemFaultKind::Unmapped }));
+        mem.map(0x5000, 4).expect("map");
+        assert_eq!(mem.store_u32(0x5000, 1), Ok(()));
+        assert_eq!(mem.read_u32(0x5000), Ok(1));
+        assert_eq!(mem.write_u32(u64::MAX - 1, 0), Err(MemFault { addr: u64::MAX - 1, kind: MemFaultKind::Wraps }));
+        let mut buf = [0u8; 4];
+        assert_eq!(mem.read(u64::MAX, &mut buf).map_err(|f| f.kind), Err(MemFaultKind::Wraps));
+    }
+}

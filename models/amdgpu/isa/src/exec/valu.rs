@@ -4,6 +4,10 @@
 //! every lane unconditionally, then blends the results into the destination under EXEC
 //! (and the DPP/SDWA write masks), so the per-lane loops vectorize.
 
+// Lane loops index several lane arrays in lockstep on purpose: that is the shape the
+// compiler vectorizes.
+#![allow(clippy::needless_range_loop)]
+
 use crate::decode::{Encoding, Opcode};
 use crate::numeric::valu::{fma_f32_rne, max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
 use crate::numeric::{fp8, transcendental, Fp8Format};
@@ -501,7 +505,7 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
             let mut out = [0u32; N];
             let mut carry = 0u64;
             for i in 0..N {
-                let cin = ((cin_mask >> i) & 1) as u64;
+                let cin = (cin_mask >> i) & 1;
                 let (x, y) = (a[i] as u64, b[i] as u64);
                 let (r, c) = match op {
                     O::VAddCoU32E32 | O::VAddCoU32E64 | O::VAddcCoU32E32 | O::VAddcCoU32E64 => {
@@ -1074,26 +1078,27 @@ impl Wave {
 }
 
 fn fcmp(a: f64, b: f64, cond: u32, always: bool) -> bool {
+    use std::cmp::Ordering::{Equal, Greater, Less};
     if always {
         return true;
     }
-    let nan = a.is_nan() || b.is_nan();
+    // `None` when either side is NaN: the ordered conditions fail, the "not" forms pass.
+    let o = a.partial_cmp(&b);
     match cond {
-        0 => false,
-        1 => a < b,
-        2 => a == b,
-        3 => a <= b,
-        4 => a > b,
-        5 => a < b || a > b,
-        6 => a >= b,
-        7 => !nan,
-        8 => nan,
-        9 => !(a >= b),
-        10 => !(a < b || a > b),
-        11 => !(a > b),
-        12 => !(a <= b),
-        13 => a != b,
-        14 => !(a < b),
+        1 => o == Some(Less),
+        2 => o == Some(Equal),
+        3 => matches!(o, Some(Less | Equal)),
+        4 => o == Some(Greater),
+        5 => matches!(o, Some(Less | Greater)),
+        6 => matches!(o, Some(Greater | Equal)),
+        7 => o.is_some(),
+        8 => o.is_none(),
+        9 => !matches!(o, Some(Greater | Equal)),
+        10 => !matches!(o, Some(Less | Greater)),
+        11 => o != Some(Greater),
+        12 => !matches!(o, Some(Less | Equal)),
+        13 => o != Some(Equal),
+        14 => o != Some(Less),
         _ => false,
     }
 }

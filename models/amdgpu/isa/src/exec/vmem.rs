@@ -5,6 +5,8 @@
 //! of the work-group's allocation read zero and drop writes; buffer accesses outside the
 //! resource's `num_records` do the same; global accesses to unmapped memory fault.
 
+#![allow(clippy::needless_range_loop)] // lane loops index lane arrays in lockstep
+
 use crate::decode::{Encoding, Opcode};
 use crate::Target;
 
