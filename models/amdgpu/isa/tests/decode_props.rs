@@ -1,7 +1,7 @@
 //! Property tests: decoding and printing never panic on arbitrary words, and sizes are
 //! consistent.
 
-use amdgpu_isa::decode::{decode, decode_bytes, Decoded};
+use amdgpu_isa::decode::{decode, decode_bytes, Decoded, Field, InlineFloat, Operand, RegRange};
 use amdgpu_isa::disasm::inst_text;
 use amdgpu_isa::Target;
 use proptest::prelude::*;
@@ -61,6 +61,12 @@ fn known_words_decode() {
     assert_eq!(inst_text(&inst), "s_and_b32 s2, s3, 0x7ffffffe");
     // a literal-taking instruction without its literal is truncated
     assert!(matches!(decode(Target::Gfx90a, &[0x8602FF03]), Decoded::Truncated { .. }));
+    // v_pk_add_f32 v[4:5], v[4:5], 1.0 op_sel_hi:[1,0]: operands by role
+    let Decoded::Inst(inst) = decode(Target::Gfx942, &[0xD3B24004, 0x0801E504]) else { panic!("v_pk_add_f32") };
+    assert_eq!(inst.operand(Field::Vdst), Some(Operand::Vgpr(RegRange { first: 4, count: 2 })));
+    assert_eq!(inst.operand(Field::Src1), Some(Operand::InlineFloat(InlineFloat::One)));
+    assert_eq!(inst.operand(Field::Src2), None);
+    assert_eq!(inst.modifiers().op_sel_hi & 3, 1);
     // 0xffffffff is not an instruction
     assert!(matches!(decode(Target::Gfx942, &[0xffff_ffff]), Decoded::Invalid { .. }));
 }

@@ -28,7 +28,7 @@ def field_reg_number(fam, f):
     if name == 'srsrc': return v * 4
     return v
 
-REG_RE = re.compile(r'^(?:-|\|)*(?:neg\(|abs\()?(v|s|a|ttmp)(?:(\d+)|\[(\d+):(\d+)\])')
+REG_RE = re.compile(r'^(?:-|\|)*(?:neg\(|abs\(|sext\()?(v|s|a|ttmp)(?:(\d+)|\[(\d+):(\d+)\])')
 
 def split_text(t):
     t = re.sub(r'/\*.*?\*/', '', t)
@@ -54,6 +54,59 @@ def split_text(t):
     if len(parts) == 1 and sp[0] in ('sc0', 'sc1', 'nt', 'glc', 'slc', 'scc', 'lds', 'gds', 'clamp'):
         return mn, [], sp
     return mn, parts[:-1] + [sp[0]], sp[1:]
+
+ANNOT_RE = re.compile(r"/\*Invalid register, operand has '(\w+)' register class\*/")
+
+def ops_keep(t):
+    """Operand strings of a printed instruction, comments kept."""
+    if t is None or ' ' not in t: return []
+    rest = t.split(' ', 1)[1]
+    parts, depth, cur, i = [], 0, '', 0
+    while i < len(rest):
+        c = rest[i]
+        if rest.startswith('/*', i):
+            j = rest.index('*/', i) + 2
+            cur += rest[i:j]; i = j; continue
+        if c in '([': depth += 1
+        if c in ')]': depth -= 1
+        if depth == 0 and rest.startswith(', ', i):
+            parts.append(cur); cur = ''; i += 2; continue
+        cur += c; i += 1
+    parts.append(cur)
+    last = parts[-1]
+    m = re.match(r'^([^\s/]*(?:/\*.*?\*/)?)', last)
+    parts[-1] = m.group(1) if m else last
+    return parts
+
+def annotations(e, idx, fname):
+    """Annotation suffixes for operand number idx (field fname) learned from the probes."""
+    out = []
+    a = e.get('annot', {})
+    def at(text):
+        ops = ops_keep(text)
+        if idx < len(ops):
+            m = ANNOT_RE.search(ops[idx])
+            if m: return m.group(1)
+            if '/*Invalid immediate*/' in ops[idx]: return 'IMM'
+        return None
+    for probe in ('odd', 'oddv'):
+        r = a.get(fname + ':' + probe)
+        if r and r[1]:
+            ops = ops_keep(r[1])
+            n = at(r[1])
+            if n and n != 'IMM' and idx < len(ops):
+                letter = 'a' if re.match(r'^[-|]*a', ops[idx]) else 'v'
+                tag = ('ma=' if letter == 'a' else 'mv=') + n
+                if tag not in out: out.append(tag)
+    r = a.get(fname + ':sgpr')
+    if r and r[1]:
+        n = at(r[1])
+        if n and n != 'IMM': out.append('s=' + n)
+    n = at(e['all'][1])
+    if n and n != 'IMM' and fname in ('src0', 'src1', 'src2'): out.append('v=' + n)
+    r = a.get(fname + ':imm')
+    if r and r[1] and at(r[1]) == 'IMM': out.append('i')
+    return out
 
 def analyse(fam, op, e, lit_text, i16=False):
     fields = FAMILIES[fam][3]
@@ -107,7 +160,7 @@ def analyse(fam, op, e, lit_text, i16=False):
             out_ops.append('=' + tok)
         else:
             used.add(hit[0])
-            out_ops.append('%s:%s:%d' % hit)
+            out_ops.append(':'.join(['%s:%s:%d' % hit] + annotations(e, len(out_ops), hit[0])))
     all_text = e['all'][1]
     extra_masks = []
     mod_fields = []
@@ -141,6 +194,18 @@ def analyse(fam, op, e, lit_text, i16=False):
                 if r and r[1] is not None and r[1] != all_text: mask |= 1 << k
             if 'sdst' in used and name != 'negm': mask = 0
             extra_masks.append('%s=%d' % (name, mask))
+        sx = 0
+        names = [o.split(':')[0] for o in out_ops]
+        for k in range(3):
+            if 'src%d' % k not in names: continue
+            idx = names.index('src%d' % k)
+            texts = [all_text]
+            r = e.get('bit%d' % (32 + 29 + k))
+            if r and r[1]: texts.append(r[1])
+            for tx in texts:
+                toks = ops_keep(tx)
+                if idx < len(toks) and 'sext(' in toks[idx]: sx |= 1 << k
+        if sx: extra_masks.append('dppsext=%d' % sx)
     if fam == 'MUBUF' and e.get('lds') and e['lds'][1]:
         masks[0] &= ~(1 << 16)
     must = ['%d:%08x:%08x' % (wi, m, allw[wi] & m) for wi, m in enumerate(masks) if m]

@@ -6,15 +6,28 @@
 //!
 //! **Architecture Invariant:** [`decode`] never panics and never allocates: unknown or
 //! truncated words come back as [`Decoded::Invalid`] / [`Decoded::Truncated`] values.
+//!
+//! ```
+//! use amdgpu_isa::decode::{decode, Decoded, Encoding, Opcode, Operand, RegRange};
+//! use amdgpu_isa::{disasm::inst_text, Target};
+//!
+//! // global_load_dwordx2 v[4:5], v[2:3], off
+//! let Decoded::Inst(inst) = decode(Target::Gfx942, &[0xDC548000, 0x047F0002]) else { unreachable!() };
+//! assert_eq!(inst.encoding(), Encoding::Global);
+//! assert_eq!(inst.opcode(), Opcode::GlobalLoadDwordx2);
+//! assert_eq!(inst.size_bytes(), 8);
+//! assert_eq!(inst.operands().as_slice()[0], Operand::Vgpr(RegRange { first: 4, count: 2 }));
+//! assert_eq!(inst_text(&inst), "global_load_dwordx2 v[4:5], v[2:3], off");
+//! ```
 
 mod fields;
 mod operand;
 
 pub use operand::{InlineFloat, Modifiers, Operand, RegRange, SpecialReg};
 
-use crate::tables::{Entry, Field, ENTRIES, FAMILY_TABLES};
+use crate::tables::{Entry, ENTRIES, FAMILY_TABLES};
 use crate::Target;
-pub use crate::tables::Opcode;
+pub use crate::tables::{Field, Opcode};
 
 /// Encoding family of an instruction (how its bits are laid out).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -111,7 +124,7 @@ impl Encoding {
     }
 
     /// The family of a first instruction word, and its opcode field.
-    #[inline]
+    #[inline(always)]
     pub const fn classify(w0: u32) -> (Encoding, u32) {
         if w0 >> 31 == 0 {
             let op = (w0 >> 25) & 0x3f;
@@ -208,7 +221,7 @@ pub fn src_operand_pub(value: u32, width: u8, literal: u32) -> Operand {
     operand::src_operand(value, width, literal)
 }
 
-#[inline]
+#[inline(always)]
 fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
     let tables = &FAMILY_TABLES[target as usize];
     let idx = *tables.get(encoding as usize)?.get(op as usize)?;
@@ -220,7 +233,7 @@ fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'stati
 }
 
 /// Decodes the instruction at the start of `words` for `target`.
-#[inline]
+#[inline(always)]
 pub fn decode(target: Target, words: &[u32]) -> Decoded {
     let Some(&w0) = words.first() else {
         return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
@@ -260,9 +273,17 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
         if takes_literal {
             size = base + 1;
         }
-        let bad = (l & Entry::BAD_W1_SRC0 != 0 && w1 & 0x1ff == 0xff)
-            || (l & Entry::BAD_W1_SRC1 != 0 && (w1 >> 9) & 0x1ff == 0xff)
-            || (l & Entry::BAD_W1_SRC2 != 0 && (w1 >> 18) & 0x1ff == 0xff);
+        // Source values that name nothing (209..=234, the DPP/SDWA markers) make LLVM
+        // reject the word, as does a literal in a 64-bit VALU encoding.
+        let reserved = |v: u32| (209..=234).contains(&v) || v == 0xf9 || v == 0xfa;
+        let bad_vop3 = |v: u32| v == 0xff || reserved(v);
+        let bad = (l & Entry::BAD_W1_SRC0 != 0 && bad_vop3(w1 & 0x1ff))
+            || (l & Entry::BAD_W1_SRC1 != 0 && bad_vop3((w1 >> 9) & 0x1ff))
+            || (l & Entry::BAD_W1_SRC2 != 0 && bad_vop3((w1 >> 18) & 0x1ff))
+            || (l & Entry::LIT_SSRC0 != 0 && reserved(w0 & 0xff))
+            || (l & Entry::LIT_SSRC1 != 0 && reserved((w0 >> 8) & 0xff))
+            || (l & Entry::LIT_SRC0 != 0 && reserved(w0 & 0x1ff))
+            || (l & Entry::SOFFSET_W1 != 0 && reserved(w1 >> 24));
         if bad {
             return Decoded::Invalid { encoding, word: w0 };
         }

@@ -302,7 +302,7 @@ impl Inst {
                 return Some(src_operand(self.raw(Field::Sdst), 2, 0));
             }
             OpSpec::Text(t) => return Some(Operand::Fixed(t)),
-            OpSpec::Field(f, w, c) => (f, w, c),
+            OpSpec::Field(f, w, c, _) => (f, w, c),
         };
         let v = self.raw(f);
         let lit = self.words[self.encoding.base_words()];
@@ -322,6 +322,8 @@ impl Inst {
             }
             (_, Field::Simm16) => Operand::Imm(v),
             (Encoding::Smem, Field::Sbase) => src_operand(v * 2, width, lit),
+            // s_atc_probe: the sdata field is an immediate (probe mode).
+            (Encoding::Smem, Field::Sdata) if class == Class::I => Operand::Imm(v),
             (Encoding::Smem, Field::Offset) => {
                 if self.raw(Field::Imm) != 0 {
                     Operand::Imm(v)
@@ -389,6 +391,7 @@ impl Inst {
             }
             (_, Field::Vdst | Field::Vsrc1) if class == Class::S => src_operand(v, width, lit),
             _ if class == Class::V => Operand::Vgpr(range(v, width)),
+            _ if class == Class::A => Operand::Agpr(range(v, width)),
             _ if class == Class::S => src_operand(v, width, lit),
             _ => Operand::Imm(v),
         };
@@ -397,6 +400,14 @@ impl Inst {
             (o, _) => o,
         };
         Some(op)
+    }
+
+    /// The operand in role `field` (e.g. [`Field::Src0`], [`Field::Vdst`]), resolved with
+    /// the family's rules (AGPR vs VGPR by acc bits, `off`, tuple widths), or `None` if
+    /// the instruction has no such operand.
+    pub fn operand(&self, field: Field) -> Option<Operand> {
+        let spec = self.entry().ops.iter().find(|s| matches!(s, OpSpec::Field(f, _, _, _) if *f == field))?;
+        self.operand_for(*spec)
     }
 
     /// The instruction's operands in printed order (implicit ones such as `vcc` included).
@@ -420,7 +431,7 @@ impl Inst {
         let mut m = Modifiers::default();
         match self.encoding {
             Encoding::Vop3 => {
-                if r(Field::Sdst) == 0 || !e.ops.iter().any(|s| matches!(s, OpSpec::Field(Field::Sdst, _, _))) {
+                if r(Field::Sdst) == 0 || !e.ops.iter().any(|s| matches!(s, OpSpec::Field(Field::Sdst, _, _, _))) {
                     m.abs = r(Field::Abs) as u8;
                     m.op_sel = r(Field::Opsel) as u8;
                 }

@@ -46,7 +46,7 @@ pub fn disassemble_section(target: Target, bytes: &[u8], address: u64, symbols: 
             Decoded::Inst(inst) => {
                 let _ = write_inst(&mut text, &inst);
                 let e = inst.entry();
-                if e.kind == Kind::Label && matches!(inst.encoding(), Encoding::Sopp | Encoding::Sopk) && e.ops.iter().any(|o| matches!(o, OpSpec::Field(crate::tables::Field::Simm16, _, _))) {
+                if e.kind == Kind::Label && matches!(inst.encoding(), Encoding::Sopp | Encoding::Sopk) && e.ops.iter().any(|o| matches!(o, OpSpec::Field(crate::tables::Field::Simm16, _, _, _))) {
                     let simm = (inst.words()[0] & 0xffff) as u16 as i16 as i64;
                     let dest = pc as i64 + 4 + simm * 4;
                     if dest >= 0 {

@@ -1,5 +1,17 @@
 //! Disassembler: instruction text exactly as LLVM's AMDGPU printer writes it, and an
 //! `llvm-objdump -d` style listing of a code section.
+//!
+//! The printer is driven by the same generated table as the decoder: each entry lists its
+//! operands in printed order and the modifier fields LLVM prints for it; family-specific
+//! code here knows only the syntax of each modifier (`offset:`, `op_sel:[...]`, cache
+//! policy names per target, DPP/SDWA controls, `s_waitcnt`/`hwreg`/`sendmsg` immediates).
+//!
+//! ```
+//! use amdgpu_isa::{disasm::text, Target};
+//! assert_eq!(text(Target::Gfx90a, &[0xBF8CC07F]).as_deref(), Some("s_waitcnt lgkmcnt(0)"));
+//! assert_eq!(text(Target::Gfx942, &[0xD3B24004, 0x0801E504]).as_deref(),
+//!            Some("v_pk_add_f32 v[4:5], v[4:5], 1.0 op_sel_hi:[1,0]"));
+//! ```
 
 mod listing;
 mod operand;
@@ -8,10 +20,10 @@ pub use listing::{disassemble_section, Symbol};
 
 use std::fmt;
 
-use crate::decode::{decode, Decoded, Encoding, Inst, Operand};
-use crate::tables::{Field, Kind, OpSpec, HWREG_NAMES, SENDMSG_NAMES};
+use crate::decode::{decode, Decoded, Encoding, Inst, Operand, SpecialReg};
+use crate::tables::{Annot, Field, Kind, OpSpec, HWREG_NAMES, SENDMSG_NAMES};
 use crate::Target;
-use operand::{write_operand, SrcMods};
+use operand::{write_operand, Note, SrcMods};
 
 /// Text of one decoded instruction (no leading tab, no trailing comment).
 pub fn inst_text(inst: &Inst) -> String {
@@ -47,13 +59,13 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
     let mut n_src = 0usize;
     for spec in e.ops {
         let Some(op) = inst.operand_for(*spec) else { continue };
-        if e.kind == Kind::Dec && matches!((spec, op), (OpSpec::Field(Field::Simm16, _, _), Operand::Imm(0))) {
+        if e.kind == Kind::Dec && matches!((spec, op), (OpSpec::Field(Field::Simm16, _, _, _), Operand::Imm(0))) {
             continue;
         }
         out.write_str(if first { " " } else { ", " })?;
         first = false;
         let (field, width) = match *spec {
-            OpSpec::Field(f, w, _) => (Some(f), w),
+            OpSpec::Field(f, w, _, _) => (Some(f), w),
             OpSpec::Text(_) => (None, 1),
         };
         let src_index = match field {
@@ -65,12 +77,22 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
         if src_index.is_some() {
             n_src += 1;
         }
+        if let (Some(Field::Literal), Operand::Literal(k), Encoding::Vop2) = (field, op, enc) {
+            // The K constant of v_madak/v_madmk/v_fmaak/v_fmamk is always printed in hex.
+            write!(out, "0x{k:x}")?;
+            continue;
+        }
         if let (Some(f), Operand::Imm(v)) = (field, op) {
             if f == Field::Simm16 {
                 write_simm16(out, inst, e.kind, v)?;
                 continue;
             }
-            if enc == Encoding::Smem && inst.raw(Field::Imm) != 0 {
+            if enc == Encoding::Smem && f == Field::Sdata {
+                // s_atc_probe mode: small values in decimal, others in hex.
+                if v <= 64 { write!(out, "{v}")? } else { write!(out, "0x{v:x}")? }
+                continue;
+            }
+            if enc == Encoding::Smem && f == Field::Offset && inst.raw(Field::Imm) != 0 {
                 let off = ((v << 11) as i32) >> 11;
                 let sign = if off < 0 { "-" } else { "" };
                 if inst.raw(Field::Soe) != 0 {
@@ -84,25 +106,24 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             }
         }
         let sm = match (enc, src_index) {
-            (Encoding::Vop3, Some(i)) => SrcMods {
-                neg: e.neg_mask >> i & 1 != 0 && mods.neg >> i & 1 != 0,
+            (Encoding::Vop3, Some(i)) => SrcMods { note: Note::None, lit_marker: false,
+                neg: e.neg_mask >> i & 1 != 0 && mods.neg >> i & 1 != 0 && e.sext >> i & 1 == 0,
                 abs: e.abs_mask >> i & 1 != 0 && mods.abs >> i & 1 != 0,
-                sext: false,
+                sext: e.sext >> i & 1 != 0 && mods.neg >> i & 1 != 0,
             },
             (Encoding::Vop1Dpp | Encoding::Vop2Dpp | Encoding::VopcDpp, _) if dpp_src(field).is_some() => {
                 let i = dpp_src(field).unwrap_or(0);
                 let w1 = inst.words()[1] & e.w1_mods;
                 let neg = w1 >> (20 + 2 * i) & 1 != 0;
-                let sext_flag = if i == 0 { crate::tables::Entry::DPP_SEXT0 } else { crate::tables::Entry::DPP_SEXT1 };
-                let is_sext = e.flags & sext_flag != 0;
-                SrcMods { neg: neg && !is_sext, abs: w1 >> (21 + 2 * i) & 1 != 0, sext: neg && is_sext }
+                let is_sext = e.sext >> i & 1 != 0;
+                SrcMods { note: Note::None, lit_marker: false, neg: neg && !is_sext, abs: w1 >> (21 + 2 * i) & 1 != 0, sext: neg && is_sext }
             }
             (Encoding::Vop1Sdwa | Encoding::Vop2Sdwa | Encoding::VopcSdwa, _) if dpp_src(field).is_some() => {
                 let i = dpp_src(field).unwrap_or(0);
                 let w1 = inst.words()[1] & e.w1_mods;
-                SrcMods { sext: w1 >> (19 + 8 * i) & 1 != 0, neg: w1 >> (20 + 8 * i) & 1 != 0, abs: w1 >> (21 + 8 * i) & 1 != 0 }
+                SrcMods { note: Note::None, lit_marker: false, sext: w1 >> (19 + 8 * i) & 1 != 0, neg: w1 >> (20 + 8 * i) & 1 != 0, abs: w1 >> (21 + 8 * i) & 1 != 0 }
             }
-            (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods {
+            (Encoding::Vop3p, Some(i)) if e.kind == Kind::Mix => SrcMods { note: Note::None, lit_marker: false,
                 neg: mods.neg >> i & 1 != 0,
                 abs: mods.neg_hi >> i & 1 != 0,
                 sext: false,
@@ -115,9 +136,46 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
             write!(out, "0x{:x}", f.f16_bits())?;
             continue;
         }
+        let note = match *spec {
+            OpSpec::Field(Field::Vdst, _, crate::tables::Class::S, _)
+                if matches!(op, Operand::InlineInt(_) | Operand::InlineFloat(_) | Operand::Literal(_)) =>
+            {
+                Note::Imm
+            }
+            OpSpec::Field(f, _, _, a) => operand_note(inst, f, op, a),
+            OpSpec::Text(_) => Note::None,
+        };
+        let sm = SrcMods { note, lit_marker: inst.target() == Target::Gfx950 && field != Some(Field::Literal), ..sm };
         write_operand(out, op, width, lit16 || int16, sm)?;
     }
     write_modifiers(out, inst, n_src)
+}
+
+/// The class annotation LLVM prints after `op` in slot `field` (see [`Annot`]).
+fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
+    let e = inst.entry();
+    let mai = matches!(e.kind, Kind::Mai | Kind::MaiNeg) && matches!(field, Field::Vdst | Field::Src2);
+    // The probes ran with acc_cd = 1: swap AReg/VReg names when the bit is clear.
+    let swap = mai && inst.raw(Field::Clamp) == 0;
+    let reg = |n: Option<&'static str>| n.map_or(Note::None, |n| Note::Reg(n, swap));
+    match op {
+        Operand::Vgpr(r) if r.count >= 2 && r.first % 2 == 1 && a.misaligned_v.is_some() => {
+            a.misaligned_v.map_or(Note::None, |n| Note::Reg(n, false))
+        }
+        Operand::Agpr(r) if r.count >= 2 && r.first % 2 == 1 => {
+            // AV classes name both register files; otherwise only an AGPR probe counts.
+            match (a.misaligned_a, a.misaligned_v) {
+                (Some(n), _) => Note::Reg(n, false),
+                (None, Some(n)) if n.starts_with("AV") => Note::Reg(n, false),
+                _ => Note::None,
+            }
+        }
+        Operand::Vgpr(_) => reg(a.vgpr),
+        Operand::Sgpr(_) | Operand::Ttmp(_) => reg(a.sgpr),
+        Operand::Special(sr) if !sr.name().starts_with("src_") && sr != SpecialReg::Null => reg(a.sgpr),
+        Operand::InlineInt(_) | Operand::InlineFloat(_) | Operand::Literal(_) if a.imm => Note::Imm,
+        _ => Note::None,
+    }
 }
 
 /// Source index of a DPP/SDWA source field (src0 or vsrc1).
@@ -372,14 +430,18 @@ const DATA_FORMATS: [&str; 16] = [
 const NUM_FORMATS: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT"];
 
 fn write_format(out: &mut impl fmt::Write, dfmt: u8, nfmt: u8) -> fmt::Result {
-    if dfmt == 1 && nfmt == 0 {
-        return Ok(());
+    // dfmt 1 (BUF_DATA_FORMAT_8) and nfmt 0 (UNORM) are the defaults and are not printed.
+    match (dfmt, nfmt) {
+        (1, 0) => Ok(()),
+        (1, n) => write!(out, " format:[BUF_NUM_FORMAT_{}]", NUM_FORMATS[n as usize & 7]),
+        (d, 0) => write!(out, " format:[BUF_DATA_FORMAT_{}]", DATA_FORMATS[d as usize & 15]),
+        (d, n) => write!(
+            out,
+            " format:[BUF_DATA_FORMAT_{},BUF_NUM_FORMAT_{}]",
+            DATA_FORMATS[d as usize & 15],
+            NUM_FORMATS[n as usize & 7]
+        ),
     }
-    write!(out, " format:[BUF_DATA_FORMAT_{}", DATA_FORMATS[dfmt as usize & 15])?;
-    if nfmt != 0 {
-        write!(out, ",BUF_NUM_FORMAT_{}", NUM_FORMATS[nfmt as usize & 7])?;
-    }
-    out.write_char(']')
 }
 
 fn write_simm16(out: &mut impl fmt::Write, inst: &Inst, kind: Kind, v: u32) -> fmt::Result {

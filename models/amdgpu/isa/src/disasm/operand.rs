@@ -4,9 +4,42 @@ use std::fmt;
 
 use crate::decode::{InlineFloat, Operand, RegRange};
 
+/// LLVM's comment after an operand whose value is outside the operand's class.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) enum Note {
+    /// No comment.
+    #[default]
+    None,
+    /// `/*Invalid register, operand has 'NAME' register class*/`; `swap` exchanges an
+    /// `AReg`/`VReg` prefix (MFMA destinations follow the acc_cd bit).
+    Reg(&'static str, bool),
+    /// `/*Invalid immediate*/`.
+    Imm,
+}
+
+fn write_note(out: &mut impl fmt::Write, note: Note) -> fmt::Result {
+    match note {
+        Note::None => Ok(()),
+        Note::Imm => out.write_str("/*Invalid immediate*/"),
+        Note::Reg(name, swap) => {
+            out.write_str("/*Invalid register, operand has '")?;
+            match (swap, name.strip_prefix("AReg"), name.strip_prefix("VReg")) {
+                (true, Some(rest), _) => write!(out, "VReg{rest}")?,
+                (true, _, Some(rest)) => write!(out, "AReg{rest}")?,
+                _ => out.write_str(name)?,
+            }
+            out.write_str("' register class*/")
+        }
+    }
+}
+
 /// Source modifiers applied around an operand.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct SrcMods {
+    /// Class annotation printed after the operand.
+    pub(crate) note: Note,
+    /// LLVM 22 (gfx950) marks literals that could have been inline constants: `lit(0x5)`.
+    pub(crate) lit_marker: bool,
     pub(crate) neg: bool,
     pub(crate) abs: bool,
     pub(crate) sext: bool,
@@ -53,7 +86,19 @@ const FLOAT_PATTERNS: [(u16, u32, u32, InlineFloat); 9] = [
     (0x3118, 0x3e22_f983, 0xffff_ffff, InlineFloat::InvTwoPi),
 ];
 
-fn write_literal(out: &mut impl fmt::Write, lit: u32, width: u8, lit16: bool) -> fmt::Result {
+fn write_literal(out: &mut impl fmt::Write, lit: u32, width: u8, lit16: bool, marker: bool) -> fmt::Result {
+    if marker {
+        let v = if lit16 { lit & 0xffff } else { lit };
+        let inline = if lit16 {
+            (-16..=64).contains(&(v as u16 as i16)) || FLOAT_PATTERNS.iter().any(|p| p.0 as u32 == v)
+        } else {
+            (-16..=64).contains(&(v as i32))
+                || FLOAT_PATTERNS.iter().any(|p| if width >= 2 { p.2 == v } else { p.1 == v })
+        };
+        if inline {
+            return write!(out, "lit(0x{v:x})");
+        }
+    }
     if lit16 {
         let v = lit & 0xffff;
         let s = v as u16 as i16;
@@ -101,12 +146,13 @@ pub(crate) fn write_operand(out: &mut impl fmt::Write, op: Operand, width: u8, l
         Operand::Special(s) => out.write_str(s.name())?,
         Operand::InlineInt(i) => write!(out, "{i}")?,
         Operand::InlineFloat(f) => out.write_str(inline_float_text(f, width))?,
-        Operand::Literal(l) => write_literal(out, l, width, lit16)?,
+        Operand::Literal(l) => write_literal(out, l, width, lit16, m.lit_marker)?,
         Operand::Imm(v) => write!(out, "{v}")?,
         Operand::Off => out.write_str("off")?,
         Operand::Fixed(t) => out.write_str(t)?,
         Operand::Reserved(v) => write!(out, "/*invalid src {v}*/")?,
     }
+    write_note(out, m.note)?;
     if m.sext {
         out.write_char(')')?;
     }

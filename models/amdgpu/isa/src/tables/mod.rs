@@ -7,6 +7,7 @@
 mod generated;
 
 pub use generated::Opcode;
+
 pub(crate) use generated::{ENTRIES, FAMILY_TABLES, HWREG_NAMES, MNEMONICS, SENDMSG_NAMES};
 
 /// How an instruction field is printed.
@@ -22,11 +23,32 @@ pub(crate) enum Class {
     I,
 }
 
+/// LLVM's annotations for operand values outside the operand's register class, learned
+/// by probing: `/*Invalid register, operand has 'NAME' register class*/` and
+/// `/*Invalid immediate*/`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Annot {
+    /// Class named when a VGPR tuple starts at an odd register.
+    pub(crate) misaligned_v: Option<&'static str>,
+    /// Class named when an AGPR tuple starts at an odd register.
+    pub(crate) misaligned_a: Option<&'static str>,
+    /// Class named when the value is a scalar register.
+    pub(crate) sgpr: Option<&'static str>,
+    /// Class named when the value is a vector register.
+    pub(crate) vgpr: Option<&'static str>,
+    /// Constants are annotated as invalid immediates.
+    pub(crate) imm: bool,
+}
+
+impl Annot {
+    pub(crate) const NONE: Annot = Annot { misaligned_v: None, misaligned_a: None, sgpr: None, vgpr: None, imm: false };
+}
+
 /// An operand slot of an instruction, in printed order.
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum OpSpec {
-    /// A field of the encoding, with its width in dwords.
-    Field(Field, u8, Class),
+    /// A field of the encoding, with its width in dwords and its annotations.
+    Field(Field, u8, Class, &'static Annot),
     /// Fixed text (an implicit operand such as `vcc` or `off`).
     Text(&'static str),
 }
@@ -48,13 +70,15 @@ pub(crate) enum Kind {
     DpAlu,
 }
 
-/// Named bit fields of the encodings (`Nv` and `Soe` are SMEM bits the printer reads
-/// only through the must-be masks). Their positions depend on the encoding family
-/// (`crate::decode::fields`).
-#[allow(missing_docs, dead_code)]
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// Named bit fields of the encodings; their positions depend on the encoding family.
+/// Operand roles for [`crate::decode::Inst::operand`] are the register/immediate fields
+/// (`Vdst`, `Sdst`, `Src0`..`Src2`, `Vsrc1`, `Ssrc0`, `Ssrc1`, `Sdata`, `Sbase`, `Addr`,
+/// `Data`, `Data0`, `Data1`, `Vaddr`, `Vdata`, `Srsrc`, `Saddr`, `Soffset`, `Offset`,
+/// `Simm16`, `Literal`); the others are modifier bits.
+#[allow(missing_docs)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub(crate) enum Field {
+pub enum Field {
     Sdst, Ssrc0, Ssrc1, Simm16, Sbase, Sdata, Offset, Soffset, Glc, Imm, Nv, Soe,
     Src0, Src1, Src2, Vsrc1, Vdst, Abs, Opsel, Clamp, Omod, Neg, NegHi, OpselHi2, OpselHi, NegLo,
     Offset0, Offset1, Gds, Addr, Data0, Data1, Acc, Lds, Slc, B25, Saddr, Data, Offen, Idxen, B15,
@@ -89,6 +113,8 @@ pub(crate) struct Entry {
     pub(crate) literal: u8,
     /// DPP/SDWA: bits of the control word that LLVM prints for this opcode.
     pub(crate) w1_mods: u32,
+    /// VOP3/DPP: per source, the negate bit means `sext(...)` (integer input modifier).
+    pub(crate) sext: u8,
 }
 
 impl Entry {
@@ -106,6 +132,8 @@ impl Entry {
     pub(crate) const BAD_W1_SRC1: u8 = 32;
     /// As `BAD_W1_SRC0` for src2 (w1 bits 26:18).
     pub(crate) const BAD_W1_SRC2: u8 = 64;
+    /// MUBUF/MTBUF soffset (w1 bits 31:24), checked for reserved source values.
+    pub(crate) const SOFFSET_W1: u8 = 128;
 
     /// A literal constant in src0 is printed as 16 bits.
     pub(crate) const LIT16: u8 = 1;
@@ -117,10 +145,7 @@ impl Entry {
     pub(crate) const PACKED_HI: u8 = 8;
     /// 16-bit integer operands: inline float constants print as f16 bit patterns.
     pub(crate) const INT16: u8 = 16;
-    /// DPP: src0's negate bit means `sext` (integer source modifier).
-    pub(crate) const DPP_SEXT0: u8 = 32;
-    /// DPP: src1's negate bit means `sext`.
-    pub(crate) const DPP_SEXT1: u8 = 64;
+
 
     pub(crate) fn has(&self, f: Field) -> bool {
         self.mods & f.bit() != 0
