@@ -345,3 +345,126 @@ fn mfma_f16_and_f64_layouts_match_a_cpu_matmul() {
         }
     }
 }
+
+#[test]
+fn global_atomics_return_pre_op_values() {
+    let mut mem = Memory::new();
+    mem.map(DATA, 64).expect("map");
+    mem.write_u32(DATA, 10).expect("init");
+    mem.write_u32(DATA + 4, 5).expect("init");
+    mem.write_u32(DATA + 8, 3).expect("init");
+    let mut w = wave();
+    w.vgpr[2] = [DATA as u32; 64];
+    w.vgpr[3] = [(DATA >> 32) as u32; 64];
+    w.vgpr[4] = [1; 64];
+    w.vgpr[5] = std::array::from_fn(|i| i as u32);
+    // One lane: cmpswap 10 -> 77 succeeds; a second cmpswap expecting 10 fails.
+    w.vgpr[6] = [77; 64];
+    w.vgpr[7] = [10; 64];
+    run(
+        Target::Gfx942,
+        "global_atomic_add v8, v[2:3], v4, off sc0\n global_atomic_umax v[2:3], v5, off offset:4\n\
+         s_mov_b64 exec, 1\n global_atomic_cmpswap v9, v[2:3], v[6:7], off offset:8 sc0\n\
+         global_atomic_cmpswap v10, v[2:3], v[6:7], off offset:8 sc0\n s_mov_b64 exec, -1\n\
+         global_atomic_inc v11, v[2:3], v4, off offset:12 sc0",
+        &mut w,
+        &mut mem,
+    )
+    .expect("runs");
+    let mut olds: Vec<u32> = w.vgpr[8].to_vec();
+    olds.sort_unstable();
+    assert_eq!(olds, (10..74).collect::<Vec<_>>());
+    assert_eq!(mem.read_u32(DATA), Ok(74));
+    assert_eq!(mem.read_u32(DATA + 4), Ok(63), "umax over lane ids");
+    assert_eq!((w.vgpr[9][0], w.vgpr[10][0]), (3, 3), "cmpswap returns the old value both times");
+    assert_eq!(mem.read_u32(DATA + 8), Ok(3), "3 != 10: no swap");
+    // inc with limit 1 wraps to 0 after reaching it: 0 -> 1 -> 0 -> 1 ...
+    assert_eq!(mem.read_u32(DATA + 12), Ok(0));
+}
+
+#[test]
+fn scratch_is_private_per_lane() {
+    let mut mem = Memory::new();
+    let mut w = wave();
+    w.scratch_base = 0x40_0000;
+    w.scratch_lane_bytes = 64;
+    mem.map(w.scratch_base, 64 * 64).expect("map scratch");
+    w.vgpr[1] = [8; 64];
+    run_ok_mem(Target::Gfx942, "scratch_store_dword v1, v0, off\n scratch_load_dword v2, v1, off\n scratch_load_dword v3, off, off offset:8", &mut w, &mut mem);
+    for lane in 0..64 {
+        assert_eq!(w.vgpr[2][lane], lane as u32);
+        assert_eq!(w.vgpr[3][lane], lane as u32);
+    }
+    let mut w2 = wave();
+    w2.scratch_base = 0x40_0000;
+    w2.scratch_lane_bytes = 64;
+    w2.vgpr[1] = [8; 64];
+    run_ok_mem(Target::Gfx90a, "scratch_load_dword v2, v1, off", &mut w2, &mut mem);
+    assert_eq!(w2.vgpr[2][5], 5, "gfx90a scratch addressing sees the same lane slots");
+}
+
+fn run_ok_mem(target: Target, text: &str, w: &mut Wave, mem: &mut Memory) {
+    run(target, text, w, mem).unwrap_or_else(|e| panic!("{text}: {e}"));
+}
+
+#[test]
+fn scalar_loads_and_buffer_loads_with_bounds() {
+    let mut mem = Memory::new();
+    for i in 0..16u64 {
+        mem.write_u32(DATA + 4 * i, 0x100 + i as u32).expect("fill");
+    }
+    let mut w = wave();
+    w.set_sgpr_pair(4, DATA);
+    w.sgpr[8] = DATA as u32;
+    w.sgpr[9] = (DATA >> 32) as u32;
+    w.sgpr[10] = 8;
+    w.sgpr[11] = 0;
+    run_ok_mem(Target::Gfx942, "s_load_dwordx4 s[12:15], s[4:5], 0x8\n s_buffer_load_dwordx4 s[16:19], s[8:11], 0x0", &mut w, &mut mem);
+    assert_eq!(w.sgpr[12..16], [0x102, 0x103, 0x104, 0x105]);
+    assert_eq!(w.sgpr[16..20], [0x100, 0x101, 0, 0], "dwords past num_records read 0");
+}
+
+#[test]
+fn swizzle_packed_and_64_bit_vector_ops() {
+    let mut w = wave();
+    w.vgpr[2] = std::array::from_fn(|i| (1.5f32 * i as f32).to_bits());
+    w.vgpr[3] = [2.0f32.to_bits(); 64];
+    w.vgpr[4] = [0.25f32.to_bits(); 64];
+    w.vgpr[5] = [4.0f32.to_bits(); 64];
+    run_ok(
+        Target::Gfx942,
+        "ds_swizzle_b32 v1, v0 offset:swizzle(SWAP,1)\n s_waitcnt lgkmcnt(0)\n\
+         v_pk_fma_f32 v[6:7], v[2:3], v[4:5], v[2:3]\n v_mov_b64 v[8:9], v[2:3]\n v_lshl_add_u64 v[10:11], v[8:9], 2, v[8:9]",
+        &mut w,
+    );
+    for lane in 0..64 {
+        assert_eq!(w.vgpr[1][lane], (lane ^ 1) as u32, "swizzle swap lane {lane}");
+        let x = 1.5f32 * lane as f32;
+        assert_eq!(f32::from_bits(w.vgpr[6][lane]), x.mul_add(0.25, x), "pk_fma low lane {lane}");
+        assert_eq!(f32::from_bits(w.vgpr[7][lane]), 2.0f32.mul_add(4.0, 2.0), "pk_fma high");
+        let v = w.vgpr[2][lane] as u64 | ((w.vgpr[3][lane] as u64) << 32);
+        let r = w.vgpr[10][lane] as u64 | ((w.vgpr[11][lane] as u64) << 32);
+        assert_eq!(r, (v << 2).wrapping_add(v), "lshl_add_u64 lane {lane}");
+    }
+}
+
+#[test]
+fn float_compares_handle_nan_and_class() {
+    let mut w = wave();
+    w.vgpr[1] = std::array::from_fn(|i| match i % 4 {
+        0 => 1.0f32.to_bits(),
+        1 => f32::NAN.to_bits(),
+        2 => (-0.0f32).to_bits(),
+        _ => f32::INFINITY.to_bits(),
+    });
+    run_ok(
+        Target::Gfx90a,
+        "v_cmp_lt_f32_e64 s[2:3], v1, 2.0\n v_cmp_nge_f32_e64 s[4:5], v1, 2.0\n s_movk_i32 s10, 0x260\n v_cmp_class_f32_e64 s[6:7], v1, s10\n v_cmp_u_f32_e64 s[8:9], v1, v1",
+        &mut w,
+    );
+    let pattern = |bits: [bool; 4]| (0..64).fold(0u64, |m, i| m | ((bits[i % 4] as u64) << i));
+    assert_eq!(w.sgpr_pair(2), pattern([true, false, true, false]), "lt: NaN and +inf fail");
+    assert_eq!(w.sgpr_pair(4), pattern([true, true, true, false]), "nge: NaN passes, +inf >= 2 fails");
+    assert_eq!(w.sgpr_pair(6), pattern([false, false, true, true]), "class: -0 (bit 5) | +inf (bit 9)");
+    assert_eq!(w.sgpr_pair(8), pattern([false, true, false, false]), "unordered");
+}
