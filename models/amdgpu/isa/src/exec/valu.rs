@@ -879,9 +879,33 @@ fn store(dst: &mut VReg, exec: u64, f: impl Fn(usize) -> u32) {
 
 /// The hot 32-bit VALU operations without modifiers, DPP or SDWA, computed straight into
 /// the destination register with a small stack frame. Returns false for anything else.
+///
+/// On x86-64 hosts with AVX2 and FMA the lane loops are compiled a second time for those
+/// features and chosen at run time (the workspace builds for the baseline ISA).
 #[inline(never)]
 fn fast(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports AVX2 and FMA, checked just above.
+            return unsafe { fast_avx2(w, op, fl, exec) };
+        }
+    }
+    fast_body::<false>(w, op, fl, exec)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fast_avx2(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
+    fast_body::<true>(w, op, fl, exec)
+}
+
+/// Body of [`fast`]; `HW_FMA` uses the host's fused multiply-add (a single rounding, the
+/// same result as [`fma_f32_rne`]).
+#[inline(always)]
+fn fast_body<const HW_FMA: bool>(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
     use Opcode as O;
+    let fma = |x: f32, y: f32, z: f32| if HW_FMA { x.mul_add(y, z) } else { fma_f32_rne(x, y, z) };
     let ieee = w.mode.ieee;
     macro_rules! un {
         ($f:expr) => {{
@@ -929,8 +953,8 @@ fn fast(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
         O::VMulF32E32 | O::VMulF32E64 => bin!(|x, y| fbits(f(x) * f(y))),
         O::VMaxF32E32 | O::VMaxF32E64 => bin!(|x, y| fbits(max_f32(f(x), f(y), ieee))),
         O::VMinF32E32 | O::VMinF32E64 => bin!(|x, y| fbits(min_f32(f(x), f(y), ieee))),
-        O::VFmaF32 => tri!(src2(w), |x, y, z| fbits(fma_f32_rne(f(x), f(y), f(z)))),
-        O::VFmacF32E32 => tri!(w.vgpr[fl.vdst], |x, y, z| fbits(fma_f32_rne(f(x), f(y), f(z)))),
+        O::VFmaF32 => tri!(src2(w), |x, y, z| fbits(fma(f(x), f(y), f(z)))),
+        O::VFmacF32E32 => tri!(w.vgpr[fl.vdst], |x, y, z| fbits(fma(f(x), f(y), f(z)))),
         O::VMadU32U24 => tri!(src2(w), |x: u32, y: u32, z: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
         O::VAdd3U32 => tri!(src2(w), |x: u32, y: u32, z: u32| x.wrapping_add(y).wrapping_add(z)),
         O::VLshlAddU32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x << (y & 31)).wrapping_add(z)),
