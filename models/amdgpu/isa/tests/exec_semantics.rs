@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use amdgpu_isa::exec::{run_single_wave, ExecFault, Memory, Program, Wave};
+use amdgpu_isa::exec::{run_single_wave, ExecFault, Memory, Program, Wave, WaveStatus};
 use amdgpu_isa::Target;
 
 const BASE: u64 = 0x10_0000;
@@ -48,6 +48,8 @@ fn wave() -> Wave {
 
 fn run(target: Target, text: &str, w: &mut Wave, mem: &mut Memory) -> Result<u64, ExecFault> {
     let program = Program::from_words(target, BASE, &assemble(target, text));
+    w.pc = BASE;
+    w.status = WaveStatus::Running;
     let mut lds = vec![0u8; 64 * 1024];
     run_single_wave(&program, w, mem, &mut lds, 100_000)
 }
@@ -467,4 +469,29 @@ fn float_compares_handle_nan_and_class() {
     assert_eq!(w.sgpr_pair(4), pattern([true, true, true, false]), "nge: NaN passes, +inf >= 2 fails");
     assert_eq!(w.sgpr_pair(6), pattern([false, false, true, true]), "class: -0 (bit 5) | +inf (bit 9)");
     assert_eq!(w.sgpr_pair(8), pattern([false, true, false, false]), "unordered");
+}
+
+#[test]
+fn f32_arithmetic_follows_mode_rounding_and_denormal_flushing() {
+    let tiny = 2f32.powi(-30);
+    let denormal = f32::from_bits(0x0000_1234);
+    let mut w = wave();
+    w.vgpr[1] = [1.0f32.to_bits(); 64];
+    w.vgpr[2] = [tiny.to_bits(); 64];
+    w.vgpr[3] = [denormal.to_bits(); 64];
+    // MODE 0x3f0: nearest even, denormals kept.
+    run_ok(Target::Gfx942, "v_add_f32 v4, v1, v2\n v_add_f32 v5, 0, v3\n v_fma_f32 v6, v2, v2, v1", &mut w);
+    assert_eq!(f32::from_bits(w.vgpr[4][0]), 1.0);
+    assert_eq!(w.vgpr[5][0], denormal.to_bits(), "denormal kept");
+    assert_eq!(f32::from_bits(w.vgpr[6][0]), 1.0);
+    // Round toward +inf (FP_ROUND f32 = 1) and flush f32 denormals (FP_DENORM f32 = 0).
+    run_ok(
+        Target::Gfx942,
+        "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 6), 0x1\n v_add_f32 v4, v1, v2\n v_add_f32 v5, 0, v3\n v_fma_f32 v6, v2, v2, v1",
+        &mut w,
+    );
+    let up = f32::from_bits(1.0f32.to_bits() + 1);
+    assert_eq!(f32::from_bits(w.vgpr[4][0]), up, "1 + 2^-30 rounds up toward +inf");
+    assert_eq!(w.vgpr[5][0], 0, "denormal input flushed");
+    assert_eq!(f32::from_bits(w.vgpr[6][0]), up, "fma rounds up toward +inf");
 }

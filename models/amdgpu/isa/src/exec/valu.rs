@@ -10,7 +10,7 @@
 
 use crate::decode::{Encoding, Opcode};
 use crate::numeric::valu::{fma_f32_rne, max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
-use crate::numeric::{fp8, transcendental, Fp8Format};
+use crate::numeric::{fp8, transcendental, valu, DenormMode, Fp8Format, Mode, RoundMode};
 use crate::Target;
 
 use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, Ctx, VCC};
@@ -709,24 +709,24 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
             return Ok(());
         }
         // f32 arithmetic.
-        O::VAddF32E32 | O::VAddF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(f(x) + f(y)))),
-        O::VSubF32E32 | O::VSubF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(f(x) - f(y)))),
-        O::VSubrevF32E32 | O::VSubrevF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(f(y) - f(x)))),
-        O::VMulF32E32 | O::VMulF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(f(x) * f(y)))),
+        O::VAddF32E32 | O::VAddF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::add_f32(a, b, mode.round_f32), x, y))),
+        O::VSubF32E32 | O::VSubF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::sub_f32(a, b, mode.round_f32), x, y))),
+        O::VSubrevF32E32 | O::VSubrevF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::sub_f32(b, a, mode.round_f32), x, y))),
+        O::VMulF32E32 | O::VMulF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::mul_f32(a, b, mode.round_f32), x, y))),
         O::VMinF32E32 | O::VMinF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(min_f32(f(x), f(y), mode.ieee)))),
         O::VMaxF32E32 | O::VMaxF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(max_f32(f(x), f(y), mode.ieee)))),
-        O::VFmaF32 | O::VMadF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fbits(fma_f32_rne(f(x), f(y), f(z))))),
+        O::VFmaF32 | O::VMadF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fma_mode(mode, x, y, z))),
         O::VFmacF32E32 | O::VFmacF32E64 | O::VMacF32E32 | O::VMacF32E64 => {
             let acc = w.vgpr[fl.vdst];
-            R::F32(map3(&s.f32(0), &s.f32(1), &acc, |x, y, z| fbits(fma_f32_rne(f(x), f(y), f(z)))))
+            R::F32(map3(&s.f32(0), &s.f32(1), &acc, |x, y, z| fma_mode(mode, x, y, z)))
         }
         O::VFmaakF32 | O::VMadakF32 => {
             let k = fl.literal;
-            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(fma_f32_rne(f(x), f(y), f(k)))))
+            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fma_mode(mode, x, y, k)))
         }
         O::VFmamkF32 | O::VMadmkF32 => {
             let k = fl.literal;
-            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(fma_f32_rne(f(x), f(k), f(y)))))
+            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fma_mode(mode, x, k, y)))
         }
         O::VCvtF32U32E32 | O::VCvtF32U32E64 => R::F32(map1(&s.get(0, false), |x| fbits(x as f32))),
         O::VCvtF32I32E32 | O::VCvtF32I32E64 => R::F32(map1(&s.get(0, false), |x| fbits(x as i32 as f32))),
@@ -906,6 +906,7 @@ fn fast_avx2(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
 fn fast_body<const HW_FMA: bool>(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
     use Opcode as O;
     let fma = |x: f32, y: f32, z: f32| if HW_FMA { x.mul_add(y, z) } else { fma_f32_rne(x, y, z) };
+    let plain = plain_f32(w.mode);
     let ieee = w.mode.ieee;
     macro_rules! un {
         ($f:expr) => {{
@@ -948,13 +949,13 @@ fn fast_body<const HW_FMA: bool>(w: &mut Wave, op: Opcode, fl: &Fields, exec: u6
         O::VMulU32U24E32 => bin!(|x: u32, y: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
         O::VMinU32E32 => bin!(u32::min),
         O::VMaxU32E32 => bin!(u32::max),
-        O::VAddF32E32 | O::VAddF32E64 => bin!(|x, y| fbits(f(x) + f(y))),
-        O::VSubF32E32 | O::VSubF32E64 => bin!(|x, y| fbits(f(x) - f(y))),
-        O::VMulF32E32 | O::VMulF32E64 => bin!(|x, y| fbits(f(x) * f(y))),
-        O::VMaxF32E32 | O::VMaxF32E64 => bin!(|x, y| fbits(max_f32(f(x), f(y), ieee))),
-        O::VMinF32E32 | O::VMinF32E64 => bin!(|x, y| fbits(min_f32(f(x), f(y), ieee))),
-        O::VFmaF32 => tri!(src2(w), |x, y, z| fbits(fma(f(x), f(y), f(z)))),
-        O::VFmacF32E32 => tri!(w.vgpr[fl.vdst], |x, y, z| fbits(fma(f(x), f(y), f(z)))),
+        O::VAddF32E32 | O::VAddF32E64 if plain => bin!(|x, y| fbits(f(x) + f(y))),
+        O::VSubF32E32 | O::VSubF32E64 if plain => bin!(|x, y| fbits(f(x) - f(y))),
+        O::VMulF32E32 | O::VMulF32E64 if plain => bin!(|x, y| fbits(f(x) * f(y))),
+        O::VMaxF32E32 | O::VMaxF32E64 if plain => bin!(|x, y| fbits(max_f32(f(x), f(y), ieee))),
+        O::VMinF32E32 | O::VMinF32E64 if plain => bin!(|x, y| fbits(min_f32(f(x), f(y), ieee))),
+        O::VFmaF32 if plain => tri!(src2(w), |x, y, z| fbits(fma(f(x), f(y), f(z)))),
+        O::VFmacF32E32 if plain => tri!(w.vgpr[fl.vdst], |x, y, z| fbits(fma(f(x), f(y), f(z)))),
         O::VMadU32U24 => tri!(src2(w), |x: u32, y: u32, z: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
         O::VAdd3U32 => tri!(src2(w), |x: u32, y: u32, z: u32| x.wrapping_add(y).wrapping_add(z)),
         O::VLshlAddU32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x << (y & 31)).wrapping_add(z)),
@@ -970,6 +971,27 @@ fn fast_body<const HW_FMA: bool>(w: &mut Wave, op: Opcode, fl: &Fields, exec: u6
         }
         _ => false,
     }
+}
+
+/// A binary f32 operation under MODE: input denormals flushed, `op` rounds per FP_ROUND,
+/// output denormals flushed.
+#[inline]
+fn f32_mode(mode: Mode, op: impl Fn(f32, f32) -> f32, x: u32, y: u32) -> u32 {
+    fbits(mode.flush_out_f32(op(mode.flush_in_f32(f(x)), mode.flush_in_f32(f(y)))))
+}
+
+/// `v_fma_f32` under MODE.
+#[inline]
+fn fma_mode(mode: Mode, x: u32, y: u32, z: u32) -> u32 {
+    let (a, b, c) = (mode.flush_in_f32(f(x)), mode.flush_in_f32(f(y)), mode.flush_in_f32(f(z)));
+    fbits(mode.flush_out_f32(valu::fma_f32(a, b, c, mode.round_f32)))
+}
+
+/// True when f32 arithmetic is plain IEEE (round to nearest even, denormals kept), so the
+/// fast path's native operations are exact models.
+#[inline]
+fn plain_f32(mode: Mode) -> bool {
+    mode.round_f32 == RoundMode::NearestEven && mode.denorm_f32 == DenormMode::FlushNone
 }
 
 fn sext24(x: u32) -> i32 {
