@@ -44,12 +44,12 @@ pub(crate) fn run_wave(wave: &mut Wave, program: &Program, ctx: &mut Ctx, budget
         }
         *budget -= 1;
         let pc = wave.pc;
-        let cached = *program.slot(pc)?;
+        let cached = program.slot(pc)?;
         if let Some(n) = ctx.counts.get_mut(cached.inst.opcode() as usize) {
             *n += 1;
         }
         wave.pc = pc.wrapping_add(cached.size as u64);
-        execute(wave, &cached, pc, ctx)?;
+        execute(wave, cached, pc, ctx)?;
     }
     Ok(Stop::Yield)
 }

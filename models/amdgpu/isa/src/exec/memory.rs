@@ -209,6 +209,84 @@ impl Memory {
         self.store(addr, &v.to_le_bytes())
     }
 
+    /// Reads one u32 per lane of `mask` from `addrs` into `out` (other lanes untouched),
+    /// looking each page up once per run of lanes that stay inside it.
+    #[inline]
+    pub fn gather_u32(&self, addrs: &[u64; 64], mask: u64, out: &mut [u32; 64]) -> Result<(), MemFault> {
+        let mut cached: Option<(u64, &[u8])> = None;
+        for lane in 0..64 {
+            if (mask >> lane) & 1 == 0 {
+                continue;
+            }
+            let addr = addrs[lane];
+            let page_no = addr >> PAGE_SHIFT;
+            let off = (addr & PAGE_MASK) as usize;
+            if off > PAGE_SIZE as usize - 4 {
+                out[lane] = self.read_u32(addr)?;
+                continue;
+            }
+            let page = match cached {
+                Some((no, page)) if no == page_no => page,
+                _ => match self.pages.get(&page_no) {
+                    Some(page) => {
+                        cached = Some((page_no, page));
+                        page
+                    }
+                    None => {
+                        out[lane] = self.read_u32(addr)?;
+                        continue;
+                    }
+                },
+            };
+            out[lane] = u32::from_le_bytes([page[off], page[off + 1], page[off + 2], page[off + 3]]);
+        }
+        Ok(())
+    }
+
+    /// Stores `vals[lane]` at `addrs[lane]` for the lanes of `mask`, in lane order, with
+    /// [`Memory::store_u32`] semantics (unmapped pages fault when unmapped reads fault).
+    #[inline]
+    pub fn scatter_u32(&mut self, addrs: &[u64; 64], mask: u64, vals: &[u32; 64]) -> Result<(), MemFault> {
+        let mut lane = 0usize;
+        while lane < 64 {
+            if (mask >> lane) & 1 == 0 {
+                lane += 1;
+                continue;
+            }
+            let page_no = addrs[lane] >> PAGE_SHIFT;
+            match self.pages.get_mut(&page_no) {
+                Some(page) => {
+                    // Every following lane of the mask inside this page, while it fits.
+                    while lane < 64 {
+                        if (mask >> lane) & 1 != 0 {
+                            let addr = addrs[lane];
+                            let off = (addr & PAGE_MASK) as usize;
+                            if addr >> PAGE_SHIFT != page_no || off > PAGE_SIZE as usize - 4 {
+                                break;
+                            }
+                            page[off..off + 4].copy_from_slice(&vals[lane].to_le_bytes());
+                        }
+                        lane += 1;
+                    }
+                }
+                None => {
+                    self.store_u32(addrs[lane], vals[lane])?;
+                    lane += 1;
+                }
+            }
+            // A lane that broke out of the page loop (crossing) is retried from the top;
+            // a straddling store goes through the byte path.
+            if lane < 64 && (mask >> lane) & 1 != 0 {
+                let addr = addrs[lane];
+                if (addr & PAGE_MASK) as usize > PAGE_SIZE as usize - 4 {
+                    self.store_u32(addr, vals[lane])?;
+                    lane += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reads a little-endian u64.
     pub fn read_u64(&self, addr: u64) -> Result<u64, MemFault> {
         let mut b = [0u8; 8];
@@ -295,5 +373,32 @@ mod tests {
         assert_eq!(mem.write_u32(u64::MAX - 1, 0), Err(MemFault { addr: u64::MAX - 1, kind: MemFaultKind::Wraps }));
         let mut buf = [0u8; 4];
         assert_eq!(mem.read(u64::MAX, &mut buf).map_err(|f| f.kind), Err(MemFaultKind::Wraps));
+    }
+
+    #[test]
+    fn gather_and_scatter_cross_pages_and_fault_on_unmapped_lanes() {
+        let mut mem = Memory::new();
+        mem.map(0, 2 * PAGE_SIZE).expect("map two pages");
+        // Lanes walk across the page boundary, one of them straddles it.
+        let addrs: [u64; 64] = std::array::from_fn(|i| PAGE_SIZE - 128 + 4 * i as u64 - if i == 32 { 2 } else { 0 });
+        let vals: [u32; 64] = std::array::from_fn(|i| 1000 + i as u32);
+        let mask = !(1u64 << 7);
+        mem.scatter_u32(&addrs, mask, &vals).expect("mapped");
+        let mut out = [7u32; 64];
+        mem.gather_u32(&addrs, u64::MAX, &mut out).expect("mapped");
+        for i in 0..64 {
+            if i == 7 {
+                assert_eq!(out[i], 0, "masked-off lane stored nothing");
+            } else if i == 31 || i == 32 {
+                // Lane 32 overlaps lane 31 by two bytes and was stored later.
+                assert_eq!(mem.read_u32(addrs[32]), Ok(1032));
+            } else {
+                assert_eq!(out[i], vals[i], "lane {i}");
+            }
+        }
+        let mut bad = addrs;
+        bad[40] = 0x9_0000_0000;
+        assert_eq!(mem.gather_u32(&bad, u64::MAX, &mut out), Err(MemFault { addr: 0x9_0000_0000, kind: MemFaultKind::Unmapped }));
+        assert_eq!(mem.scatter_u32(&bad, u64::MAX, &vals), Err(MemFault { addr: 0x9_0000_0000, kind: MemFaultKind::Unmapped }));
     }
 }

@@ -266,21 +266,11 @@ fn flat(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exec
     let exec = w.exec();
     if c.enc == Encoding::Global && aux & 0xfff == (KIND_LOAD | (T_DWORDS << 4) | (1 << 8)) && !acc {
         let addrs = global_addresses(w, c);
-        for lane in 0..N {
-            if (exec >> lane) & 1 != 0 {
-                w.vgpr[vdst][lane] = ctx.mem.read_u32(addrs[lane]).map_err(|f| ExecFault::mem(pc, f))?;
-            }
-        }
-        return Ok(());
+        return ctx.mem.gather_u32(&addrs, exec, &mut w.vgpr[vdst]).map_err(|f| ExecFault::mem(pc, f));
     }
     if c.enc == Encoding::Global && aux & 0xfff == (KIND_STORE | (T_DWORDS << 4) | (1 << 8)) && !acc {
         let addrs = global_addresses(w, c);
-        for lane in 0..N {
-            if (exec >> lane) & 1 != 0 {
-                ctx.mem.store_u32(addrs[lane], w.vgpr[data][lane]).map_err(|f| ExecFault::mem(pc, f))?;
-            }
-        }
-        return Ok(());
+        return ctx.mem.scatter_u32(&addrs, exec, &w.vgpr[data]).map_err(|f| ExecFault::mem(pc, f));
     }
     let spaces = flat_addresses(w, c, ctx.target);
     access(w, ctx, pc, aux, exec, &spaces, data, vdst, acc, glc)
