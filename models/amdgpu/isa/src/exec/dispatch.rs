@@ -38,6 +38,10 @@ pub const KERNARG_BASE: u64 = 0x7e00_0001_0000;
 /// Base of the scratch area.
 pub const SCRATCH_BASE: u64 = 0x7d00_0000_0000;
 
+/// Largest private segment per work-item a dispatch may ask for (the hardware limit is
+/// lower); larger descriptors are rejected instead of allocating gigabytes.
+pub const MAX_SCRATCH_PER_LANE: u32 = 1 << 20;
+
 /// Size of the opcode counter table (greater than the number of opcodes).
 const OPCODE_SLOTS: usize = 4096;
 
@@ -197,6 +201,9 @@ pub fn run_program(
     let waves_per_group = group_items.div_ceil(WAVE_LANES as u64) as usize;
     let lane_bytes = if kd.properties.uses_dynamic_stack { kd.private_segment_fixed_size.max(16 * 1024) } else { kd.private_segment_fixed_size }
         .next_multiple_of(16);
+    if lane_bytes > MAX_SCRATCH_PER_LANE {
+        return Err(ExecFault::BadDispatch { reason: format!("{lane_bytes} bytes of scratch per work-item exceed {MAX_SCRATCH_PER_LANE}") });
+    }
     if lane_bytes > 0 {
         mem.map(SCRATCH_BASE, lane_bytes as u64 * WAVE_LANES as u64 * waves_per_group as u64).map_err(mem_err)?;
     }

@@ -18,6 +18,35 @@
 //!
 //! **Architecture Invariant:** this module knows nothing about simulated time; s_waitcnt,
 //! s_sleep and s_nop are functional no-ops.
+//!
+//! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
+//! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
+//! GDS instructions, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
+//! gfx950 scaled MFMA, packed f16 atomics, most VOP3P dot products, `s_call`, trap
+//! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
+//! is IEEE round-to-nearest-even.
+//!
+//! ```no_run
+//! use amdgpu_isa::code_object::CodeObject;
+//! use amdgpu_isa::exec::{run_kernel, Memory};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let code = CodeObject::parse(&std::fs::read("saxpy.co")?)?;
+//! let mut mem = Memory::new();
+//! let (x, y) = (0x1_0000_0000u64, 0x1_1000_0000u64);
+//! mem.map(x, 4096)?;
+//! mem.map(y, 4096)?;
+//! // Explicit kernel arguments as the metadata lays them out: n, a, x, y.
+//! let mut args = Vec::new();
+//! args.extend_from_slice(&1000u32.to_le_bytes());
+//! args.extend_from_slice(&2.5f32.to_le_bytes());
+//! args.extend_from_slice(&x.to_le_bytes());
+//! args.extend_from_slice(&y.to_le_bytes());
+//! let stats = run_kernel(&code, "saxpy", [1024, 1, 1], [256, 1, 1], &args, &mut mem)?;
+//! println!("{} wave-instructions", stats.wave_instructions);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod dispatch;
 mod interp;
