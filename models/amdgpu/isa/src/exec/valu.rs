@@ -1013,7 +1013,8 @@ fn write_sdwa(w: &mut Wave, c: &CachedInst, vdst: usize, v: L32, mask: u64) {
     };
     let sel = (ctrl >> 8) & 7;
     let unused = (ctrl >> 11) & 3;
-    if sel == 6 {
+    if sel >= 6 {
+        // 6 is DWORD; 7 is reserved and treated as DWORD.
         write(&mut w.vgpr[vdst], &v, mask);
         return;
     }
