@@ -10,13 +10,13 @@ use proptest::prelude::*;
 /// Top bits of each encoding family (value, number of fixed bits).
 const FAMILIES: [(u32, u32); 12] = [
     (0b10, 2),         // SOP2/SOPK/SOP1/SOPC/SOPP
-    (0b1011_1110_1, 9), // SOP1
-    (0b1011_1111_1, 9), // SOPP
+    (0b1_0111_1101, 9), // SOP1
+    (0b1_0111_1111, 9), // SOPP
     (0b0, 1),          // VOP2/VOP1/VOPC
-    (0b0111_111, 7),   // VOP1
+    (0b011_1111, 7), // VOP1
     (0b110000, 6),     // SMEM
     (0b110100, 6),     // VOP3
-    (0b1101_0011_1, 9), // VOP3P
+    (0b1_1010_0111, 9), // VOP3P
     (0b110110, 6),     // DS
     (0b110111, 6),     // FLAT/GLOBAL/SCRATCH
     (0b111000, 6),     // MUBUF
