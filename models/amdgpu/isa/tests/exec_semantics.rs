@@ -495,3 +495,23 @@ fn f32_arithmetic_follows_mode_rounding_and_denormal_flushing() {
     assert_eq!(w.vgpr[5][0], 0, "denormal input flushed");
     assert_eq!(f32::from_bits(w.vgpr[6][0]), up, "fma rounds up toward +inf");
 }
+
+#[test]
+fn compiler_f32_division_sequence_is_correctly_rounded() {
+    // The sequence clang emits for `a / b` in f32 with denormals enabled.
+    let div = "v_div_scale_f32 v3, s[0:1], v2, v2, v1\n v_div_scale_f32 v4, vcc, v1, v2, v1\n v_rcp_f32 v5, v3\n\
+               v_fma_f32 v6, -v3, v5, 1.0\n v_fma_f32 v5, v6, v5, v5\n v_mul_f32 v6, v4, v5\n v_fma_f32 v7, -v3, v6, v4\n\
+               v_fma_f32 v6, v7, v5, v6\n v_fma_f32 v3, -v3, v6, v4\n v_div_fmas_f32 v3, v3, v5, v6\n v_div_fixup_f32 v0, v3, v2, v1";
+    let nums: [f32; 8] = [1.0, 22.0, -7.5, 1e30, 3.0e-39, 0.0, 5.0, f32::INFINITY];
+    let dens: [f32; 8] = [3.0, 7.0, 0.1, 1e-8, 3.0, 2.0, 0.0, 4.0];
+    for target in Target::ALL {
+        let mut w = wave();
+        w.vgpr[1] = std::array::from_fn(|i| nums[i % 8].to_bits());
+        w.vgpr[2] = std::array::from_fn(|i| dens[i % 8].to_bits());
+        run_ok(target, div, &mut w);
+        for i in 0..8 {
+            let want = nums[i] / dens[i];
+            assert_eq!(w.vgpr[0][i], want.to_bits(), "{target}: {} / {} = {want}, got {}", nums[i], dens[i], f32::from_bits(w.vgpr[0][i]));
+        }
+    }
+}

@@ -87,6 +87,24 @@ pub(crate) fn compare_aux(mnemonic: &str) -> u16 {
     0x8000 | ((x as u16) << 14) | always | (ty_code << 4) | cond_code
 }
 
+/// The VOP3B opcodes (a scalar carry/flag destination in place of abs and op_sel).
+fn is_vop3b(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(
+        op,
+        O::VAddCoU32E64
+            | O::VSubCoU32E64
+            | O::VSubrevCoU32E64
+            | O::VAddcCoU32E64
+            | O::VSubbCoU32E64
+            | O::VSubbrevCoU32E64
+            | O::VDivScaleF32
+            | O::VDivScaleF64
+            | O::VMadU64U32
+            | O::VMadI64I32
+    )
+}
+
 fn fields(c: &CachedInst) -> Fields {
     let words = c.inst.words();
     let w0 = words[0];
@@ -113,6 +131,11 @@ fn fields(c: &CachedInst) -> Fields {
             f.src = [w1 & 0x1ff, (w1 >> 9) & 0x1ff, (w1 >> 18) & 0x1ff];
             f.omod = (w1 >> 27) & 3;
             f.neg = ((w1 >> 29) & 7) as u8;
+            if is_vop3b(c.op) {
+                // VOP3B: bits 14:8 are the scalar destination, there is no abs/op_sel.
+                f.abs = 0;
+                f.opsel = 0;
+            }
         }
         Encoding::Vop3p => {
             f.vdst = (w0 & 0xff) as usize;
@@ -793,6 +816,97 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
             }
             R::B32(out)
         }
+        // Division helpers (the compiler's f32/f64 division sequence).
+        O::VDivScaleF32 => {
+            let (a, b, cc) = (s.f32(0), s.f32(1), s.f32(2));
+            let mut out = [0u32; N];
+            let mut flags = 0u64;
+            for i in 0..N {
+                let (r, flag) = valu::div_scale_f32(f(a[i]), f(b[i]), f(cc[i]));
+                out[i] = fbits(r);
+                flags |= (flag as u64) << i;
+            }
+            let mask = s.write_mask;
+            write(&mut w.vgpr[fl.vdst], &out, mask);
+            let old = w.sgpr_pair(fl.sdst);
+            w.set_sgpr_pair(fl.sdst, (old & !exec) | (flags & exec));
+            return Ok(());
+        }
+        O::VDivScaleF64 => {
+            let (a, b, cc) = (s.f64(0), s.f64(1), s.f64(2));
+            let mut out = [0u64; N];
+            let mut flags = 0u64;
+            for i in 0..N {
+                let (r, flag) = valu::div_scale_f64(d(a[i]), d(b[i]), d(cc[i]));
+                out[i] = r.to_bits();
+                flags |= (flag as u64) << i;
+            }
+            let mask = s.write_mask;
+            write64(&mut w.vgpr, fl.vdst, &out, mask);
+            let old = w.sgpr_pair(fl.sdst);
+            w.set_sgpr_pair(fl.sdst, (old & !exec) | (flags & exec));
+            return Ok(());
+        }
+        O::VDivFmasF32 => {
+            let vcc = s.w.vcc();
+            let (a, b, cc) = (s.f32(0), s.f32(1), s.f32(2));
+            let mut out = [0u32; N];
+            for i in 0..N {
+                out[i] = fbits(valu::div_fmas_f32(f(a[i]), f(b[i]), f(cc[i]), (vcc >> i) & 1 != 0, mode.round_f32));
+            }
+            R::F32(out)
+        }
+        O::VDivFmasF64 => {
+            let vcc = s.w.vcc();
+            let (a, b, cc) = (s.f64(0), s.f64(1), s.f64(2));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = valu::div_fmas_f64(d(a[i]), d(b[i]), d(cc[i]), (vcc >> i) & 1 != 0).to_bits();
+            }
+            R::F64(out)
+        }
+        O::VDivFixupF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fbits(valu::div_fixup_f32(f(x), f(y), f(z))))),
+        O::VDivFixupF64 => R::F64(map64_3(&s.f64(0), &s.f64(1), &s.f64(2), |x, y, z| valu::div_fixup_f64(d(x), d(y), d(z)).to_bits())),
+        O::VLdexpF32 => R::F32(map2(&s.f32(0), &s.get(1, false), |x, n| fbits(valu::ldexp_f32(f(x), n as i32)))),
+        O::VLdexpF64 => {
+            let (a, n) = (s.f64(0), s.get(1, false));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = valu::ldexp_f64(d(a[i]), n[i] as i32).to_bits();
+            }
+            R::F64(out)
+        }
+        O::VFrexpMantF32E32 | O::VFrexpMantF32E64 => R::F32(map1(&s.f32(0), |x| fbits(valu::frexp_mant_f32(f(x))))),
+        O::VFrexpExpI32F32E32 | O::VFrexpExpI32F32E64 => R::B32(map1(&s.f32(0), |x| valu::frexp_exp_f32(f(x)) as u32)),
+        O::VFrexpMantF64E32 | O::VFrexpMantF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| valu::frexp_mant_f64(d(a[i])).to_bits()))
+        }
+        O::VFrexpExpI32F64E32 | O::VFrexpExpI32F64E64 => {
+            let a = s.f64(0);
+            R::B32(std::array::from_fn(|i| valu::frexp_exp_f64(d(a[i])) as u32))
+        }
+        O::VRcpF64E32 | O::VRcpF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| transcendental::rcp_f64(d(a[i])).to_bits()))
+        }
+        O::VRsqF64E32 | O::VRsqF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| transcendental::rsq_f64(d(a[i])).to_bits()))
+        }
+        O::VSqrtF64E32 | O::VSqrtF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| transcendental::sqrt_f64(d(a[i])).to_bits()))
+        }
+        O::VFloorF64E32 | O::VFloorF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| d(a[i]).floor().to_bits()))
+        }
+        O::VTruncF64E32 | O::VTruncF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| d(a[i]).trunc().to_bits()))
+        }
+        O::VCvtF32Ubyte0E32 | O::VCvtF32Ubyte0E64 => R::F32(map1(&s.get(0, false), |x| fbits((x & 0xff) as f32))),
         // f16.
         O::VAddF16E32 | O::VAddF16E64 => R::F16(f16_op2(&mut s, |x, y| x + y)),
         O::VSubF16E32 | O::VSubF16E64 => R::F16(f16_op2(&mut s, |x, y| x - y)),
