@@ -515,3 +515,55 @@ fn compiler_f32_division_sequence_is_correctly_rounded() {
         }
     }
 }
+
+/// Packs A (`m x k`) and B (`k x m`) element bit patterns into v[2..] and v[2+regs..] per
+/// the single-block layout (lane `i + m * (kk / kpl)`, element `kk % kpl`).
+fn pack_ab(w: &mut Wave, m: usize, k: usize, bits: usize, a: &[u32], b: &[u32]) -> usize {
+    let kpl = k * m / 64;
+    let regs = kpl * bits / 32;
+    for lane in 0..64 {
+        let (idx, kg) = (lane % m, lane / m);
+        for e in 0..kpl {
+            let kk = kg * kpl + e;
+            let (reg, shift) = ((e * bits) / 32, (e * bits) % 32);
+            w.vgpr[2 + reg][lane] |= a[idx * k + kk] << shift;
+            w.vgpr[2 + regs + reg][lane] |= b[kk * m + idx] << shift;
+        }
+    }
+    regs
+}
+
+#[test]
+fn mfma_i8_and_bf16_layouts_match_a_cpu_matmul() {
+    let m = 16;
+    // v_mfma_i32_16x16x32_i8 (gfx942): 8 i8 per lane in two VGPRs.
+    let k = 32;
+    let a: Vec<i32> = (0..m * k).map(|x| ((x * 37) % 255) as i32 - 127).collect();
+    let b: Vec<i32> = (0..k * m).map(|x| ((x * 91) % 251) as i32 - 125).collect();
+    let mut w = wave();
+    let regs = pack_ab(&mut w, m, k, 8, &a.iter().map(|&x| x as u8 as u32).collect::<Vec<_>>(), &b.iter().map(|&x| x as u8 as u32).collect::<Vec<_>>());
+    assert_eq!(regs, 2);
+    run_ok(Target::Gfx942, "v_mfma_i32_16x16x32_i8 v[8:11], v[2:3], v[4:5], 0", &mut w);
+    for lane in 0..64 {
+        for r in 0..4 {
+            let (i, j) = (4 * (lane / 16) + r, lane % 16);
+            let want: i32 = (0..k).map(|kk| a[i * k + kk] * b[kk * m + j]).sum();
+            assert_eq!(w.vgpr[8 + r][lane] as i32, want, "i8 D[{i}][{j}]");
+        }
+    }
+    // v_mfma_f32_16x16x16bf16_1k (gfx90a): 4 bf16 per lane; small integers are exact.
+    let k = 16;
+    let a: Vec<f32> = (0..m * k).map(|x| ((x * 3) % 7) as f32 - 3.0).collect();
+    let b: Vec<f32> = (0..k * m).map(|x| ((x * 5) % 9) as f32 - 4.0).collect();
+    let bf = |x: &f32| x.to_bits() >> 16;
+    let mut w = wave();
+    pack_ab(&mut w, m, k, 16, &a.iter().map(bf).collect::<Vec<_>>(), &b.iter().map(bf).collect::<Vec<_>>());
+    run_ok(Target::Gfx90a, "v_mfma_f32_16x16x16bf16_1k a[0:3], v[2:3], v[4:5], 0", &mut w);
+    for lane in 0..64 {
+        for r in 0..4 {
+            let (i, j) = (4 * (lane / 16) + r, lane % 16);
+            let want: f32 = (0..k).map(|kk| a[i * k + kk] * b[kk * m + j]).sum();
+            assert_eq!(f32::from_bits(w.agpr[r][lane]), want, "bf16 D[{i}][{j}] (AGPR destination)");
+        }
+    }
+}
