@@ -567,3 +567,29 @@ fn mfma_i8_and_bf16_layouts_match_a_cpu_matmul() {
         }
     }
 }
+
+#[test]
+fn lds_exchange_pairs_mask_or_and_float_atomics() {
+    let mut w = wave();
+    w.vgpr[1] = std::array::from_fn(|i| 8 * i as u32);
+    w.vgpr[2] = std::array::from_fn(|i| 100 + i as u32);
+    w.vgpr[3] = std::array::from_fn(|i| 200 + i as u32);
+    w.vgpr[4] = [0xff00; 64];
+    w.vgpr[5] = [0x0012; 64];
+    w.vgpr[6] = [2.5f32.to_bits(); 64];
+    w.vgpr[9] = [0; 64];
+    run_ok(
+        Target::Gfx942,
+        "ds_write2_b32 v1, v4, v4 offset1:1\n ds_wrxchg2_rtn_b32 v[10:11], v1, v2, v3 offset1:1\n\
+         ds_read2_b32 v[12:13], v1 offset1:1\n ds_mskor_rtn_b32 v14, v1, v4, v5\n ds_read_b32 v15, v1\n\
+         ds_max_rtn_f32 v16, v9, v6 offset:4096\n ds_read_b32 v17, v9 offset:4096",
+        &mut w,
+    );
+    for lane in 0..64 {
+        assert_eq!((w.vgpr[10][lane], w.vgpr[11][lane]), (0xff00, 0xff00), "old pair lane {lane}");
+        assert_eq!((w.vgpr[12][lane], w.vgpr[13][lane]), (100 + lane as u32, 200 + lane as u32), "new pair lane {lane}");
+        assert_eq!(w.vgpr[14][lane], 100 + lane as u32, "mskor returns the old value");
+        assert_eq!(w.vgpr[15][lane], ((100 + lane as u32) & !0xff00) | 0x12, "mskor result lane {lane}");
+    }
+    assert_eq!(f32::from_bits(w.vgpr[17][0]), 2.5, "max(0.0, 2.5)");
+}

@@ -43,6 +43,10 @@ enum AtomicOp {
     AddF64,
     MinF64,
     MaxF64,
+    MinF32,
+    MaxF32,
+    /// `(old & !src) | cmp` (DS mask-or: data0 is the mask, data1 the bits).
+    Mskor,
 }
 
 const ATOMIC_OPS: [(&str, AtomicOp); 17] = [
@@ -412,6 +416,9 @@ fn atomic_apply(op: AtomicOp, old: u64, src: u64, cmp: u64, wide: bool) -> u64 {
         AtomicOp::AddF64 => (f64::from_bits(o) + f64::from_bits(s)).to_bits(),
         AtomicOp::MinF64 => f64::from_bits(o).min(f64::from_bits(s)).to_bits(),
         AtomicOp::MaxF64 => f64::from_bits(o).max(f64::from_bits(s)).to_bits(),
+        AtomicOp::MinF32 => f32::from_bits(o as u32).min(f32::from_bits(s as u32)).to_bits() as u64,
+        AtomicOp::MaxF32 => f32::from_bits(o as u32).max(f32::from_bits(s as u32)).to_bits() as u64,
+        AtomicOp::Mskor => (o & !s) | (cmp & mask),
     };
     r & mask
 }
@@ -589,6 +596,22 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                 }
             });
         }
+        O::DsWrxchg2RtnB32 | O::DsWrxchg2st64RtnB32 | O::DsWrxchg2RtnB64 | O::DsWrxchg2st64RtnB64 => {
+            let wide = matches!(op, O::DsWrxchg2RtnB64 | O::DsWrxchg2st64RtnB64);
+            let unit = if wide { 8 } else { 4 } * if matches!(op, O::DsWrxchg2st64RtnB32 | O::DsWrxchg2st64RtnB64) { 64 } else { 1 };
+            let n = if wide { 2 } else { 1 };
+            lanes!(lane, {
+                for (slot, (o, src)) in [(off0, d0), (off1, d1)].into_iter().enumerate() {
+                    let a = addr[lane].wrapping_add(o * unit);
+                    for k in 0..n {
+                        let at = a.wrapping_add(4 * k as u32);
+                        let old = lds_u32(ctx.lds, at);
+                        lds_set_u32(ctx.lds, at, regs_data(w, src + k, lane));
+                        file(w, acc)[(vdst + slot * n + k) & 255][lane] = old;
+                    }
+                }
+            });
+        }
         O::DsBpermuteB32 | O::DsPermuteB32 => {
             let src = if acc { w.agpr[d0] } else { w.vgpr[d0] };
             let mut out = [0u32; N];
@@ -635,6 +658,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
         }
         _ => {
             let Some((aop, ret, wide)) = ds_atomic(op) else { return Err(unsupported(&c.inst, pc)) };
+            let float_cmp = matches!(op, O::DsCmpstF32 | O::DsCmpstRtnF32 | O::DsCmpstF64 | O::DsCmpstRtnF64);
             lanes!(lane, {
                 let a = addr[lane].wrapping_add(offset);
                 let rd = |r: usize| regs_data(w, r, lane) as u64;
@@ -644,10 +668,17 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                 lds_read(ctx.lds, a, &mut buf[..bytes]);
                 let old = u64::from_le_bytes(buf);
                 // ds_cmpst: data0 is the compare value, data1 the new value.
-                let new = if aop == AtomicOp::Cmpswap {
-                    if old == src { cmp_v } else { old }
-                } else {
-                    atomic_apply(aop, old, src, 0, wide)
+                let new = match aop {
+                    AtomicOp::Cmpswap if float_cmp && !wide => {
+                        if f32::from_bits(old as u32) == f32::from_bits(src as u32) { cmp_v } else { old }
+                    }
+                    AtomicOp::Cmpswap if float_cmp => {
+                        if f64::from_bits(old) == f64::from_bits(src) { cmp_v } else { old }
+                    }
+                    AtomicOp::Cmpswap => {
+                        if old == src { cmp_v } else { old }
+                    }
+                    _ => atomic_apply(aop, old, src, cmp_v, wide),
                 };
                 lds_write(ctx.lds, a, &new.to_le_bytes()[..bytes]);
                 if ret {
@@ -702,6 +733,43 @@ fn ds_atomic(op: Opcode) -> Option<(AtomicOp, bool, bool)> {
         O::DsAddRtnF32 => (A::AddF32, true, false),
         O::DsAddF64 => (A::AddF64, false, true),
         O::DsAddRtnF64 => (A::AddF64, true, true),
+        O::DsRsubU32 | O::DsRsubRtnU32 | O::DsRsubU64 | O::DsRsubRtnU64 => return None,
+        O::DsSubU64 => (A::Sub, false, true),
+        O::DsSubRtnU64 => (A::Sub, true, true),
+        O::DsIncU64 => (A::Inc, false, true),
+        O::DsIncRtnU64 => (A::Inc, true, true),
+        O::DsDecU64 => (A::Dec, false, true),
+        O::DsDecRtnU64 => (A::Dec, true, true),
+        O::DsMinI64 => (A::Smin, false, true),
+        O::DsMinRtnI64 => (A::Smin, true, true),
+        O::DsMaxI64 => (A::Smax, false, true),
+        O::DsMaxRtnI64 => (A::Smax, true, true),
+        O::DsMinU64 => (A::Umin, false, true),
+        O::DsMinRtnU64 => (A::Umin, true, true),
+        O::DsMaxU64 => (A::Umax, false, true),
+        O::DsMaxRtnU64 => (A::Umax, true, true),
+        O::DsAndB64 => (A::And, false, true),
+        O::DsAndRtnB64 => (A::And, true, true),
+        O::DsOrB64 => (A::Or, false, true),
+        O::DsOrRtnB64 => (A::Or, true, true),
+        O::DsXorB64 => (A::Xor, false, true),
+        O::DsXorRtnB64 => (A::Xor, true, true),
+        O::DsMskorB32 => (A::Mskor, false, false),
+        O::DsMskorRtnB32 => (A::Mskor, true, false),
+        O::DsMskorB64 => (A::Mskor, false, true),
+        O::DsMskorRtnB64 => (A::Mskor, true, true),
+        O::DsCmpstF32 => (A::Cmpswap, false, false),
+        O::DsCmpstRtnF32 => (A::Cmpswap, true, false),
+        O::DsCmpstF64 => (A::Cmpswap, false, true),
+        O::DsCmpstRtnF64 => (A::Cmpswap, true, true),
+        O::DsMinF32 => (A::MinF32, false, false),
+        O::DsMinRtnF32 => (A::MinF32, true, false),
+        O::DsMaxF32 => (A::MaxF32, false, false),
+        O::DsMaxRtnF32 => (A::MaxF32, true, false),
+        O::DsMinF64 => (A::MinF64, false, true),
+        O::DsMinRtnF64 => (A::MinF64, true, true),
+        O::DsMaxF64 => (A::MaxF64, false, true),
+        O::DsMaxRtnF64 => (A::MaxF64, true, true),
         _ => return None,
     })
 }
