@@ -133,6 +133,9 @@ fn run_target(processor: &str, version: Option<u8>) -> BTreeMap<String, u64> {
                 for (op, n) in stats.per_opcode {
                     *coverage.entry(op.mnemonic().to_string()).or_insert(0) += n;
                 }
+                for (class, n) in stats.per_class {
+                    *coverage.entry(format!("class:{class}")).or_insert(0) += n;
+                }
             }
             Err(e) => failures.push(format!("{} on {processor}: {e}", sidecar.file)),
         }
@@ -156,7 +159,11 @@ fn exec_corpus_gfx942_and_coverage_report() {
     }
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("..").join("exec-coverage.txt");
     std::fs::write(&path, text).expect("write coverage report");
-    assert!(coverage.len() >= 40, "only {} distinct opcodes executed", coverage.len());
+    let opcodes = coverage.keys().filter(|k| !k.starts_with("class:")).count();
+    assert!(opcodes >= 40, "only {opcodes} distinct opcodes executed");
+    for class in ["SOP1", "SOP2", "SOPP", "SMEM", "VOP1", "VOP2", "VOP3", "VOPC", "VOP3P", "DS", "GLOBAL", "VOP1_DPP"] {
+        assert!(coverage.contains_key(&format!("class:{class}")), "no {class} instruction executed");
+    }
     for needed in ["s_endpgm", "s_barrier", "ds_bpermute_b32", "global_atomic_add", "v_mfma_f32_16x16x4_f32", "v_mov_b32_dpp"] {
         let hit = coverage.contains_key(needed);
         assert!(hit, "{needed} never executed");
