@@ -593,3 +593,24 @@ fn lds_exchange_pairs_mask_or_and_float_atomics() {
     }
     assert_eq!(f32::from_bits(w.vgpr[17][0]), 2.5, "max(0.0, 2.5)");
 }
+
+#[test]
+fn half_precision_math_and_calls() {
+    let h = |x: f32| half::f16::from_f32(x).to_bits() as u32;
+    let mut w = wave();
+    w.vgpr[1] = [h(1.0); 64];
+    w.vgpr[2] = [h(2f32.powi(-11)); 64];
+    w.vgpr[3] = [h(3.0); 64];
+    w.vgpr[4] = [1.0f32.to_bits() + 1; 64];
+    run_ok(
+        Target::Gfx90a,
+        "s_call_b64 s[4:5], 1\n s_branch 2\n v_mov_b32 v9, 5\n s_setpc_b64 s[4:5]\n\
+         v_add_f16 v5, v1, v2\n v_mul_f16 v6, v3, v3\n v_fma_f16 v7, v3, v3, v1\n v_cvt_pkrtz_f16_f32 v8, v4, -v4",
+        &mut w,
+    );
+    assert_eq!(w.vgpr[9][0], 5, "the called block ran and returned");
+    assert_eq!(w.vgpr[5][0], h(1.0), "1 + 2^-11 ties to even");
+    assert_eq!(w.vgpr[6][0], h(9.0));
+    assert_eq!(w.vgpr[7][0], h(10.0));
+    assert_eq!(w.vgpr[8][0], h(1.0) | (h(-1.0) << 16), "round toward zero drops the f32 ulp");
+}

@@ -338,6 +338,11 @@ fn sopk(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             w.scc = o;
         }
         O::SMulkI32 => w.set_sgpr(d, (cur as i32).wrapping_mul(simm) as u32),
+        O::SCallB64 => {
+            // Return address = the next instruction; target relative to it.
+            w.set_sgpr_pair(d, w.pc);
+            w.pc = w.pc.wrapping_add((simm as i64 * 4) as u64);
+        }
         O::SCmpkEqI32 => w.scc = cur as i32 == simm,
         O::SCmpkLgI32 => w.scc = cur as i32 != simm,
         O::SCmpkGtI32 => w.scc = cur as i32 > simm,

@@ -908,9 +908,31 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
         }
         O::VCvtF32Ubyte0E32 | O::VCvtF32Ubyte0E64 => R::F32(map1(&s.get(0, false), |x| fbits((x & 0xff) as f32))),
         // f16.
-        O::VAddF16E32 | O::VAddF16E64 => R::F16(f16_op2(&mut s, |x, y| x + y)),
-        O::VSubF16E32 | O::VSubF16E64 => R::F16(f16_op2(&mut s, |x, y| x - y)),
-        O::VMulF16E32 | O::VMulF16E64 => R::F16(f16_op2(&mut s, |x, y| x * y)),
+        O::VAddF16E32 | O::VAddF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::add_f16(x as u16, y as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VSubF16E32 | O::VSubF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::add_f16(x as u16, y as u16 ^ 0x8000, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VMulF16E32 | O::VMulF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::mul_f16(x as u16, y as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VFmaF16 => {
+            let (a, b, cc) = (s.f16(0), s.f16(1), s.f16(2));
+            R::F16(map3(&a, &b, &cc, |x, y, z| valu::fma_f16(x as u16, y as u16, z as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VMaxF16E32 | O::VMaxF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::max_f16(x as u16, y as u16, mode.ieee) as u32))
+        }
+        O::VMinF16E32 | O::VMinF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::min_f16(x as u16, y as u16, mode.ieee) as u32))
+        }
+        O::VCvtPkrtzF16F32 => R::B32(map2(&s.f32(0), &s.f32(1), |x, y| valu::cvt_pkrtz_f16_f32(f(x), f(y)))),
         O::VCvtF32F16E32 | O::VCvtF32F16E64 => {
             let a = s.f16(0);
             R::F32(map1(&a, |h| fbits(crate::numeric::convert::f16_to_f32(h as u16))))
@@ -1112,12 +1134,6 @@ fn sext24(x: u32) -> i32 {
     ((x << 8) as i32) >> 8
 }
 
-fn f16_op2(s: &mut Srcs, op: impl Fn(f32, f32) -> f32) -> L32 {
-    use crate::numeric::convert::{f16_to_f32, f32_to_f16};
-    let rm = s.w.mode.round_f16_f64;
-    let (a, b) = (s.f16(0), s.f16(1));
-    map2(&a, &b, |x, y| f32_to_f16(op(f16_to_f32(x as u16), f16_to_f32(y as u16)), rm) as u32)
-}
 
 /// Writes a 32-bit result, honouring the SDWA destination select.
 fn write_sdwa(w: &mut Wave, c: &CachedInst, vdst: usize, v: L32, mask: u64) {
