@@ -614,3 +614,25 @@ fn half_precision_math_and_calls() {
     assert_eq!(w.vgpr[7][0], h(10.0));
     assert_eq!(w.vgpr[8][0], h(1.0) | (h(-1.0) << 16), "round toward zero drops the f32 ulp");
 }
+
+#[test]
+fn dot_products() {
+    let h = |x: f32| half::f16::from_f32(x).to_bits() as u32;
+    let mut w = wave();
+    w.vgpr[1] = [h(1.5) | (h(-2.0) << 16); 64];
+    w.vgpr[2] = [h(4.0) | (h(0.25) << 16); 64];
+    w.vgpr[3] = [10.0f32.to_bits(); 64];
+    w.vgpr[4] = [0x80ff_7f02; 64]; // bytes 2, 127, -1, -128
+    w.vgpr[5] = [0x0302_01ff; 64]; // bytes -1, 1, 2, 3
+    w.vgpr[6] = [100; 64];
+    w.vgpr[7] = [10.0f32.to_bits(); 64];
+    run_ok(
+        Target::Gfx90a,
+        "v_dot2_f32_f16 v8, v1, v2, v3\n v_dot4_i32_i8 v9, v4, v5, v6\n v_dot4_u32_u8 v10, v4, v5, v6\n v_dot2c_f32_f16 v7, v1, v2",
+        &mut w,
+    );
+    assert_eq!(f32::from_bits(w.vgpr[8][0]), 10.0 + 6.0 - 0.5);
+    assert_eq!(w.vgpr[9][0] as i32, 100 + (2 * -1) + (127 * 1) + (-1 * 2) + (-128 * 3));
+    assert_eq!(w.vgpr[10][0], 100 + 2 * 255 + 127 + 255 * 2 + 128 * 3);
+    assert_eq!(f32::from_bits(w.vgpr[7][0]), 15.5, "dot2c accumulates into its destination");
+}

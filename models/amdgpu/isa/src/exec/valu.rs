@@ -10,7 +10,7 @@
 
 use crate::decode::{Encoding, Opcode};
 use crate::numeric::valu::{fma_f32_rne, max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
-use crate::numeric::{fp8, transcendental, valu, DenormMode, Fp8Format, Mode, RoundMode};
+use crate::numeric::{dot, fp8, transcendental, valu, DenormMode, Fp8Format, Mode, RoundMode};
 use crate::Target;
 
 use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, Ctx, VCC};
@@ -816,6 +816,26 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
             }
             R::B32(out)
         }
+        O::VDot2cF32F16E32 | O::VDot2cF32F16E64 | O::VDot2cF32Bf16E32 | O::VDot2cF32Bf16E64 => {
+            let acc = w.vgpr[fl.vdst];
+            let bf = matches!(op, O::VDot2cF32Bf16E32 | O::VDot2cF32Bf16E64);
+            let rm = mode.round_f32;
+            R::F32(map3(&s.get(0, false), &s.get(1, false), &acc, |x, y, z| {
+                if bf {
+                    fbits(dot::dot2c_f32_bf16(x, y, f(z), rm))
+                } else {
+                    fbits(dot::dot2_f32_f16(x, y, f(z), rm))
+                }
+            }))
+        }
+        O::VDot4cI32I8E32 | O::VDot4cI32I8E64 => {
+            let acc = w.vgpr[fl.vdst];
+            R::B32(map3(&s.get(0, false), &s.get(1, false), &acc, |x, y, z| dot4_i8(x, y, z, true)))
+        }
+        O::VDot2cI32I16E32 | O::VDot2cI32I16E64 => {
+            let acc = w.vgpr[fl.vdst];
+            R::B32(map3(&s.get(0, false), &s.get(1, false), &acc, |x, y, z| dot2_i16(x, y, z, true)))
+        }
         // Division helpers (the compiler's f32/f64 division sequence).
         O::VDivScaleF32 => {
             let (a, b, cc) = (s.f32(0), s.f32(1), s.f32(2));
@@ -1130,6 +1150,30 @@ fn plain_f32(mode: Mode) -> bool {
     mode.round_f32 == RoundMode::NearestEven && mode.denorm_f32 == DenormMode::FlushNone
 }
 
+/// `sum(a.byte[k] * b.byte[k]) + c` over the four bytes, signed or unsigned (wrapping).
+#[inline]
+fn dot4_i8(a: u32, b: u32, c: u32, signed: bool) -> u32 {
+    let mut acc = c;
+    for k in 0..4 {
+        let (x, y) = ((a >> (8 * k)) as u8, (b >> (8 * k)) as u8);
+        let p = if signed { (x as i8 as i32 * y as i8 as i32) as u32 } else { x as u32 * y as u32 };
+        acc = acc.wrapping_add(p);
+    }
+    acc
+}
+
+/// `a.lo * b.lo + a.hi * b.hi + c` over 16-bit halves, signed or unsigned (wrapping).
+#[inline]
+fn dot2_i16(a: u32, b: u32, c: u32, signed: bool) -> u32 {
+    let mut acc = c;
+    for k in 0..2 {
+        let (x, y) = ((a >> (16 * k)) as u16, (b >> (16 * k)) as u16);
+        let p = if signed { (x as i16 as i32 * y as i16 as i32) as u32 } else { x as u32 * y as u32 };
+        acc = acc.wrapping_add(p);
+    }
+    acc
+}
+
 fn sext24(x: u32) -> i32 {
     ((x << 8) as i32) >> 8
 }
@@ -1334,6 +1378,26 @@ fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exe
     let op_sel_hi = (((words[1] >> 27) & 3) | (((words[0] >> 14) & 1) << 2)) as u8;
     let neg_hi = ((words[0] >> 8) & 7) as u8;
     match op {
+        O::VDot2F32F16 | O::VDot2F32Bf16 | O::VDot4I32I8 | O::VDot4U32U8 | O::VDot2I32I16 | O::VDot2U32U16 => {
+            // Only the default packed selection (low/high halves in order, no negation).
+            if fl.opsel & 3 != 0 || op_sel_hi & 3 != 3 || fl.neg & 3 != 0 || neg_hi & 3 != 0 {
+                return Err(unsupported(&c.inst, pc));
+            }
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            let b = fetch(w, fl.src[1], fl.literal, false);
+            let cc = fetch(w, fl.src[2], fl.literal, false);
+            let rm = w.mode.round_f32;
+            let out = map3(&a, &b, &cc, |x, y, z| match op {
+                O::VDot2F32F16 => fbits(dot::dot2_f32_f16(x, y, f(z), rm)),
+                O::VDot2F32Bf16 => fbits(dot::dot2_f32_bf16(x, y, f(z), rm)),
+                O::VDot4I32I8 => dot4_i8(x, y, z, true),
+                O::VDot4U32U8 => dot4_i8(x, y, z, false),
+                O::VDot2I32I16 => dot2_i16(x, y, z, true),
+                _ => dot2_i16(x, y, z, false),
+            });
+            write(&mut w.vgpr[fl.vdst], &out, exec);
+            Ok(())
+        }
         O::VPkMovB32 => {
             let a = fetch64(w, fl.src[0], fl.literal, false);
             let b = fetch64(w, fl.src[1], fl.literal, false);
