@@ -632,7 +632,9 @@ fn dot_products() {
         &mut w,
     );
     assert_eq!(f32::from_bits(w.vgpr[8][0]), 10.0 + 6.0 - 0.5);
-    assert_eq!(w.vgpr[9][0] as i32, 100 + (2 * -1) + (127 * 1) + (-1 * 2) + (-128 * 3));
-    assert_eq!(w.vgpr[10][0], 100 + 2 * 255 + 127 + 255 * 2 + 128 * 3);
+    let (a, b) = ([2i32, 127, -1, -128], [-1i32, 1, 2, 3]);
+    assert_eq!(w.vgpr[9][0] as i32, 100 + (0..4).map(|k| a[k] * b[k]).sum::<i32>());
+    let (ua, ub) = ([2u32, 127, 255, 128], [255u32, 1, 2, 3]);
+    assert_eq!(w.vgpr[10][0], 100 + (0..4).map(|k| ua[k] * ub[k]).sum::<u32>());
     assert_eq!(f32::from_bits(w.vgpr[7][0]), 15.5, "dot2c accumulates into its destination");
 }
