@@ -37,10 +37,6 @@ impl Hasher for PageHasher {
 
 type PageMap = HashMap<u64, Box<[u8]>, BuildHasherDefault<PageHasher>>;
 
-/// A device byte address.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct DeviceAddr(pub u64);
-
 /// Why an access failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum MemFaultKind {

@@ -58,7 +58,7 @@ mod vmem;
 pub mod wave;
 
 pub use dispatch::{load, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchStats, CODE_BASE};
-pub use memory::{DeviceAddr, MemFault, MemFaultKind, Memory, UnmappedReads};
+pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
 pub use program::{CachedInst, Extension, Program};
 pub use wave::{Wave, WaveStatus};
 
