@@ -41,6 +41,8 @@ pub struct CachedInst {
     pub op: Opcode,
     /// The encoding the handlers read fields with: for DPP/SDWA forms, the plain family.
     pub enc: Encoding,
+    /// VALU operand fields, decoded once at load time.
+    pub(crate) fields: super::valu::Fields,
 }
 
 /// A slot of the cache: a decoded instruction or the word that failed to decode.
@@ -135,7 +137,11 @@ fn decode_at(target: Target, words: &[u32]) -> Slot {
             let op = if ext == Extension::None { inst.opcode() } else { plain_opcode(inst.opcode()) };
             let mnemonic = inst.opcode().mnemonic();
             let aux = super::valu::compare_aux(mnemonic) | super::vmem::mem_aux(mnemonic);
-            Slot::Inst(CachedInst { inst, ext, size: inst.size_bytes() as u8, aux, op, enc })
+            let mut cached = CachedInst { inst, ext, size: inst.size_bytes() as u8, aux, op, enc, fields: Default::default() };
+            if matches!(enc, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p) {
+                cached.fields = super::valu::fields(&cached);
+            }
+            Slot::Inst(cached)
         }
         Decoded::Invalid { encoding, word } | Decoded::Truncated { encoding, word } => Slot::Invalid { encoding, word },
     }

@@ -105,7 +105,8 @@ fn is_vop3b(op: Opcode) -> bool {
     )
 }
 
-fn fields(c: &CachedInst) -> Fields {
+/// Decodes the operand fields of a VALU instruction (done once, at load time).
+pub(crate) fn fields(c: &CachedInst) -> Fields {
     let words = c.inst.words();
     let w0 = words[0];
     let w1 = words.get(1).copied().unwrap_or(0);
@@ -471,7 +472,7 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
     if enc == Encoding::Vop3p {
         return vop3p(w, c, pc, ctx);
     }
-    let fl = fields(c);
+    let fl = c.fields;
     let exec = w.exec();
     if c.aux & 0x8000 != 0 {
         return compare(w, c, &fl, exec);
@@ -1372,7 +1373,7 @@ fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exe
     if mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") {
         return mfma::execute(w, c, pc, ctx);
     }
-    let fl = fields(c);
+    let fl = c.fields;
     let exec = w.exec();
     let words = c.inst.words();
     let op_sel_hi = (((words[1] >> 27) & 3) | (((words[0] >> 14) & 1) << 2)) as u8;
