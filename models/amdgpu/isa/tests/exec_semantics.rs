@@ -638,3 +638,12 @@ fn dot_products() {
     assert_eq!(w.vgpr[10][0], 100 + (0..4).map(|k| ua[k] * ub[k]).sum::<u32>());
     assert_eq!(f32::from_bits(w.vgpr[7][0]), 15.5, "dot2c accumulates into its destination");
 }
+
+#[test]
+fn endless_loops_hit_the_instruction_budget() {
+    let mut mem = Memory::new();
+    let mut w = wave();
+    let program = Program::from_words(Target::Gfx942, BASE, &assemble(Target::Gfx942, "s_branch -1"));
+    let fault = run_single_wave(&program, &mut w, &mut mem, &mut [], 1000).expect_err("never ends");
+    assert!(matches!(fault, ExecFault::Hang { .. }), "{fault}");
+}
