@@ -7,6 +7,7 @@
 pub mod code_object;
 pub mod decode;
 pub mod disasm;
+pub mod exec;
 pub mod numeric;
 mod tables;
 pub mod target;

@@ -1,0 +1,652 @@
+//! The interpreter loop and the scalar handlers (SOP2, SOPK, SOP1, SOPC, SOPP, SMEM).
+//!
+//! [`run_wave`] fetches from the [`Program`] cache, advances the PC, and dispatches on the
+//! encoding family, then on the [`Opcode`] inside each family's handler (a `match` the
+//! compiler lowers to a jump table). Operands are read inside each handler from the raw
+//! instruction words.
+
+use crate::decode::{Encoding, Inst, Opcode};
+use crate::Target;
+
+use super::memory::Memory;
+use super::program::{CachedInst, Program};
+use super::wave::{Wave, WaveStatus, VCC_LO};
+use super::{valu, vmem, ExecFault};
+
+/// High 32 bits of the LDS (shared) aperture in the flat address space.
+pub const SHARED_APERTURE_HI: u32 = 0x0001_0000;
+/// High 32 bits of the private (scratch) aperture in the flat address space.
+pub const PRIVATE_APERTURE_HI: u32 = 0x0002_0000;
+
+/// Everything a wave's instructions touch besides the wave itself.
+pub(crate) struct Ctx<'a> {
+    pub(crate) mem: &'a mut Memory,
+    pub(crate) lds: &'a mut [u8],
+    pub(crate) target: Target,
+    /// Executed wave-instructions per opcode (indexed by `Opcode as usize`).
+    pub(crate) counts: &'a mut [u64],
+}
+
+/// Why [`run_wave`] returned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The wave ended or reached a barrier.
+    Yield,
+    /// The instruction budget ran out.
+    Budget,
+}
+
+/// Runs `wave` until it ends, waits at a barrier, faults or executes `budget` instructions.
+pub(crate) fn run_wave(wave: &mut Wave, program: &Program, ctx: &mut Ctx, budget: &mut u64) -> Result<Stop, ExecFault> {
+    while wave.status == WaveStatus::Running {
+        if *budget == 0 {
+            return Ok(Stop::Budget);
+        }
+        *budget -= 1;
+        let pc = wave.pc;
+        let cached = program.slot(pc)?;
+        if let Some(n) = ctx.counts.get_mut(cached.inst.opcode() as usize) {
+            *n += 1;
+        }
+        wave.pc = pc.wrapping_add(cached.size as u64);
+        execute(wave, cached, pc, ctx)?;
+    }
+    Ok(Stop::Yield)
+}
+
+/// Executes one instruction; `wave.pc` already points at the next one.
+pub(crate) fn execute(wave: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    match c.enc {
+        Encoding::Sop2 => sop2(wave, &c.inst, pc),
+        Encoding::Sopk => sopk(wave, &c.inst, pc),
+        Encoding::Sop1 => sop1(wave, &c.inst, pc, ctx),
+        Encoding::Sopc => sopc(wave, &c.inst, pc),
+        Encoding::Sopp => sopp(wave, &c.inst, pc),
+        Encoding::Smem => smem(wave, &c.inst, pc, ctx),
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu::execute(wave, c, pc, ctx),
+        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => {
+            vmem::execute(wave, c, pc, ctx)
+        }
+        _ => Err(unsupported(&c.inst, pc)),
+    }
+}
+
+/// The fault for an instruction this executor does not implement.
+pub(crate) fn unsupported(inst: &Inst, pc: u64) -> ExecFault {
+    ExecFault::Unsupported { pc, mnemonic: inst.opcode().mnemonic(), encoding: inst.encoding().name(), word: inst.words()[0] }
+}
+
+/// f32 bit pattern of an inline float constant code (240..=248).
+#[inline]
+pub(crate) fn inline_f32(v: u32) -> u32 {
+    match v {
+        240 => 0x3f00_0000,
+        241 => 0xbf00_0000,
+        242 => 0x3f80_0000,
+        243 => 0xbf80_0000,
+        244 => 0x4000_0000,
+        245 => 0xc000_0000,
+        246 => 0x4080_0000,
+        247 => 0xc080_0000,
+        248 => 0x3e22_f983,
+        _ => 0,
+    }
+}
+
+/// f64 bit pattern of an inline float constant code (240..=248).
+#[inline]
+pub(crate) fn inline_f64(v: u32) -> u64 {
+    match v {
+        240 => 0x3fe0_0000_0000_0000,
+        241 => 0xbfe0_0000_0000_0000,
+        242 => 0x3ff0_0000_0000_0000,
+        243 => 0xbff0_0000_0000_0000,
+        244 => 0x4000_0000_0000_0000,
+        245 => 0xc000_0000_0000_0000,
+        246 => 0x4010_0000_0000_0000,
+        247 => 0xc010_0000_0000_0000,
+        248 => 0x3fc4_5f30_6dc9_c882,
+        _ => 0,
+    }
+}
+
+/// f16 bit pattern of an inline float constant code (240..=248).
+#[inline]
+pub(crate) fn inline_f16(v: u32) -> u32 {
+    match v {
+        240 => 0x3800,
+        241 => 0xb800,
+        242 => 0x3c00,
+        243 => 0xbc00,
+        244 => 0x4000,
+        245 => 0xc000,
+        246 => 0x4400,
+        247 => 0xc400,
+        248 => 0x3118,
+        _ => 0,
+    }
+}
+
+/// A scalar (non-VGPR) source value of the 9-bit operand space as 32 bits. `f16` selects
+/// the half-precision bit patterns of the inline float constants.
+#[inline]
+pub(crate) fn scalar_src(wave: &Wave, v: u32, literal: u32, f16: bool) -> u32 {
+    match v {
+        0..=127 => wave.sgpr[v as usize],
+        128..=192 => v - 128,
+        193..=208 => (192i32 - v as i32) as u32,
+        235 => SHARED_APERTURE_HI,
+        236 => SHARED_APERTURE_HI,
+        237 => PRIVATE_APERTURE_HI,
+        238 => PRIVATE_APERTURE_HI,
+        240..=248 => {
+            if f16 {
+                inline_f16(v)
+            } else {
+                inline_f32(v)
+            }
+        }
+        251 => (wave.vcc() == 0) as u32,
+        252 => (wave.exec() == 0) as u32,
+        253 => wave.scc as u32,
+        255 => literal,
+        _ => 0,
+    }
+}
+
+/// A scalar source as 64 bits: register pairs, sign-extended inline integers and
+/// literals, f64 inline float constants.
+#[inline]
+pub(crate) fn scalar_src64(wave: &Wave, v: u32, literal: u32) -> u64 {
+    match v {
+        0..=127 => wave.sgpr_pair(v as usize),
+        128..=208 => scalar_src(wave, v, literal, false) as i32 as i64 as u64,
+        235 | 236 => (SHARED_APERTURE_HI as u64) << 32,
+        237 | 238 => (PRIVATE_APERTURE_HI as u64) << 32,
+        240..=248 => inline_f64(v),
+        255 => literal as i32 as i64 as u64,
+        _ => scalar_src(wave, v, literal, false) as u64,
+    }
+}
+
+fn lit(inst: &Inst) -> u32 {
+    inst.literal().unwrap_or(0)
+}
+
+fn sop2(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let word = inst.words()[0];
+    let l = lit(inst);
+    let (v0, v1) = (word & 0xff, (word >> 8) & 0xff);
+    let d = ((word >> 16) & 0x7f) as usize;
+    let a = scalar_src(w, v0, l, false);
+    let b = scalar_src(w, v1, l, false);
+    let op = inst.opcode();
+    // 64-bit forms first.
+    let is64 = matches!(
+        op,
+        O::SAndB64 | O::SOrB64 | O::SXorB64 | O::SAndn2B64 | O::SOrn2B64 | O::SNandB64 | O::SNorB64 | O::SXnorB64
+            | O::SCselectB64 | O::SLshlB64 | O::SLshrB64 | O::SAshrI64 | O::SBfmB64 | O::SBfeU64 | O::SBfeI64
+    );
+    if is64 {
+        let a64 = scalar_src64(w, v0, l);
+        let b64 = scalar_src64(w, v1, l);
+        let (r, scc) = match op {
+            O::SAndB64 => nz(a64 & b64),
+            O::SOrB64 => nz(a64 | b64),
+            O::SXorB64 => nz(a64 ^ b64),
+            O::SAndn2B64 => nz(a64 & !b64),
+            O::SOrn2B64 => nz(a64 | !b64),
+            O::SNandB64 => nz(!(a64 & b64)),
+            O::SNorB64 => nz(!(a64 | b64)),
+            O::SXnorB64 => nz(!(a64 ^ b64)),
+            O::SCselectB64 => (if w.scc { a64 } else { b64 }, w.scc),
+            O::SLshlB64 => nz(a64 << (b & 63)),
+            O::SLshrB64 => nz(a64 >> (b & 63)),
+            O::SAshrI64 => nz(((a64 as i64) >> (b & 63)) as u64),
+            O::SBfmB64 => (((1u64 << (a & 63)).wrapping_sub(1)) << (b & 63), w.scc),
+            O::SBfeU64 => nz(bfe_u64(a64, b)),
+            O::SBfeI64 => nz(bfe_i64(a64, b)),
+            _ => return Err(unsupported(inst, pc)),
+        };
+        w.set_sgpr_pair(d, r);
+        w.scc = scc;
+        return Ok(());
+    }
+    let scc = w.scc;
+    let (r, scc) = match op {
+        O::SAddU32 => {
+            let (r, c) = a.overflowing_add(b);
+            (r, c)
+        }
+        O::SSubU32 => {
+            let (r, c) = a.overflowing_sub(b);
+            (r, c)
+        }
+        O::SAddI32 => {
+            let (r, o) = (a as i32).overflowing_add(b as i32);
+            (r as u32, o)
+        }
+        O::SSubI32 => {
+            let (r, o) = (a as i32).overflowing_sub(b as i32);
+            (r as u32, o)
+        }
+        O::SAddcU32 => {
+            let s = a as u64 + b as u64 + scc as u64;
+            (s as u32, s >> 32 != 0)
+        }
+        O::SSubbU32 => {
+            let s = (a as u64).wrapping_sub(b as u64).wrapping_sub(scc as u64);
+            (s as u32, (b as u64 + scc as u64) > a as u64)
+        }
+        O::SMinI32 => ((a as i32).min(b as i32) as u32, (a as i32) < (b as i32)),
+        O::SMinU32 => (a.min(b), a < b),
+        O::SMaxI32 => ((a as i32).max(b as i32) as u32, (a as i32) > (b as i32)),
+        O::SMaxU32 => (a.max(b), a > b),
+        O::SCselectB32 => (if scc { a } else { b }, scc),
+        O::SAndB32 => nz32(a & b),
+        O::SOrB32 => nz32(a | b),
+        O::SXorB32 => nz32(a ^ b),
+        O::SAndn2B32 => nz32(a & !b),
+        O::SOrn2B32 => nz32(a | !b),
+        O::SNandB32 => nz32(!(a & b)),
+        O::SNorB32 => nz32(!(a | b)),
+        O::SXnorB32 => nz32(!(a ^ b)),
+        O::SLshlB32 => nz32(a << (b & 31)),
+        O::SLshrB32 => nz32(a >> (b & 31)),
+        O::SAshrI32 => nz32(((a as i32) >> (b & 31)) as u32),
+        O::SBfmB32 => (((1u32 << (a & 31)).wrapping_sub(1)) << (b & 31), scc),
+        O::SMulI32 => ((a as i32).wrapping_mul(b as i32) as u32, scc),
+        O::SMulHiU32 => (((a as u64 * b as u64) >> 32) as u32, scc),
+        O::SMulHiI32 => (((a as i32 as i64 * b as i32 as i64) >> 32) as u32, scc),
+        O::SBfeU32 => nz32(bfe_u64(a as u64, b) as u32),
+        O::SBfeI32 => {
+            let off = b & 31;
+            let width = (b >> 16) & 0x7f;
+            let r = if width == 0 { 0 } else { (((a >> off) as i32) << (32 - width.min(32))) >> (32 - width.min(32)) };
+            nz32(r as u32)
+        }
+        O::SAbsdiffI32 => nz32((a as i32).wrapping_sub(b as i32).unsigned_abs()),
+        O::SLshl1AddU32 | O::SLshl2AddU32 | O::SLshl3AddU32 | O::SLshl4AddU32 => {
+            let sh = match op {
+                O::SLshl1AddU32 => 1,
+                O::SLshl2AddU32 => 2,
+                O::SLshl3AddU32 => 3,
+                _ => 4,
+            };
+            let wide = ((a as u64) << sh) + b as u64;
+            (wide as u32, wide >> 32 != 0)
+        }
+        O::SPackLlB32B16 => ((a & 0xffff) | (b << 16), scc),
+        O::SPackLhB32B16 => ((a & 0xffff) | (b & 0xffff_0000), scc),
+        O::SPackHhB32B16 => ((a >> 16) | (b & 0xffff_0000), scc),
+        _ => return Err(unsupported(inst, pc)),
+    };
+    w.set_sgpr(d, r);
+    w.scc = scc;
+    Ok(())
+}
+
+fn nz(v: u64) -> (u64, bool) {
+    (v, v != 0)
+}
+
+fn nz32(v: u32) -> (u32, bool) {
+    (v, v != 0)
+}
+
+fn bfe_u64(a: u64, b: u32) -> u64 {
+    let off = b & 63;
+    let width = (b >> 16) & 0x7f;
+    if width == 0 {
+        return 0;
+    }
+    let v = a >> off;
+    if width >= 64 {
+        v
+    } else {
+        v & ((1u64 << width) - 1)
+    }
+}
+
+fn bfe_i64(a: u64, b: u32) -> u64 {
+    let width = ((b >> 16) & 0x7f).min(64);
+    if width == 0 {
+        return 0;
+    }
+    let v = bfe_u64(a, b);
+    (((v << (64 - width)) as i64) >> (64 - width)) as u64
+}
+
+fn sopk(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let word = inst.words()[0];
+    let d = ((word >> 16) & 0x7f) as usize;
+    let imm = word & 0xffff;
+    let simm = imm as i16 as i32;
+    let cur = w.sgpr[d];
+    match inst.opcode() {
+        O::SMovkI32 => w.set_sgpr(d, simm as u32),
+        O::SCmovkI32 => {
+            if w.scc {
+                w.set_sgpr(d, simm as u32)
+            }
+        }
+        O::SAddkI32 => {
+            let (r, o) = (cur as i32).overflowing_add(simm);
+            w.set_sgpr(d, r as u32);
+            w.scc = o;
+        }
+        O::SMulkI32 => w.set_sgpr(d, (cur as i32).wrapping_mul(simm) as u32),
+        O::SCallB64 => {
+            // Return address = the next instruction; target relative to it.
+            w.set_sgpr_pair(d, w.pc);
+            w.pc = w.pc.wrapping_add((simm as i64 * 4) as u64);
+        }
+        O::SCmpkEqI32 => w.scc = cur as i32 == simm,
+        O::SCmpkLgI32 => w.scc = cur as i32 != simm,
+        O::SCmpkGtI32 => w.scc = cur as i32 > simm,
+        O::SCmpkGeI32 => w.scc = cur as i32 >= simm,
+        O::SCmpkLtI32 => w.scc = (cur as i32) < simm,
+        O::SCmpkLeI32 => w.scc = cur as i32 <= simm,
+        O::SCmpkEqU32 => w.scc = cur == imm,
+        O::SCmpkLgU32 => w.scc = cur != imm,
+        O::SCmpkGtU32 => w.scc = cur > imm,
+        O::SCmpkGeU32 => w.scc = cur >= imm,
+        O::SCmpkLtU32 => w.scc = cur < imm,
+        O::SCmpkLeU32 => w.scc = cur <= imm,
+        O::SGetregB32 => {
+            let (id, offset, size) = hwreg(imm);
+            let value = if id == 1 { w.mode_bits } else { 0 };
+            let mask = if size >= 32 { u32::MAX } else { (1u32 << size) - 1 };
+            w.set_sgpr(d, (value >> offset) & mask);
+        }
+        O::SSetregB32 | O::SSetregImm32B32 => {
+            let (id, offset, size) = hwreg(imm);
+            let src = if inst.opcode() == O::SSetregImm32B32 { lit(inst) } else { cur };
+            if id == 1 {
+                let mask = if size >= 32 { u32::MAX } else { ((1u32 << size) - 1) << offset };
+                let bits = (w.mode_bits & !mask) | ((src << offset) & mask);
+                w.set_mode(bits);
+            }
+        }
+        _ => return Err(unsupported(inst, pc)),
+    }
+    Ok(())
+}
+
+/// `hwreg(id, offset, size)` fields of a SOPK immediate.
+fn hwreg(imm: u32) -> (u32, u32, u32) {
+    (imm & 0x3f, (imm >> 6) & 0x1f, ((imm >> 11) & 0x1f) + 1)
+}
+
+fn sop1(w: &mut Wave, inst: &Inst, pc: u64, _ctx: &mut Ctx) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let word = inst.words()[0];
+    let l = lit(inst);
+    let v0 = word & 0xff;
+    let d = ((word >> 16) & 0x7f) as usize;
+    let op = inst.opcode();
+    let exec = w.exec();
+    // saveexec family: d = exec; exec = f(src, exec); scc = exec != 0.
+    let saveexec = |f: fn(u64, u64) -> u64, w: &mut Wave| {
+        let s = scalar_src64(w, v0, l);
+        let old = w.exec();
+        let new = f(s, old);
+        w.set_sgpr_pair(d, old);
+        w.set_exec(new);
+        w.scc = new != 0;
+    };
+    match op {
+        O::SMovB32 => {
+            let v = scalar_src(w, v0, l, false);
+            w.set_sgpr(d, v)
+        }
+        O::SMovB64 => {
+            let v = scalar_src64(w, v0, l);
+            w.set_sgpr_pair(d, v)
+        }
+        O::SCmovB32 => {
+            if w.scc {
+                let v = scalar_src(w, v0, l, false);
+                w.set_sgpr(d, v)
+            }
+        }
+        O::SCmovB64 => {
+            if w.scc {
+                let v = scalar_src64(w, v0, l);
+                w.set_sgpr_pair(d, v)
+            }
+        }
+        O::SNotB32 => {
+            let v = !scalar_src(w, v0, l, false);
+            w.set_sgpr(d, v);
+            w.scc = v != 0;
+        }
+        O::SNotB64 => {
+            let v = !scalar_src64(w, v0, l);
+            w.set_sgpr_pair(d, v);
+            w.scc = v != 0;
+        }
+        O::SBrevB32 => {
+            let v = scalar_src(w, v0, l, false).reverse_bits();
+            w.set_sgpr(d, v)
+        }
+        O::SBrevB64 => {
+            let v = scalar_src64(w, v0, l).reverse_bits();
+            w.set_sgpr_pair(d, v)
+        }
+        O::SBcnt0I32B32 | O::SBcnt1I32B32 => {
+            let s = scalar_src(w, v0, l, false);
+            let v = if op == O::SBcnt1I32B32 { s.count_ones() } else { s.count_zeros() };
+            w.set_sgpr(d, v);
+            w.scc = v != 0;
+        }
+        O::SBcnt0I32B64 | O::SBcnt1I32B64 => {
+            let s = scalar_src64(w, v0, l);
+            let v = if op == O::SBcnt1I32B64 { s.count_ones() } else { s.count_zeros() };
+            w.set_sgpr(d, v);
+            w.scc = v != 0;
+        }
+        O::SFf1I32B32 | O::SFf0I32B32 => {
+            let mut s = scalar_src(w, v0, l, false);
+            if op == O::SFf0I32B32 {
+                s = !s;
+            }
+            w.set_sgpr(d, if s == 0 { u32::MAX } else { s.trailing_zeros() })
+        }
+        O::SFf1I32B64 | O::SFf0I32B64 => {
+            let mut s = scalar_src64(w, v0, l);
+            if op == O::SFf0I32B64 {
+                s = !s;
+            }
+            w.set_sgpr(d, if s == 0 { u32::MAX } else { s.trailing_zeros() })
+        }
+        O::SFlbitI32B32 => {
+            let s = scalar_src(w, v0, l, false);
+            w.set_sgpr(d, if s == 0 { u32::MAX } else { s.leading_zeros() })
+        }
+        O::SFlbitI32B64 => {
+            let s = scalar_src64(w, v0, l);
+            w.set_sgpr(d, if s == 0 { u32::MAX } else { s.leading_zeros() })
+        }
+        O::SFlbitI32 => {
+            let s = scalar_src(w, v0, l, false);
+            let t = if (s as i32) < 0 { !s } else { s };
+            w.set_sgpr(d, if s == 0 || s == u32::MAX { u32::MAX } else { t.leading_zeros() })
+        }
+        O::SSextI32I8 => {
+            let v = scalar_src(w, v0, l, false) as u8 as i8 as i32 as u32;
+            w.set_sgpr(d, v)
+        }
+        O::SSextI32I16 => {
+            let v = scalar_src(w, v0, l, false) as u16 as i16 as i32 as u32;
+            w.set_sgpr(d, v)
+        }
+        O::SBitset0B32 => {
+            let b = scalar_src(w, v0, l, false) & 31;
+            let v = w.sgpr[d] & !(1 << b);
+            w.set_sgpr(d, v)
+        }
+        O::SBitset1B32 => {
+            let b = scalar_src(w, v0, l, false) & 31;
+            let v = w.sgpr[d] | (1 << b);
+            w.set_sgpr(d, v)
+        }
+        O::SAbsI32 => {
+            let v = (scalar_src(w, v0, l, false) as i32).wrapping_abs() as u32;
+            w.set_sgpr(d, v);
+            w.scc = v != 0;
+        }
+        O::SGetpcB64 => w.set_sgpr_pair(d, w.pc),
+        O::SSetpcB64 => w.pc = scalar_src64(w, v0, l),
+        O::SSwappcB64 => {
+            let target = scalar_src64(w, v0, l);
+            w.set_sgpr_pair(d, w.pc);
+            w.pc = target;
+        }
+        O::SAndSaveexecB64 => saveexec(|s, e| s & e, w),
+        O::SOrSaveexecB64 => saveexec(|s, e| s | e, w),
+        O::SXorSaveexecB64 => saveexec(|s, e| s ^ e, w),
+        O::SAndn2SaveexecB64 => saveexec(|s, e| s & !e, w),
+        O::SOrn2SaveexecB64 => saveexec(|s, e| s | !e, w),
+        O::SNandSaveexecB64 => saveexec(|s, e| !(s & e), w),
+        O::SNorSaveexecB64 => saveexec(|s, e| !(s | e), w),
+        O::SXnorSaveexecB64 => saveexec(|s, e| !(s ^ e), w),
+        O::SAndn1SaveexecB64 => saveexec(|s, e| !s & e, w),
+        O::SOrn1SaveexecB64 => saveexec(|s, e| !s | e, w),
+        O::SAndn1WrexecB64 | O::SAndn2WrexecB64 => {
+            let s = scalar_src64(w, v0, l);
+            let new = if op == O::SAndn1WrexecB64 { !s & exec } else { s & !exec };
+            w.set_exec(new);
+            w.set_sgpr_pair(d, new);
+            w.scc = new != 0;
+        }
+        O::SWqmB64 | O::SQuadmaskB64 => {
+            let s = scalar_src64(w, v0, l);
+            let mut r = 0u64;
+            for q in 0..16 {
+                if (s >> (4 * q)) & 0xf != 0 {
+                    r |= if op == O::SWqmB64 { 0xf << (4 * q) } else { 1 << q };
+                }
+            }
+            w.set_sgpr_pair(d, r);
+            w.scc = r != 0;
+        }
+        _ => return Err(unsupported(inst, pc)),
+    }
+    Ok(())
+}
+
+fn sopc(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let word = inst.words()[0];
+    let l = lit(inst);
+    let (v0, v1) = (word & 0xff, (word >> 8) & 0xff);
+    let a = scalar_src(w, v0, l, false);
+    let b = scalar_src(w, v1, l, false);
+    let (ai, bi) = (a as i32, b as i32);
+    w.scc = match inst.opcode() {
+        O::SCmpEqI32 | O::SCmpEqU32 => a == b,
+        O::SCmpLgI32 | O::SCmpLgU32 => a != b,
+        O::SCmpGtI32 => ai > bi,
+        O::SCmpGeI32 => ai >= bi,
+        O::SCmpLtI32 => ai < bi,
+        O::SCmpLeI32 => ai <= bi,
+        O::SCmpGtU32 => a > b,
+        O::SCmpGeU32 => a >= b,
+        O::SCmpLtU32 => a < b,
+        O::SCmpLeU32 => a <= b,
+        O::SCmpEqU64 => scalar_src64(w, v0, l) == scalar_src64(w, v1, l),
+        O::SCmpLgU64 => scalar_src64(w, v0, l) != scalar_src64(w, v1, l),
+        O::SBitcmp0B32 => (a >> (b & 31)) & 1 == 0,
+        O::SBitcmp1B32 => (a >> (b & 31)) & 1 == 1,
+        O::SBitcmp0B64 => (scalar_src64(w, v0, l) >> (b & 63)) & 1 == 0,
+        O::SBitcmp1B64 => (scalar_src64(w, v0, l) >> (b & 63)) & 1 == 1,
+        _ => return Err(unsupported(inst, pc)),
+    };
+    Ok(())
+}
+
+fn sopp(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let imm = inst.words()[0] & 0xffff;
+    let target = w.pc.wrapping_add(((imm as i16 as i64) * 4) as u64);
+    let take = match inst.opcode() {
+        O::SEndpgm | O::SEndpgmSaved | O::SEndpgmOrderedPsDone => {
+            w.status = WaveStatus::Ended;
+            return Ok(());
+        }
+        O::SBarrier => {
+            w.status = WaveStatus::Barrier;
+            return Ok(());
+        }
+        O::SBranch => true,
+        O::SCbranchScc0 => !w.scc,
+        O::SCbranchScc1 => w.scc,
+        O::SCbranchVccz => w.vcc() == 0,
+        O::SCbranchVccnz => w.vcc() != 0,
+        O::SCbranchExecz => w.exec() == 0,
+        O::SCbranchExecnz => w.exec() != 0,
+        O::STrap => return Err(ExecFault::Trap { pc, code: imm & 0xff }),
+        O::SNop | O::SWaitcnt | O::SSleep | O::SSetprio | O::SIcacheInv | O::SSendmsg | O::SIncperflevel | O::SDecperflevel
+        | O::STtracedata | O::SWakeup | O::SSethalt | O::SCbranchCdbgsys | O::SCbranchCdbguser
+        | O::SCbranchCdbgsysOrUser | O::SCbranchCdbgsysAndUser => false,
+        _ => return Err(unsupported(inst, pc)),
+    };
+    if take {
+        w.pc = target;
+    }
+    Ok(())
+}
+
+fn smem(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let [w0, w1] = [inst.words()[0], inst.words()[1]];
+    let sbase = ((w0 & 0x3f) * 2) as usize;
+    let sdata = ((w0 >> 6) & 0x7f) as usize;
+    let soe = (w0 >> 14) & 1 != 0;
+    let imm = (w0 >> 17) & 1 != 0;
+    let offset21 = ((w1 & 0x1f_ffff) << 11) as i32 >> 11;
+    let mut offset: i64 = if imm { offset21 as i64 } else { w.sgpr[(w1 & 0x7f) as usize] as i64 };
+    if soe {
+        offset += w.sgpr[((w1 >> 25) & 0x7f) as usize] as i64;
+    }
+    let op = inst.opcode();
+    let count = match op {
+        O::SLoadDword | O::SBufferLoadDword => 1,
+        O::SLoadDwordx2 | O::SBufferLoadDwordx2 => 2,
+        O::SLoadDwordx4 | O::SBufferLoadDwordx4 => 4,
+        O::SLoadDwordx8 | O::SBufferLoadDwordx8 => 8,
+        O::SLoadDwordx16 | O::SBufferLoadDwordx16 => 16,
+        O::SDcacheInv | O::SDcacheWb | O::SDcacheInvVol | O::SDcacheWbVol => return Ok(()),
+        O::SMemtime | O::SMemrealtime => {
+            w.set_sgpr_pair(sdata, 0);
+            return Ok(());
+        }
+        _ => return Err(unsupported(inst, pc)),
+    };
+    let buffer = matches!(op, O::SBufferLoadDword | O::SBufferLoadDwordx2 | O::SBufferLoadDwordx4 | O::SBufferLoadDwordx8 | O::SBufferLoadDwordx16);
+    let (base, limit) = if buffer {
+        let d0 = w.sgpr[sbase & 127] as u64;
+        let d1 = w.sgpr[(sbase + 1) & 127] as u64;
+        let num_records = w.sgpr[(sbase + 2) & 127] as u64;
+        (d0 | ((d1 & 0xffff) << 32), Some(num_records))
+    } else {
+        (w.sgpr_pair(sbase), None)
+    };
+    let offset = (offset as u64) & !3;
+    let addr = base.wrapping_add(offset);
+    for i in 0..count {
+        let byte = offset.wrapping_add(4 * i as u64);
+        let value = match limit {
+            Some(n) if byte.saturating_add(4) > n => 0,
+            _ => ctx.mem.read_u32(addr.wrapping_add(4 * i as u64)).map_err(|f| ExecFault::mem(pc, f))?,
+        };
+        w.set_sgpr(sdata + i, value);
+    }
+    Ok(())
+}
+
+/// `vcc_lo` slot, shared with the vector handlers.
+pub(crate) const VCC: usize = VCC_LO;

@@ -1,0 +1,157 @@
+//! The functional wave executor: runs kernels of a [`CodeObject`](crate::code_object::CodeObject)
+//! on a flat memory, one wavefront instruction at a time, without any notion of time.
+//!
+//! Codemap:
+//! - [`memory`]: the sparse paged device memory ([`Memory`], [`MemFault`]).
+//! - [`wave`]: the architectural state of one wavefront ([`Wave`]).
+//! - [`program`]: the per-code-object decoded-instruction cache ([`Program`]).
+//! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
+//! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
+//! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
+//! - `mfma`: matrix fused multiply-add.
+//! - [`dispatch`]: work-group scheduling, initial register state, kernarg layout
+//!   ([`run_kernel`]).
+//!
+//! **Architecture Invariant:** no input (instruction words, addresses, register values)
+//! makes the executor panic: an unsupported instruction or a bad access stops the wave
+//! with an [`ExecFault`] value.
+//!
+//! **Architecture Invariant:** this module knows nothing about simulated time; s_waitcnt,
+//! s_sleep and s_nop are functional no-ops.
+//!
+//! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
+//! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
+//! GDS instructions, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
+//! gfx950 scaled MFMA, packed f16 atomics, most VOP3P dot products, trap
+//! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
+//! is IEEE round-to-nearest-even.
+//!
+//! ```no_run
+//! use amdgpu_isa::code_object::CodeObject;
+//! use amdgpu_isa::exec::{run_kernel, Memory};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let code = CodeObject::parse(&std::fs::read("saxpy.co")?)?;
+//! let mut mem = Memory::new();
+//! let (x, y) = (0x1_0000_0000u64, 0x1_1000_0000u64);
+//! mem.map(x, 4096)?;
+//! mem.map(y, 4096)?;
+//! // Explicit kernel arguments as the metadata lays them out: n, a, x, y.
+//! let mut args = Vec::new();
+//! args.extend_from_slice(&1000u32.to_le_bytes());
+//! args.extend_from_slice(&2.5f32.to_le_bytes());
+//! args.extend_from_slice(&x.to_le_bytes());
+//! args.extend_from_slice(&y.to_le_bytes());
+//! let stats = run_kernel(&code, "saxpy", [1024, 1, 1], [256, 1, 1], &args, &mut mem)?;
+//! println!("{} wave-instructions", stats.wave_instructions);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod dispatch;
+mod interp;
+mod mfma;
+pub mod memory;
+pub mod program;
+mod valu;
+mod vmem;
+pub mod wave;
+
+pub use dispatch::{load, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchStats, CODE_BASE};
+pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
+pub use program::{CachedInst, Extension, Program};
+pub use wave::{Wave, WaveStatus};
+
+/// Why a wave (and its dispatch) stopped abnormally.
+///
+/// Every variant is fatal for the dispatch that raised it; the memory keeps whatever the
+/// waves wrote before.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecFault {
+    /// The instruction decodes but this executor does not implement it.
+    #[error("unsupported instruction {mnemonic} ({encoding}) at {pc:#x}: word {word:#010x}")]
+    Unsupported {
+        /// Address of the instruction.
+        pc: u64,
+        /// Its mnemonic.
+        mnemonic: &'static str,
+        /// Its encoding family.
+        encoding: &'static str,
+        /// Its first word.
+        word: u32,
+    },
+    /// The word at `pc` is not a valid instruction of the target.
+    #[error("illegal instruction ({encoding}) at {pc:#x}: word {word:#010x}")]
+    Illegal {
+        /// Address of the word.
+        pc: u64,
+        /// The encoding family named by its top bits.
+        encoding: &'static str,
+        /// The word.
+        word: u32,
+    },
+    /// The program counter left the loaded `.text`.
+    #[error("program counter {pc:#x} is outside the code object's text")]
+    PcOutOfRange {
+        /// The bad PC.
+        pc: u64,
+    },
+    /// A memory access faulted.
+    #[error("memory fault at {addr:#x} ({kind:?}) by the instruction at {pc:#x}")]
+    Memory {
+        /// Address of the instruction.
+        pc: u64,
+        /// The faulting address.
+        addr: u64,
+        /// What went wrong.
+        kind: MemFaultKind,
+    },
+    /// The wave executed `s_trap`.
+    #[error("s_trap {code} at {pc:#x}")]
+    Trap {
+        /// Address of the instruction.
+        pc: u64,
+        /// The trap id.
+        code: u32,
+    },
+    /// The code object's processor is not gfx90a, gfx942 or gfx950.
+    #[error("unsupported processor {mach}")]
+    UnsupportedTarget {
+        /// The `EF_AMDGPU_MACH` value.
+        mach: String,
+    },
+    /// No kernel of this name in the code object.
+    #[error("no kernel named {name:?}")]
+    NoSuchKernel {
+        /// The requested name.
+        name: String,
+    },
+    /// The dispatch is malformed (zero sizes, too many work-items, wave32 kernel, ...).
+    #[error("bad dispatch: {reason}")]
+    BadDispatch {
+        /// What is wrong.
+        reason: String,
+    },
+    /// The code object could not be placed in memory.
+    #[error("loading the code object failed: {reason}")]
+    Load {
+        /// What failed.
+        reason: String,
+    },
+    /// Every unfinished wave of a work-group waits at a barrier that can never open, or a
+    /// wave exceeded the instruction budget.
+    #[error("work-group {group:?} hung: {reason}")]
+    Hang {
+        /// The work-group id.
+        group: [u32; 3],
+        /// What happened.
+        reason: String,
+    },
+}
+
+impl ExecFault {
+    pub(crate) fn mem(pc: u64, fault: MemFault) -> ExecFault {
+        ExecFault::Memory { pc, addr: fault.addr, kind: fault.kind }
+    }
+}

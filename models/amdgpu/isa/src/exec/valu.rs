@@ -1,0 +1,1490 @@
+//! Vector ALU handlers: VOP1, VOP2, VOPC, VOP3 (A and B), VOP3P, with DPP and SDWA.
+//!
+//! Each handler fetches its sources for all 64 lanes into lane-contiguous arrays, computes
+//! every lane unconditionally, then blends the results into the destination under EXEC
+//! (and the DPP/SDWA write masks), so the per-lane loops vectorize.
+
+// Lane loops index several lane arrays in lockstep on purpose: that is the shape the
+// compiler vectorizes.
+#![allow(clippy::needless_range_loop)]
+
+use crate::decode::{Encoding, Opcode};
+use crate::numeric::valu::{fma_f32_rne, max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
+use crate::numeric::{dot, fp8, transcendental, valu, DenormMode, Fp8Format, Mode, RoundMode};
+use crate::Target;
+
+use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, Ctx, VCC};
+use super::program::{CachedInst, Extension};
+use super::wave::{VReg, Wave, WAVE_LANES};
+use super::{mfma, ExecFault};
+
+const N: usize = WAVE_LANES;
+type L32 = [u32; N];
+type L64 = [u64; N];
+
+/// The operand fields of a VALU instruction, normalised across encodings.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Fields {
+    /// 9-bit source operand codes (256+ = VGPR).
+    pub(crate) src: [u32; 3],
+    pub(crate) vdst: usize,
+    /// Scalar destination (VOP3B carry-out, VOPC mask destination).
+    pub(crate) sdst: usize,
+    pub(crate) abs: u8,
+    pub(crate) neg: u8,
+    pub(crate) clamp: bool,
+    pub(crate) omod: u32,
+    pub(crate) opsel: u8,
+    pub(crate) literal: u32,
+}
+
+/// Compare descriptor computed at load time from a `v_cmp*` mnemonic: bit 15 valid,
+/// bit 14 writes EXEC (`v_cmpx`), bits 7:4 operand type, bits 3:0 condition.
+pub(crate) fn compare_aux(mnemonic: &str) -> u16 {
+    let (rest, x) = if let Some(r) = mnemonic.strip_prefix("v_cmpx_") {
+        (r, true)
+    } else if let Some(r) = mnemonic.strip_prefix("v_cmp_") {
+        (r, false)
+    } else {
+        return 0;
+    };
+    let rest = rest.trim_end_matches("_e32").trim_end_matches("_e64").trim_end_matches("_sdwa").trim_end_matches("_dpp");
+    let Some((cond, ty)) = rest.split_once('_') else { return 0 };
+    let ty_code = match ty {
+        "f16" => 0,
+        "f32" => 1,
+        "f64" => 2,
+        "i16" => 3,
+        "i32" => 4,
+        "i64" => 5,
+        "u16" => 6,
+        "u32" => 7,
+        "u64" => 8,
+        _ => return 0,
+    };
+    let cond_code = match (cond, ty_code <= 2) {
+        ("class", true) => 15,
+        ("f", _) => 0,
+        ("lt", _) => 1,
+        ("eq", _) => 2,
+        ("le", _) => 3,
+        ("gt", _) => 4,
+        ("lg", true) | ("ne", false) => 5,
+        ("ge", _) => 6,
+        ("o", true) => 7,
+        ("u", true) => 8,
+        ("nge", true) => 9,
+        ("nlg", true) => 10,
+        ("ngt", true) => 11,
+        ("nle", true) => 12,
+        ("neq", true) => 13,
+        ("nlt", true) => 14,
+        ("tru", true) | ("t", false) => 16,
+        _ => return 0,
+    };
+    // Condition 16 (always true) is stored as 0 with bit 13 set.
+    let (cond_code, always) = if cond_code == 16 { (0, 1u16 << 13) } else { (cond_code, 0) };
+    0x8000 | ((x as u16) << 14) | always | (ty_code << 4) | cond_code
+}
+
+/// The VOP3B opcodes (a scalar carry/flag destination in place of abs and op_sel).
+fn is_vop3b(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(
+        op,
+        O::VAddCoU32E64
+            | O::VSubCoU32E64
+            | O::VSubrevCoU32E64
+            | O::VAddcCoU32E64
+            | O::VSubbCoU32E64
+            | O::VSubbrevCoU32E64
+            | O::VDivScaleF32
+            | O::VDivScaleF64
+            | O::VMadU64U32
+            | O::VMadI64I32
+    )
+}
+
+/// Decodes the operand fields of a VALU instruction (done once, at load time).
+pub(crate) fn fields(c: &CachedInst) -> Fields {
+    let words = c.inst.words();
+    let w0 = words[0];
+    let w1 = words.get(1).copied().unwrap_or(0);
+    let literal = c.inst.literal().unwrap_or(0);
+    let mut f = Fields { literal, sdst: VCC, ..Fields::default() };
+    match c.enc {
+        Encoding::Vop1 => {
+            f.src[0] = w0 & 0x1ff;
+            f.vdst = ((w0 >> 17) & 0xff) as usize;
+        }
+        Encoding::Vop2 | Encoding::Vopc => {
+            f.src[0] = w0 & 0x1ff;
+            f.src[1] = 256 + ((w0 >> 9) & 0xff);
+            f.src[2] = 256 + ((w0 >> 17) & 0xff);
+            f.vdst = ((w0 >> 17) & 0xff) as usize;
+        }
+        Encoding::Vop3 => {
+            f.vdst = (w0 & 0xff) as usize;
+            f.sdst = ((w0 >> 8) & 0x7f) as usize;
+            f.abs = ((w0 >> 8) & 7) as u8;
+            f.opsel = ((w0 >> 11) & 0xf) as u8;
+            f.clamp = (w0 >> 15) & 1 != 0;
+            f.src = [w1 & 0x1ff, (w1 >> 9) & 0x1ff, (w1 >> 18) & 0x1ff];
+            f.omod = (w1 >> 27) & 3;
+            f.neg = ((w1 >> 29) & 7) as u8;
+            if is_vop3b(c.op) {
+                // VOP3B: bits 14:8 are the scalar destination, there is no abs/op_sel.
+                f.abs = 0;
+                f.opsel = 0;
+            }
+        }
+        Encoding::Vop3p => {
+            f.vdst = (w0 & 0xff) as usize;
+            f.opsel = ((w0 >> 11) & 7) as u8;
+            f.clamp = (w0 >> 15) & 1 != 0;
+            f.src = [w1 & 0x1ff, (w1 >> 9) & 0x1ff, (w1 >> 18) & 0x1ff];
+            f.neg = ((w1 >> 29) & 7) as u8;
+        }
+        _ => {}
+    }
+    match c.ext {
+        Extension::Dpp(ctrl) => {
+            f.src[0] = 256 + (ctrl & 0xff);
+            f.neg = (((ctrl >> 20) & 1) | (((ctrl >> 22) & 1) << 1)) as u8;
+            f.abs = (((ctrl >> 21) & 1) | (((ctrl >> 23) & 1) << 1)) as u8;
+        }
+        Extension::Sdwa(ctrl) => {
+            f.src[0] = (ctrl & 0xff) + if (ctrl >> 23) & 1 != 0 { 0 } else { 256 };
+            if c.enc != Encoding::Vop1 && (ctrl >> 31) & 1 != 0 {
+                f.src[1] -= 256;
+            }
+            f.neg = (((ctrl >> 20) & 1) | (((ctrl >> 28) & 1) << 1)) as u8;
+            f.abs = (((ctrl >> 21) & 1) | (((ctrl >> 29) & 1) << 1)) as u8;
+            if c.enc == Encoding::Vopc {
+                if (ctrl >> 15) & 1 != 0 {
+                    f.sdst = ((ctrl >> 8) & 0x7f) as usize;
+                }
+            } else {
+                f.clamp = (ctrl >> 13) & 1 != 0;
+                f.omod = (ctrl >> 14) & 3;
+            }
+        }
+        Extension::None => {}
+    }
+    f
+}
+
+/// Source `v` for all lanes as 32 bits (`f16`: half-precision inline constants).
+#[inline]
+pub(crate) fn fetch(w: &Wave, v: u32, literal: u32, f16: bool) -> L32 {
+    if v >= 256 {
+        w.vgpr[(v - 256) as usize]
+    } else {
+        [scalar_src(w, v, literal, f16); N]
+    }
+}
+
+/// Source `v` for all lanes as 64 bits (VGPR pairs; `float`: f64 inline constants).
+#[inline]
+pub(crate) fn fetch64(w: &Wave, v: u32, literal: u32, float: bool) -> L64 {
+    if v >= 256 {
+        let r = (v - 256) as usize;
+        let lo = &w.vgpr[r];
+        let hi = &w.vgpr[(r + 1) & 255];
+        let mut out = [0u64; N];
+        for i in 0..N {
+            out[i] = lo[i] as u64 | ((hi[i] as u64) << 32);
+        }
+        out
+    } else if float && (240..=248).contains(&v) {
+        [inline_f64(v); N]
+    } else if float && v == 255 {
+        // A 32-bit literal of an f64 operand supplies the high half.
+        [(literal as u64) << 32; N]
+    } else {
+        [scalar_src64(w, v, literal); N]
+    }
+}
+
+/// Blends `vals` into VGPR `dst` under `mask`.
+#[inline]
+pub(crate) fn write(reg: &mut VReg, vals: &L32, mask: u64) {
+    if mask == u64::MAX {
+        *reg = *vals;
+        return;
+    }
+    for i in 0..N {
+        let on = (mask >> i) & 1 != 0;
+        reg[i] = if on { vals[i] } else { reg[i] };
+    }
+}
+
+/// Blends 64-bit `vals` into the VGPR pair at `dst` under `mask`.
+#[inline]
+pub(crate) fn write64(file: &mut [VReg], dst: usize, vals: &L64, mask: u64) {
+    let mut lo = [0u32; N];
+    let mut hi = [0u32; N];
+    for i in 0..N {
+        lo[i] = vals[i] as u32;
+        hi[i] = (vals[i] >> 32) as u32;
+    }
+    write(&mut file[dst & 255], &lo, mask);
+    write(&mut file[(dst + 1) & 255], &hi, mask);
+}
+
+#[inline]
+fn map1(a: &L32, f: impl Fn(u32) -> u32) -> L32 {
+    let mut out = [0u32; N];
+    for i in 0..N {
+        out[i] = f(a[i]);
+    }
+    out
+}
+
+#[inline]
+fn map2(a: &L32, b: &L32, f: impl Fn(u32, u32) -> u32) -> L32 {
+    let mut out = [0u32; N];
+    for i in 0..N {
+        out[i] = f(a[i], b[i]);
+    }
+    out
+}
+
+#[inline]
+fn map3(a: &L32, b: &L32, c: &L32, f: impl Fn(u32, u32, u32) -> u32) -> L32 {
+    let mut out = [0u32; N];
+    for i in 0..N {
+        out[i] = f(a[i], b[i], c[i]);
+    }
+    out
+}
+
+#[inline]
+fn map64_2(a: &L64, b: &L64, f: impl Fn(u64, u64) -> u64) -> L64 {
+    let mut out = [0u64; N];
+    for i in 0..N {
+        out[i] = f(a[i], b[i]);
+    }
+    out
+}
+
+#[inline]
+fn map64_3(a: &L64, b: &L64, c: &L64, f: impl Fn(u64, u64, u64) -> u64) -> L64 {
+    let mut out = [0u64; N];
+    for i in 0..N {
+        out[i] = f(a[i], b[i], c[i]);
+    }
+    out
+}
+
+#[inline]
+fn fbits(x: f32) -> u32 {
+    x.to_bits()
+}
+
+#[inline]
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+#[inline]
+fn d(x: u64) -> f64 {
+    f64::from_bits(x)
+}
+
+/// Applies abs/neg modifiers to f32 sources (bit operations on the sign).
+fn mod32(a: &mut L32, abs: bool, neg: bool) {
+    if abs || neg {
+        let clear = if abs { 0x7fff_ffff } else { u32::MAX };
+        let flip = if neg { 0x8000_0000 } else { 0 };
+        for x in a.iter_mut() {
+            *x = (*x & clear) ^ flip;
+        }
+    }
+}
+
+fn mod64(a: &mut L64, abs: bool, neg: bool) {
+    if abs || neg {
+        let clear = if abs { 0x7fff_ffff_ffff_ffff } else { u64::MAX };
+        let flip = if neg { 1u64 << 63 } else { 0 };
+        for x in a.iter_mut() {
+            *x = (*x & clear) ^ flip;
+        }
+    }
+}
+
+fn mod16(a: &mut L32, abs: bool, neg: bool) {
+    if abs || neg {
+        let clear = if abs { 0x7fff } else { 0xffff };
+        let flip = if neg { 0x8000 } else { 0 };
+        for x in a.iter_mut() {
+            *x = (*x & clear) ^ flip;
+        }
+    }
+}
+
+/// SDWA operand select: 0..3 bytes, 4..5 words, 6 dword.
+#[inline]
+fn sdwa_select(x: u32, sel: u32, sext: bool) -> u32 {
+    match sel {
+        0..=3 => {
+            let b = (x >> (8 * sel)) & 0xff;
+            if sext {
+                b as u8 as i8 as i32 as u32
+            } else {
+                b
+            }
+        }
+        4 | 5 => {
+            let h = (x >> (16 * (sel - 4))) & 0xffff;
+            if sext {
+                h as u16 as i16 as i32 as u32
+            } else {
+                h
+            }
+        }
+        _ => x,
+    }
+}
+
+/// The source lane of each lane under a DPP control, or `None` when out of range.
+fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
+    let row = lane & !15;
+    let col = lane & 15;
+    match ctrl {
+        0x000..=0x0ff => Some((lane & !3) + ((ctrl >> (2 * (lane & 3))) & 3) as usize),
+        0x101..=0x10f => {
+            let n = (ctrl & 0xf) as usize;
+            (col + n < 16).then_some(lane + n)
+        }
+        0x111..=0x11f => {
+            let n = (ctrl & 0xf) as usize;
+            (col >= n).then(|| lane - n)
+        }
+        0x121..=0x12f => {
+            let n = (ctrl & 0xf) as usize;
+            Some(row + ((col + 16 - n) & 15))
+        }
+        0x130 => (lane < 63).then_some(lane + 1),
+        0x134 => Some((lane + 1) & 63),
+        0x138 => (lane > 0).then(|| lane - 1),
+        0x13c => Some((lane + 63) & 63),
+        0x140 => Some(row + 15 - col),
+        0x141 => Some((lane & !7) + 7 - (lane & 7)),
+        0x142 => (row > 0).then(|| row - 1),
+        0x143 => (lane >= 32).then_some(31),
+        _ => None,
+    }
+}
+
+/// Applies a DPP control to source 0, returning the permuted values and the lanes that
+/// may be written.
+fn apply_dpp(w: &Wave, ctrl_word: u32, src: &L32, exec: u64) -> (L32, u64) {
+    let ctrl = (ctrl_word >> 8) & 0x1ff;
+    let bound_zero = (ctrl_word >> 19) & 1 != 0;
+    let bank_mask = (ctrl_word >> 24) & 0xf;
+    let row_mask = (ctrl_word >> 28) & 0xf;
+    let _ = w;
+    let mut out = [0u32; N];
+    let mut mask = 0u64;
+    for lane in 0..N {
+        if (row_mask >> (lane / 16)) & 1 == 0 || (bank_mask >> ((lane >> 2) & 3)) & 1 == 0 {
+            continue;
+        }
+        match dpp_source(ctrl, lane) {
+            Some(s) if (exec >> s) & 1 != 0 => {
+                out[lane] = src[s];
+                mask |= 1 << lane;
+            }
+            _ => {
+                if bound_zero {
+                    out[lane] = 0;
+                    mask |= 1 << lane;
+                }
+            }
+        }
+    }
+    (out, mask & exec)
+}
+
+/// Reads source `i` as 32 bits, with DPP/SDWA applied to it.
+struct Srcs<'a> {
+    w: &'a Wave,
+    f: Fields,
+    ext: Extension,
+    exec: u64,
+    /// Lanes the instruction may write (EXEC, narrowed by DPP).
+    write_mask: u64,
+}
+
+impl Srcs<'_> {
+    fn get(&mut self, i: usize, f16: bool) -> L32 {
+        let mut v = fetch(self.w, self.f.src[i], self.f.literal, f16);
+        match self.ext {
+            Extension::Dpp(ctrl) if i == 0 => {
+                let (p, m) = apply_dpp(self.w, ctrl, &v, self.exec);
+                self.write_mask &= m;
+                v = p;
+            }
+            Extension::Sdwa(ctrl) if i < 2 => {
+                let (sel, sext) = if i == 0 { ((ctrl >> 16) & 7, (ctrl >> 19) & 1 != 0) } else { ((ctrl >> 24) & 7, (ctrl >> 27) & 1 != 0) };
+                if sel != 6 || sext {
+                    v = map1(&v, |x| sdwa_select(x, sel, sext));
+                }
+            }
+            _ => {}
+        }
+        v
+    }
+
+    fn f32(&mut self, i: usize) -> L32 {
+        let mut v = self.get(i, false);
+        mod32(&mut v, (self.f.abs >> i) & 1 != 0, (self.f.neg >> i) & 1 != 0);
+        v
+    }
+
+    fn f16(&mut self, i: usize) -> L32 {
+        let mut v = self.get(i, true);
+        if self.f.opsel >> i & 1 != 0 {
+            v = map1(&v, |x| x >> 16);
+        }
+        let mut v = map1(&v, |x| x & 0xffff);
+        mod16(&mut v, (self.f.abs >> i) & 1 != 0, (self.f.neg >> i) & 1 != 0);
+        v
+    }
+
+    fn u64(&self, i: usize) -> L64 {
+        fetch64(self.w, self.f.src[i], self.f.literal, false)
+    }
+
+    fn f64(&self, i: usize) -> L64 {
+        let mut v = fetch64(self.w, self.f.src[i], self.f.literal, true);
+        mod64(&mut v, (self.f.abs >> i) & 1 != 0, (self.f.neg >> i) & 1 != 0);
+        v
+    }
+}
+
+/// Executes a VALU instruction.
+pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let op = c.op;
+    let enc = c.enc;
+    if enc == Encoding::Vop3p {
+        return vop3p(w, c, pc, ctx);
+    }
+    let fl = c.fields;
+    let exec = w.exec();
+    if c.aux & 0x8000 != 0 {
+        return compare(w, c, &fl, exec);
+    }
+    if c.ext == Extension::None && fl.abs == 0 && fl.neg == 0 && !fl.clamp && fl.omod == 0 && fl.opsel == 0 && fast(w, op, &fl, exec) {
+        return Ok(());
+    }
+    let mut s = Srcs { w, f: fl, ext: c.ext, exec, write_mask: exec };
+    let mode = s.w.mode;
+    let vop3 = enc == Encoding::Vop3;
+    // Results: 32-bit, 64-bit, or handled inline (returns early).
+    enum R {
+        B32(L32),
+        F32(L32),
+        F64(L64),
+        B64(L64),
+        F16(L32),
+    }
+    let r = match op {
+        O::VNop => return Ok(()),
+        O::VMovB32E32 | O::VMovB32E64 => R::B32(s.get(0, false)),
+        O::VMovB64E32 | O::VMovB64E64 => R::B64(s.u64(0)),
+        O::VCndmaskB32E32 | O::VCndmaskB32E64 => {
+            let a = s.f32(0);
+            let b = s.f32(1);
+            let sel = if vop3 { scalar_src64(s.w, fl.src[2], 0) } else { s.w.vcc() };
+            let mut out = [0u32; N];
+            for i in 0..N {
+                out[i] = if (sel >> i) & 1 != 0 { b[i] } else { a[i] };
+            }
+            R::B32(out)
+        }
+        O::VAddU32E32 | O::VAddU32E64 => {
+            let (a, b) = (s.get(0, false), s.get(1, false));
+            R::B32(if fl.clamp { map2(&a, &b, |x, y| x.saturating_add(y)) } else { map2(&a, &b, u32::wrapping_add) })
+        }
+        O::VSubU32E32 | O::VSubU32E64 => {
+            let (a, b) = (s.get(0, false), s.get(1, false));
+            R::B32(if fl.clamp { map2(&a, &b, |x, y| x.saturating_sub(y)) } else { map2(&a, &b, u32::wrapping_sub) })
+        }
+        O::VSubrevU32E32 | O::VSubrevU32E64 => {
+            let (a, b) = (s.get(0, false), s.get(1, false));
+            R::B32(map2(&a, &b, |x, y| y.wrapping_sub(x)))
+        }
+        O::VAddCoU32E32 | O::VAddCoU32E64 | O::VSubCoU32E32 | O::VSubCoU32E64 | O::VSubrevCoU32E32 | O::VSubrevCoU32E64
+        | O::VAddcCoU32E32 | O::VAddcCoU32E64 | O::VSubbCoU32E32 | O::VSubbCoU32E64 | O::VSubbrevCoU32E32
+        | O::VSubbrevCoU32E64 => {
+            let (a, b) = (s.get(0, false), s.get(1, false));
+            let cin_mask = match op {
+                O::VAddcCoU32E32 | O::VSubbCoU32E32 | O::VSubbrevCoU32E32 => s.w.vcc(),
+                O::VAddcCoU32E64 | O::VSubbCoU32E64 | O::VSubbrevCoU32E64 => scalar_src64(s.w, fl.src[2], 0),
+                _ => 0,
+            };
+            let mut out = [0u32; N];
+            let mut carry = 0u64;
+            for i in 0..N {
+                let cin = (cin_mask >> i) & 1;
+                let (x, y) = (a[i] as u64, b[i] as u64);
+                let (r, c) = match op {
+                    O::VAddCoU32E32 | O::VAddCoU32E64 | O::VAddcCoU32E32 | O::VAddcCoU32E64 => {
+                        let t = x + y + cin;
+                        (t as u32, t >> 32 != 0)
+                    }
+                    O::VSubCoU32E32 | O::VSubCoU32E64 | O::VSubbCoU32E32 | O::VSubbCoU32E64 => {
+                        (x.wrapping_sub(y).wrapping_sub(cin) as u32, y + cin > x)
+                    }
+                    _ => (y.wrapping_sub(x).wrapping_sub(cin) as u32, x + cin > y),
+                };
+                out[i] = r;
+                carry |= (c as u64) << i;
+            }
+            let mask = s.write_mask;
+            let sdst = if vop3 { fl.sdst } else { VCC };
+            let old = s.w.sgpr_pair(sdst);
+            write(&mut w.vgpr[fl.vdst], &out, mask);
+            w.set_sgpr_pair(sdst, (old & !exec) | (carry & exec));
+            return Ok(());
+        }
+        O::VAndB32E32 | O::VAndB32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| x & y)),
+        O::VOrB32E32 | O::VOrB32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| x | y)),
+        O::VXorB32E32 | O::VXorB32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| x ^ y)),
+        O::VNotB32E32 | O::VNotB32E64 => R::B32(map1(&s.get(0, false), |x| !x)),
+        O::VXnorB32E32 | O::VXnorB32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| !(x ^ y))),
+        O::VLshlrevB32E32 | O::VLshlrevB32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| y << (x & 31))),
+        O::VLshrrevB32E32 | O::VLshrrevB32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| y >> (x & 31))),
+        O::VAshrrevI32E32 | O::VAshrrevI32E64 => {
+            R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| ((y as i32) >> (x & 31)) as u32))
+        }
+        O::VLshlrevB64 => {
+            let (a, b) = (s.get(0, false), s.u64(1));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = b[i] << (a[i] & 63);
+            }
+            R::B64(out)
+        }
+        O::VLshrrevB64 => {
+            let (a, b) = (s.get(0, false), s.u64(1));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = b[i] >> (a[i] & 63);
+            }
+            R::B64(out)
+        }
+        O::VAshrrevI64 => {
+            let (a, b) = (s.get(0, false), s.u64(1));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = ((b[i] as i64) >> (a[i] & 63)) as u64;
+            }
+            R::B64(out)
+        }
+        O::VLshlAddU64 => {
+            let (a, b, cc) = (s.u64(0), s.get(1, false), s.u64(2));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = (a[i] << (b[i] & 7)).wrapping_add(cc[i]);
+            }
+            R::B64(out)
+        }
+        O::VLshlAddU32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| (x << (y & 31)).wrapping_add(z))),
+        O::VAddLshlU32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| x.wrapping_add(y) << (z & 31))),
+        O::VLshlOrB32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| (x << (y & 31)) | z)),
+        O::VAndOrB32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| (x & y) | z)),
+        O::VOr3B32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| x | y | z)),
+        O::VAdd3U32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| x.wrapping_add(y).wrapping_add(z))),
+        O::VMulLoU32 => R::B32(map2(&s.get(0, false), &s.get(1, false), u32::wrapping_mul)),
+        O::VMulHiU32 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| ((x as u64 * y as u64) >> 32) as u32)),
+        O::VMulHiI32 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32)),
+        O::VMulU32U24E32 | O::VMulU32U24E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff))),
+        O::VMulI32I24E32 | O::VMulI32I24E64 => {
+            R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| (sext24(x).wrapping_mul(sext24(y))) as u32))
+        }
+        O::VMulHiU32U24E32 | O::VMulHiU32U24E64 => {
+            R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| (((x & 0xff_ffff) as u64 * (y & 0xff_ffff) as u64) >> 32) as u32))
+        }
+        O::VMadU32U24 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| {
+            (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)
+        })),
+        O::VMadI32I24 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| {
+            sext24(x).wrapping_mul(sext24(y)).wrapping_add(z as i32) as u32
+        })),
+        O::VMadU64U32 | O::VMadI64I32 => {
+            let (a, b, cc) = (s.get(0, false), s.get(1, false), s.u64(2));
+            let signed = op == O::VMadI64I32;
+            let mut out = [0u64; N];
+            let mut carry = 0u64;
+            for i in 0..N {
+                let (r, o) = if signed {
+                    let p = a[i] as i32 as i128 * b[i] as i32 as i128 + cc[i] as i64 as i128;
+                    (p as u64, p > i64::MAX as i128 || p < i64::MIN as i128)
+                } else {
+                    let p = a[i] as u128 * b[i] as u128 + cc[i] as u128;
+                    (p as u64, p >> 64 != 0)
+                };
+                out[i] = r;
+                carry |= (o as u64) << i;
+            }
+            let mask = s.write_mask;
+            write64(&mut w.vgpr, fl.vdst, &out, mask);
+            let old = w.sgpr_pair(fl.sdst);
+            w.set_sgpr_pair(fl.sdst, (old & !exec) | (carry & exec));
+            return Ok(());
+        }
+        O::VBfeU32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, o, wd| {
+            let (o, wd) = (o & 31, wd & 31);
+            if wd == 0 {
+                0
+            } else {
+                (x >> o) & ((1u32 << wd) - 1)
+            }
+        })),
+        O::VBfeI32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, o, wd| {
+            let (o, wd) = (o & 31, wd & 31);
+            if wd == 0 {
+                0
+            } else {
+                ((((x >> o) << (32 - wd)) as i32) >> (32 - wd)) as u32
+            }
+        })),
+        O::VBfiB32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |m, x, y| (m & x) | (!m & y))),
+        O::VBfmB32 => {
+            R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| ((1u32 << (x & 31)).wrapping_sub(1)) << (y & 31)))
+        }
+        O::VAlignbitB32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| {
+            ((((x as u64) << 32) | y as u64) >> (z & 31)) as u32
+        })),
+        O::VAlignbyteB32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| {
+            ((((x as u64) << 32) | y as u64) >> (8 * (z & 3))) as u32
+        })),
+        O::VBcntU32B32 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| x.count_ones().wrapping_add(y))),
+        O::VBfrevB32E32 | O::VBfrevB32E64 => R::B32(map1(&s.get(0, false), u32::reverse_bits)),
+        O::VFfbhU32E32 | O::VFfbhU32E64 => R::B32(map1(&s.get(0, false), |x| if x == 0 { u32::MAX } else { x.leading_zeros() })),
+        O::VFfblB32E32 | O::VFfblB32E64 => R::B32(map1(&s.get(0, false), |x| if x == 0 { u32::MAX } else { x.trailing_zeros() })),
+        O::VMinU32E32 | O::VMinU32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), u32::min)),
+        O::VMaxU32E32 | O::VMaxU32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), u32::max)),
+        O::VMinI32E32 | O::VMinI32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| (x as i32).min(y as i32) as u32)),
+        O::VMaxI32E32 | O::VMaxI32E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| (x as i32).max(y as i32) as u32)),
+        O::VMin3U32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| x.min(y).min(z))),
+        O::VMax3U32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| x.max(y).max(z))),
+        O::VMed3U32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| x.max(y).min(x.min(y).max(z)))),
+        O::VMin3I32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| (x as i32).min(y as i32).min(z as i32) as u32)),
+        O::VMax3I32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| (x as i32).max(y as i32).max(z as i32) as u32)),
+        O::VMed3I32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| {
+            let (x, y, z) = (x as i32, y as i32, z as i32);
+            x.max(y).min(x.min(y).max(z)) as u32
+        })),
+        O::VPermB32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), crate::numeric::int::perm_b32)),
+        O::VMbcntLoU32B32 => {
+            let (a, b) = (s.get(0, false), s.get(1, false));
+            let mut out = [0u32; N];
+            for i in 0..N {
+                let below = if i >= 32 { a[i] } else { a[i] & ((1u32 << i) - 1) };
+                out[i] = below.count_ones().wrapping_add(b[i]);
+            }
+            R::B32(out)
+        }
+        O::VMbcntHiU32B32 => {
+            let (a, b) = (s.get(0, false), s.get(1, false));
+            let mut out = [0u32; N];
+            for i in 0..N {
+                let below = if i < 32 { 0 } else { a[i] & ((1u64 << (i - 32)) - 1) as u32 };
+                out[i] = below.count_ones().wrapping_add(b[i]);
+            }
+            R::B32(out)
+        }
+        O::VReadfirstlaneB32 => {
+            let v = s.get(0, false);
+            let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
+            w.set_sgpr(fl.vdst, v[lane]);
+            return Ok(());
+        }
+        O::VReadlaneB32 => {
+            let v = s.get(0, false);
+            let lane = (scalar_src(s.w, fl.src[1], fl.literal, false) & 63) as usize;
+            w.set_sgpr(fl.vdst, v[lane]);
+            return Ok(());
+        }
+        O::VWritelaneB32 => {
+            let v = scalar_src(s.w, fl.src[0], fl.literal, false);
+            let lane = (scalar_src(s.w, fl.src[1], fl.literal, false) & 63) as usize;
+            w.vgpr[fl.vdst][lane] = v;
+            return Ok(());
+        }
+        O::VAccvgprReadB32 => {
+            let v = w.agpr[(fl.src[0] & 0xff) as usize];
+            write(&mut w.vgpr[fl.vdst], &v, exec);
+            return Ok(());
+        }
+        O::VAccvgprWriteB32 => {
+            let v = s.get(0, false);
+            write(&mut w.agpr[fl.vdst], &v, exec);
+            return Ok(());
+        }
+        O::VAccvgprMovB32 => {
+            let v = w.agpr[(fl.src[0] & 0xff) as usize];
+            write(&mut w.agpr[fl.vdst], &v, exec);
+            return Ok(());
+        }
+        // f32 arithmetic.
+        O::VAddF32E32 | O::VAddF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::add_f32(a, b, mode.round_f32), x, y))),
+        O::VSubF32E32 | O::VSubF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::sub_f32(a, b, mode.round_f32), x, y))),
+        O::VSubrevF32E32 | O::VSubrevF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::sub_f32(b, a, mode.round_f32), x, y))),
+        O::VMulF32E32 | O::VMulF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::mul_f32(a, b, mode.round_f32), x, y))),
+        O::VMinF32E32 | O::VMinF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(min_f32(f(x), f(y), mode.ieee)))),
+        O::VMaxF32E32 | O::VMaxF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(max_f32(f(x), f(y), mode.ieee)))),
+        O::VFmaF32 | O::VMadF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fma_mode(mode, x, y, z))),
+        O::VFmacF32E32 | O::VFmacF32E64 | O::VMacF32E32 | O::VMacF32E64 => {
+            let acc = w.vgpr[fl.vdst];
+            R::F32(map3(&s.f32(0), &s.f32(1), &acc, |x, y, z| fma_mode(mode, x, y, z)))
+        }
+        O::VFmaakF32 | O::VMadakF32 => {
+            let k = fl.literal;
+            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fma_mode(mode, x, y, k)))
+        }
+        O::VFmamkF32 | O::VMadmkF32 => {
+            let k = fl.literal;
+            R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fma_mode(mode, x, k, y)))
+        }
+        O::VCvtF32U32E32 | O::VCvtF32U32E64 => R::F32(map1(&s.get(0, false), |x| fbits(x as f32))),
+        O::VCvtF32I32E32 | O::VCvtF32I32E64 => R::F32(map1(&s.get(0, false), |x| fbits(x as i32 as f32))),
+        O::VCvtU32F32E32 | O::VCvtU32F32E64 => R::B32(map1(&s.f32(0), |x| crate::numeric::valu::cvt_u32_f32(f(x)))),
+        O::VCvtI32F32E32 | O::VCvtI32F32E64 => R::B32(map1(&s.f32(0), |x| crate::numeric::valu::cvt_i32_f32(f(x)) as u32)),
+        O::VRcpF32E32 | O::VRcpF32E64 => R::F32(map1(&s.f32(0), |x| fbits(transcendental::rcp_f32(f(x))))),
+        O::VRsqF32E32 | O::VRsqF32E64 => R::F32(map1(&s.f32(0), |x| fbits(transcendental::rsq_f32(f(x))))),
+        O::VSqrtF32E32 | O::VSqrtF32E64 => R::F32(map1(&s.f32(0), |x| fbits(transcendental::sqrt_f32(f(x))))),
+        O::VExpF32E32 | O::VExpF32E64 => R::F32(map1(&s.f32(0), |x| fbits(transcendental::exp_f32(f(x))))),
+        O::VLogF32E32 | O::VLogF32E64 => R::F32(map1(&s.f32(0), |x| fbits(transcendental::log_f32(f(x))))),
+        O::VFloorF32E32 | O::VFloorF32E64 => R::F32(map1(&s.f32(0), |x| fbits(f(x).floor()))),
+        O::VCeilF32E32 | O::VCeilF32E64 => R::F32(map1(&s.f32(0), |x| fbits(f(x).ceil()))),
+        O::VTruncF32E32 | O::VTruncF32E64 => R::F32(map1(&s.f32(0), |x| fbits(f(x).trunc()))),
+        O::VRndneF32E32 | O::VRndneF32E64 => R::F32(map1(&s.f32(0), |x| fbits(f(x).round_ties_even()))),
+        O::VFractF32E32 | O::VFractF32E64 => R::F32(map1(&s.f32(0), |x| fbits(crate::numeric::valu::fract_f32(f(x))))),
+        // f64 arithmetic.
+        O::VAddF64 => R::F64(map64_2(&s.f64(0), &s.f64(1), |x, y| (d(x) + d(y)).to_bits())),
+        O::VMulF64 => R::F64(map64_2(&s.f64(0), &s.f64(1), |x, y| (d(x) * d(y)).to_bits())),
+        O::VFmaF64 => R::F64(map64_3(&s.f64(0), &s.f64(1), &s.f64(2), |x, y, z| d(x).mul_add(d(y), d(z)).to_bits())),
+        O::VFmacF64E32 | O::VFmacF64E64 => {
+            let acc = fetch64(s.w, 256 + fl.vdst as u32, 0, true);
+            R::F64(map64_3(&s.f64(0), &s.f64(1), &acc, |x, y, z| d(x).mul_add(d(y), d(z)).to_bits()))
+        }
+        O::VMinF64 => R::F64(map64_2(&s.f64(0), &s.f64(1), |x, y| min_f64(d(x), d(y), mode.ieee).to_bits())),
+        O::VMaxF64 => R::F64(map64_2(&s.f64(0), &s.f64(1), |x, y| max_f64(d(x), d(y), mode.ieee).to_bits())),
+        O::VCvtF64F32E32 | O::VCvtF64F32E64 => {
+            let a = s.f32(0);
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = (f(a[i]) as f64).to_bits();
+            }
+            R::F64(out)
+        }
+        O::VCvtF32F64E32 | O::VCvtF32F64E64 => {
+            let a = s.f64(0);
+            let mut out = [0u32; N];
+            for i in 0..N {
+                out[i] = (d(a[i]) as f32).to_bits();
+            }
+            R::F32(out)
+        }
+        O::VCvtF64I32E32 | O::VCvtF64I32E64 | O::VCvtF64U32E32 | O::VCvtF64U32E64 => {
+            let a = s.get(0, false);
+            let signed = matches!(op, O::VCvtF64I32E32 | O::VCvtF64I32E64);
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = if signed { (a[i] as i32 as f64).to_bits() } else { (a[i] as f64).to_bits() };
+            }
+            R::F64(out)
+        }
+        O::VCvtI32F64E32 | O::VCvtI32F64E64 => {
+            let a = s.f64(0);
+            let mut out = [0u32; N];
+            for i in 0..N {
+                out[i] = crate::numeric::valu::cvt_i32_f64(d(a[i])) as u32;
+            }
+            R::B32(out)
+        }
+        O::VCvtU32F64E32 | O::VCvtU32F64E64 => {
+            let a = s.f64(0);
+            let mut out = [0u32; N];
+            for i in 0..N {
+                out[i] = crate::numeric::valu::cvt_u32_f64(d(a[i]));
+            }
+            R::B32(out)
+        }
+        O::VDot2cF32F16E32 | O::VDot2cF32F16E64 | O::VDot2cF32Bf16E32 | O::VDot2cF32Bf16E64 => {
+            let acc = w.vgpr[fl.vdst];
+            let bf = matches!(op, O::VDot2cF32Bf16E32 | O::VDot2cF32Bf16E64);
+            let rm = mode.round_f32;
+            R::F32(map3(&s.get(0, false), &s.get(1, false), &acc, |x, y, z| {
+                if bf {
+                    fbits(dot::dot2c_f32_bf16(x, y, f(z), rm))
+                } else {
+                    fbits(dot::dot2_f32_f16(x, y, f(z), rm))
+                }
+            }))
+        }
+        O::VDot4cI32I8E32 | O::VDot4cI32I8E64 => {
+            let acc = w.vgpr[fl.vdst];
+            R::B32(map3(&s.get(0, false), &s.get(1, false), &acc, |x, y, z| dot4_i8(x, y, z, true)))
+        }
+        O::VDot2cI32I16E32 | O::VDot2cI32I16E64 => {
+            let acc = w.vgpr[fl.vdst];
+            R::B32(map3(&s.get(0, false), &s.get(1, false), &acc, |x, y, z| dot2_i16(x, y, z, true)))
+        }
+        // Division helpers (the compiler's f32/f64 division sequence).
+        O::VDivScaleF32 => {
+            let (a, b, cc) = (s.f32(0), s.f32(1), s.f32(2));
+            let mut out = [0u32; N];
+            let mut flags = 0u64;
+            for i in 0..N {
+                let (r, flag) = valu::div_scale_f32(f(a[i]), f(b[i]), f(cc[i]));
+                out[i] = fbits(r);
+                flags |= (flag as u64) << i;
+            }
+            let mask = s.write_mask;
+            write(&mut w.vgpr[fl.vdst], &out, mask);
+            let old = w.sgpr_pair(fl.sdst);
+            w.set_sgpr_pair(fl.sdst, (old & !exec) | (flags & exec));
+            return Ok(());
+        }
+        O::VDivScaleF64 => {
+            let (a, b, cc) = (s.f64(0), s.f64(1), s.f64(2));
+            let mut out = [0u64; N];
+            let mut flags = 0u64;
+            for i in 0..N {
+                let (r, flag) = valu::div_scale_f64(d(a[i]), d(b[i]), d(cc[i]));
+                out[i] = r.to_bits();
+                flags |= (flag as u64) << i;
+            }
+            let mask = s.write_mask;
+            write64(&mut w.vgpr, fl.vdst, &out, mask);
+            let old = w.sgpr_pair(fl.sdst);
+            w.set_sgpr_pair(fl.sdst, (old & !exec) | (flags & exec));
+            return Ok(());
+        }
+        O::VDivFmasF32 => {
+            let vcc = s.w.vcc();
+            let (a, b, cc) = (s.f32(0), s.f32(1), s.f32(2));
+            let mut out = [0u32; N];
+            for i in 0..N {
+                out[i] = fbits(valu::div_fmas_f32(f(a[i]), f(b[i]), f(cc[i]), (vcc >> i) & 1 != 0, mode.round_f32));
+            }
+            R::F32(out)
+        }
+        O::VDivFmasF64 => {
+            let vcc = s.w.vcc();
+            let (a, b, cc) = (s.f64(0), s.f64(1), s.f64(2));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = valu::div_fmas_f64(d(a[i]), d(b[i]), d(cc[i]), (vcc >> i) & 1 != 0).to_bits();
+            }
+            R::F64(out)
+        }
+        O::VDivFixupF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fbits(valu::div_fixup_f32(f(x), f(y), f(z))))),
+        O::VDivFixupF64 => R::F64(map64_3(&s.f64(0), &s.f64(1), &s.f64(2), |x, y, z| valu::div_fixup_f64(d(x), d(y), d(z)).to_bits())),
+        O::VLdexpF32 => R::F32(map2(&s.f32(0), &s.get(1, false), |x, n| fbits(valu::ldexp_f32(f(x), n as i32)))),
+        O::VLdexpF64 => {
+            let (a, n) = (s.f64(0), s.get(1, false));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = valu::ldexp_f64(d(a[i]), n[i] as i32).to_bits();
+            }
+            R::F64(out)
+        }
+        O::VFrexpMantF32E32 | O::VFrexpMantF32E64 => R::F32(map1(&s.f32(0), |x| fbits(valu::frexp_mant_f32(f(x))))),
+        O::VFrexpExpI32F32E32 | O::VFrexpExpI32F32E64 => R::B32(map1(&s.f32(0), |x| valu::frexp_exp_f32(f(x)) as u32)),
+        O::VFrexpMantF64E32 | O::VFrexpMantF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| valu::frexp_mant_f64(d(a[i])).to_bits()))
+        }
+        O::VFrexpExpI32F64E32 | O::VFrexpExpI32F64E64 => {
+            let a = s.f64(0);
+            R::B32(std::array::from_fn(|i| valu::frexp_exp_f64(d(a[i])) as u32))
+        }
+        O::VRcpF64E32 | O::VRcpF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| transcendental::rcp_f64(d(a[i])).to_bits()))
+        }
+        O::VRsqF64E32 | O::VRsqF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| transcendental::rsq_f64(d(a[i])).to_bits()))
+        }
+        O::VSqrtF64E32 | O::VSqrtF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| transcendental::sqrt_f64(d(a[i])).to_bits()))
+        }
+        O::VFloorF64E32 | O::VFloorF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| d(a[i]).floor().to_bits()))
+        }
+        O::VTruncF64E32 | O::VTruncF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| d(a[i]).trunc().to_bits()))
+        }
+        O::VCvtF32Ubyte0E32 | O::VCvtF32Ubyte0E64 => R::F32(map1(&s.get(0, false), |x| fbits((x & 0xff) as f32))),
+        // f16.
+        O::VAddF16E32 | O::VAddF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::add_f16(x as u16, y as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VSubF16E32 | O::VSubF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::add_f16(x as u16, y as u16 ^ 0x8000, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VMulF16E32 | O::VMulF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::mul_f16(x as u16, y as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VFmaF16 => {
+            let (a, b, cc) = (s.f16(0), s.f16(1), s.f16(2));
+            R::F16(map3(&a, &b, &cc, |x, y, z| valu::fma_f16(x as u16, y as u16, z as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VMaxF16E32 | O::VMaxF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::max_f16(x as u16, y as u16, mode.ieee) as u32))
+        }
+        O::VMinF16E32 | O::VMinF16E64 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            R::F16(map2(&a, &b, |x, y| valu::min_f16(x as u16, y as u16, mode.ieee) as u32))
+        }
+        O::VCvtPkrtzF16F32 => R::B32(map2(&s.f32(0), &s.f32(1), |x, y| valu::cvt_pkrtz_f16_f32(f(x), f(y)))),
+        O::VCvtF32F16E32 | O::VCvtF32F16E64 => {
+            let a = s.f16(0);
+            R::F32(map1(&a, |h| fbits(crate::numeric::convert::f16_to_f32(h as u16))))
+        }
+        O::VCvtF16F32E32 | O::VCvtF16F32E64 => {
+            let a = s.f32(0);
+            let rm = mode.round_f16_f64;
+            R::F16(map1(&a, |x| crate::numeric::convert::f32_to_f16(f(x), rm) as u32))
+        }
+        // fp8 conversions (gfx940 family).
+        O::VCvtF32Fp8E32 | O::VCvtF32Fp8E64 | O::VCvtF32Bf8E32 | O::VCvtF32Bf8E64 => {
+            let ocp = ctx.target == Target::Gfx950;
+            let fmt = if matches!(op, O::VCvtF32Fp8E32 | O::VCvtF32Fp8E64) { Fp8Format::fp8(ocp) } else { Fp8Format::bf8(ocp) };
+            let mut a = s.get(0, false);
+            if vop3 {
+                let sel = (fl.opsel & 3) as u32;
+                a = map1(&a, |x| x >> (8 * sel));
+            }
+            let table = fmt.table();
+            R::F32(map1(&a, |x| table[(x & 0xff) as usize]))
+        }
+        O::VCvtPkFp8F32 | O::VCvtPkBf8F32 => {
+            let ocp = ctx.target == Target::Gfx950;
+            let fmt = if op == O::VCvtPkFp8F32 { Fp8Format::fp8(ocp) } else { Fp8Format::bf8(ocp) };
+            let (a, b) = (s.f32(0), s.f32(1));
+            let hi = (fl.opsel >> 3) & 1 != 0;
+            let sat = fl.clamp || mode.fp16_ovfl;
+            let old = w.vgpr[fl.vdst];
+            let mut out = [0u32; N];
+            for i in 0..N {
+                let word = fp8::cvt_pk_to_fp8(fmt, f(a[i]), f(b[i]), sat);
+                out[i] = fp8::insert_word(old[i], word, hi);
+            }
+            R::B32(out)
+        }
+        _ => return Err(unsupported(&c.inst, pc)),
+    };
+    let mask = s.write_mask;
+    let omod = OutputModifier::from_bits(fl.omod);
+    let post = fl.clamp || fl.omod != 0;
+    match r {
+        R::B32(v) => write_sdwa(w, c, fl.vdst, v, mask),
+        R::F32(mut v) => {
+            if post {
+                v = map1(&v, |x| fbits(output_f32(f(x), omod, fl.clamp, mode)));
+            }
+            write_sdwa(w, c, fl.vdst, v, mask)
+        }
+        R::F16(v) => write_sdwa(w, c, fl.vdst, v, mask),
+        R::B64(v) => write64(&mut w.vgpr, fl.vdst, &v, mask),
+        R::F64(mut v) => {
+            if post {
+                for x in v.iter_mut() {
+                    *x = output_f64(d(*x), omod, fl.clamp, mode).to_bits();
+                }
+            }
+            write64(&mut w.vgpr, fl.vdst, &v, mask)
+        }
+    }
+    Ok(())
+}
+
+
+/// Stores `f(lane)` into `dst` for the lanes of `exec`.
+#[inline(always)]
+fn store(dst: &mut VReg, exec: u64, f: impl Fn(usize) -> u32) {
+    if exec == u64::MAX {
+        for (i, d) in dst.iter_mut().enumerate() {
+            *d = f(i);
+        }
+    } else {
+        for (i, d) in dst.iter_mut().enumerate() {
+            let r = f(i);
+            if (exec >> i) & 1 != 0 {
+                *d = r;
+            }
+        }
+    }
+}
+
+/// The hot 32-bit VALU operations without modifiers, DPP or SDWA, computed straight into
+/// the destination register with a small stack frame. Returns false for anything else.
+///
+/// On x86-64 hosts with AVX2 and FMA the lane loops are compiled a second time for those
+/// features and chosen at run time (the workspace builds for the baseline ISA).
+#[inline(never)]
+fn fast(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports AVX2 and FMA, checked just above.
+            return unsafe { fast_avx2(w, op, fl, exec) };
+        }
+    }
+    fast_body::<false>(w, op, fl, exec)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fast_avx2(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
+    fast_body::<true>(w, op, fl, exec)
+}
+
+/// Body of [`fast`]; `HW_FMA` uses the host's fused multiply-add (a single rounding, the
+/// same result as [`fma_f32_rne`]).
+#[inline(always)]
+fn fast_body<const HW_FMA: bool>(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
+    use Opcode as O;
+    let fma = |x: f32, y: f32, z: f32| if HW_FMA { x.mul_add(y, z) } else { fma_f32_rne(x, y, z) };
+    let plain = plain_f32(w.mode);
+    let ieee = w.mode.ieee;
+    macro_rules! un {
+        ($f:expr) => {{
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i]));
+            true
+        }};
+    }
+    macro_rules! bin {
+        ($f:expr) => {{
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            let b = fetch(w, fl.src[1], fl.literal, false);
+            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i], b[i]));
+            true
+        }};
+    }
+    macro_rules! tri {
+        ($c:expr, $f:expr) => {{
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            let b = fetch(w, fl.src[1], fl.literal, false);
+            let c: L32 = $c;
+            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i], b[i], c[i]));
+            true
+        }};
+    }
+    let src2 = |w: &Wave| fetch(w, fl.src[2], fl.literal, false);
+    match op {
+        O::VMovB32E32 | O::VMovB32E64 => un!(|x| x),
+        O::VNotB32E32 => un!(|x: u32| !x),
+        O::VAddU32E32 | O::VAddU32E64 => bin!(u32::wrapping_add),
+        O::VSubU32E32 | O::VSubU32E64 => bin!(u32::wrapping_sub),
+        O::VSubrevU32E32 | O::VSubrevU32E64 => bin!(|x: u32, y: u32| y.wrapping_sub(x)),
+        O::VAndB32E32 | O::VAndB32E64 => bin!(|x, y| x & y),
+        O::VOrB32E32 | O::VOrB32E64 => bin!(|x, y| x | y),
+        O::VXorB32E32 | O::VXorB32E64 => bin!(|x, y| x ^ y),
+        O::VLshlrevB32E32 | O::VLshlrevB32E64 => bin!(|x: u32, y: u32| y << (x & 31)),
+        O::VLshrrevB32E32 | O::VLshrrevB32E64 => bin!(|x: u32, y: u32| y >> (x & 31)),
+        O::VAshrrevI32E32 | O::VAshrrevI32E64 => bin!(|x: u32, y: u32| ((y as i32) >> (x & 31)) as u32),
+        O::VMulLoU32 => bin!(u32::wrapping_mul),
+        O::VMulU32U24E32 => bin!(|x: u32, y: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
+        O::VMinU32E32 => bin!(u32::min),
+        O::VMaxU32E32 => bin!(u32::max),
+        O::VAddF32E32 | O::VAddF32E64 if plain => bin!(|x, y| fbits(f(x) + f(y))),
+        O::VSubF32E32 | O::VSubF32E64 if plain => bin!(|x, y| fbits(f(x) - f(y))),
+        O::VMulF32E32 | O::VMulF32E64 if plain => bin!(|x, y| fbits(f(x) * f(y))),
+        O::VMaxF32E32 | O::VMaxF32E64 if plain => bin!(|x, y| fbits(max_f32(f(x), f(y), ieee))),
+        O::VMinF32E32 | O::VMinF32E64 if plain => bin!(|x, y| fbits(min_f32(f(x), f(y), ieee))),
+        O::VFmaF32 if plain => tri!(src2(w), |x, y, z| fbits(fma(f(x), f(y), f(z)))),
+        O::VFmacF32E32 if plain => tri!(w.vgpr[fl.vdst], |x, y, z| fbits(fma(f(x), f(y), f(z)))),
+        O::VMadU32U24 => tri!(src2(w), |x: u32, y: u32, z: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
+        O::VAdd3U32 => tri!(src2(w), |x: u32, y: u32, z: u32| x.wrapping_add(y).wrapping_add(z)),
+        O::VLshlAddU32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x << (y & 31)).wrapping_add(z)),
+        O::VLshlOrB32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x << (y & 31)) | z),
+        O::VAndOrB32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x & y) | z),
+        O::VOr3B32 => tri!(src2(w), |x: u32, y: u32, z: u32| x | y | z),
+        O::VCndmaskB32E32 => {
+            let vcc = w.vcc();
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            let b = fetch(w, fl.src[1], fl.literal, false);
+            store(&mut w.vgpr[fl.vdst], exec, |i| if (vcc >> i) & 1 != 0 { b[i] } else { a[i] });
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A binary f32 operation under MODE: input denormals flushed, `op` rounds per FP_ROUND,
+/// output denormals flushed.
+#[inline]
+fn f32_mode(mode: Mode, op: impl Fn(f32, f32) -> f32, x: u32, y: u32) -> u32 {
+    fbits(mode.flush_out_f32(op(mode.flush_in_f32(f(x)), mode.flush_in_f32(f(y)))))
+}
+
+/// `v_fma_f32` under MODE.
+#[inline]
+fn fma_mode(mode: Mode, x: u32, y: u32, z: u32) -> u32 {
+    let (a, b, c) = (mode.flush_in_f32(f(x)), mode.flush_in_f32(f(y)), mode.flush_in_f32(f(z)));
+    fbits(mode.flush_out_f32(valu::fma_f32(a, b, c, mode.round_f32)))
+}
+
+/// True when f32 arithmetic is plain IEEE (round to nearest even, denormals kept), so the
+/// fast path's native operations are exact models.
+#[inline]
+fn plain_f32(mode: Mode) -> bool {
+    mode.round_f32 == RoundMode::NearestEven && mode.denorm_f32 == DenormMode::FlushNone
+}
+
+/// `sum(a.byte[k] * b.byte[k]) + c` over the four bytes, signed or unsigned (wrapping).
+#[inline]
+fn dot4_i8(a: u32, b: u32, c: u32, signed: bool) -> u32 {
+    let mut acc = c;
+    for k in 0..4 {
+        let (x, y) = ((a >> (8 * k)) as u8, (b >> (8 * k)) as u8);
+        let p = if signed { (x as i8 as i32 * y as i8 as i32) as u32 } else { x as u32 * y as u32 };
+        acc = acc.wrapping_add(p);
+    }
+    acc
+}
+
+/// `a.lo * b.lo + a.hi * b.hi + c` over 16-bit halves, signed or unsigned (wrapping).
+#[inline]
+fn dot2_i16(a: u32, b: u32, c: u32, signed: bool) -> u32 {
+    let mut acc = c;
+    for k in 0..2 {
+        let (x, y) = ((a >> (16 * k)) as u16, (b >> (16 * k)) as u16);
+        let p = if signed { (x as i16 as i32 * y as i16 as i32) as u32 } else { x as u32 * y as u32 };
+        acc = acc.wrapping_add(p);
+    }
+    acc
+}
+
+fn sext24(x: u32) -> i32 {
+    ((x << 8) as i32) >> 8
+}
+
+
+/// Writes a 32-bit result, honouring the SDWA destination select.
+fn write_sdwa(w: &mut Wave, c: &CachedInst, vdst: usize, v: L32, mask: u64) {
+    let Extension::Sdwa(ctrl) = c.ext else {
+        write(&mut w.vgpr[vdst], &v, mask);
+        return;
+    };
+    let sel = (ctrl >> 8) & 7;
+    let unused = (ctrl >> 11) & 3;
+    if sel >= 6 {
+        // 6 is DWORD; 7 is reserved and treated as DWORD.
+        write(&mut w.vgpr[vdst], &v, mask);
+        return;
+    }
+    let old = w.vgpr[vdst];
+    let (shift, width) = if sel < 4 { (8 * sel, 8) } else { (16 * (sel - 4), 16) };
+    let field = ((1u64 << width) - 1) as u32;
+    let out = map2(&v, &old, |x, o| {
+        let placed = (x & field) << shift;
+        let keep = match unused {
+            2 => o & !(field << shift),
+            1 => {
+                // Sign-extend the field into the upper bits, zero below.
+                let top = shift + width;
+                let sign = (x >> (width - 1)) & 1;
+                if sign != 0 && top < 32 {
+                    u32::MAX << top
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
+        placed | keep
+    });
+    write(&mut w.vgpr[vdst], &out, mask);
+}
+
+/// `v_cmp*` and `v_cmpx*`, any encoding.
+fn compare(w: &mut Wave, c: &CachedInst, fl: &Fields, exec: u64) -> Result<(), ExecFault> {
+    let aux = c.aux;
+    let cond = (aux & 0xf) as u32;
+    let always = aux & (1 << 13) != 0;
+    let ty = (aux >> 4) & 0xf;
+    let cmpx = aux & (1 << 14) != 0;
+    let mut s = Srcs { w, f: *fl, ext: c.ext, exec, write_mask: exec };
+    let mut bits = 0u64;
+    match ty {
+        0 => {
+            use crate::numeric::convert::f16_to_f32;
+            let (a, b) = (s.f16(0), s.get(1, true));
+            for i in 0..N {
+                let r = if cond == 15 { class_f64(f16_to_f32(a[i] as u16) as f64, b[i], true) } else { fcmp(f16_to_f32(a[i] as u16) as f64, f16_to_f32(b[i] as u16) as f64, cond, always) };
+                bits |= (r as u64) << i;
+            }
+        }
+        1 => {
+            let (a, b) = (s.f32(0), if cond == 15 { s.get(1, false) } else { s.f32(1) });
+            for i in 0..N {
+                let r = if cond == 15 { class_f64(f(a[i]) as f64, b[i], false) } else { fcmp(f(a[i]) as f64, f(b[i]) as f64, cond, always) };
+                bits |= (r as u64) << i;
+            }
+        }
+        2 => {
+            let a = s.f64(0);
+            if cond == 15 {
+                let b = s.get(1, false);
+                for i in 0..N {
+                    bits |= (class_f64(d(a[i]), b[i], false) as u64) << i;
+                }
+            } else {
+                let b = s.f64(1);
+                for i in 0..N {
+                    bits |= (fcmp(d(a[i]), d(b[i]), cond, always) as u64) << i;
+                }
+            }
+        }
+        3 | 4 | 6 | 7 => {
+            let (a, b) = (s.get(0, ty == 3 || ty == 6), s.get(1, ty == 3 || ty == 6));
+            for i in 0..N {
+                let (x, y): (i64, i64) = match ty {
+                    3 => (a[i] as u16 as i16 as i64, b[i] as u16 as i16 as i64),
+                    4 => (a[i] as i32 as i64, b[i] as i32 as i64),
+                    6 => ((a[i] & 0xffff) as i64, (b[i] & 0xffff) as i64),
+                    _ => (a[i] as i64, b[i] as i64),
+                };
+                bits |= (icmp(x.cmp(&y), cond, always) as u64) << i;
+            }
+        }
+        _ => {
+            let (a, b) = (s.u64(0), s.u64(1));
+            for i in 0..N {
+                let o = if ty == 5 { (a[i] as i64).cmp(&(b[i] as i64)) } else { a[i].cmp(&b[i]) };
+                bits |= (icmp(o, cond, always) as u64) << i;
+            }
+        }
+    }
+    let bits = bits & exec;
+    let dst = match c.enc {
+        Encoding::Vop3 => fl.vdst,
+        _ => fl.sdst,
+    };
+    if cmpx {
+        w.set_exec(bits);
+        if c.enc == Encoding::Vop3 || dst != VCC || w.target_writes_vcc_on_cmpx() {
+            w.set_sgpr_pair(dst, bits);
+        }
+    } else {
+        w.set_sgpr_pair(dst, bits);
+    }
+    Ok(())
+}
+
+impl Wave {
+    /// On gfx9, `v_cmpx_*_e32` writes VCC as well as EXEC.
+    fn target_writes_vcc_on_cmpx(&self) -> bool {
+        true
+    }
+}
+
+fn fcmp(a: f64, b: f64, cond: u32, always: bool) -> bool {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    if always {
+        return true;
+    }
+    // `None` when either side is NaN: the ordered conditions fail, the "not" forms pass.
+    let o = a.partial_cmp(&b);
+    match cond {
+        1 => o == Some(Less),
+        2 => o == Some(Equal),
+        3 => matches!(o, Some(Less | Equal)),
+        4 => o == Some(Greater),
+        5 => matches!(o, Some(Less | Greater)),
+        6 => matches!(o, Some(Greater | Equal)),
+        7 => o.is_some(),
+        8 => o.is_none(),
+        9 => !matches!(o, Some(Greater | Equal)),
+        10 => !matches!(o, Some(Less | Greater)),
+        11 => o != Some(Greater),
+        12 => !matches!(o, Some(Less | Equal)),
+        13 => o != Some(Equal),
+        14 => o != Some(Less),
+        _ => false,
+    }
+}
+
+fn icmp(o: std::cmp::Ordering, cond: u32, always: bool) -> bool {
+    use std::cmp::Ordering::*;
+    if always {
+        return true;
+    }
+    match cond {
+        1 => o == Less,
+        2 => o == Equal,
+        3 => o != Greater,
+        4 => o == Greater,
+        5 => o != Equal,
+        6 => o != Less,
+        _ => false,
+    }
+}
+
+/// `v_cmp_class`: bit 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0,
+/// 7 +denormal, 8 +normal, 9 +inf.
+fn class_f64(x: f64, mask: u32, half: bool) -> bool {
+    let bit = if x.is_nan() {
+        // Quiet bit of the original format survives conversion to f64 for sNaN detection
+        // only approximately; treat every NaN as quiet unless the f64 quiet bit is clear.
+        if x.to_bits() & (1 << 51) == 0 { 0 } else { 1 }
+    } else if x.is_infinite() {
+        if x < 0.0 { 2 } else { 9 }
+    } else if x == 0.0 {
+        if x.is_sign_negative() { 5 } else { 6 }
+    } else {
+        let min_normal = if half { 6.103_515_625e-5 } else { f32::MIN_POSITIVE as f64 };
+        let sub = x.abs() < min_normal;
+        match (x < 0.0, sub) {
+            (true, false) => 3,
+            (true, true) => 4,
+            (false, true) => 7,
+            (false, false) => 8,
+        }
+    };
+    (mask >> bit) & 1 != 0
+}
+
+/// VOP3P: packed math, `v_pk_mov_b32`, dot products and MFMA.
+fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let op = c.op;
+    let mnemonic = op.mnemonic();
+    if mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") {
+        return mfma::execute(w, c, pc, ctx);
+    }
+    let fl = c.fields;
+    let exec = w.exec();
+    let words = c.inst.words();
+    let op_sel_hi = (((words[1] >> 27) & 3) | (((words[0] >> 14) & 1) << 2)) as u8;
+    let neg_hi = ((words[0] >> 8) & 7) as u8;
+    match op {
+        O::VDot2F32F16 | O::VDot2F32Bf16 | O::VDot4I32I8 | O::VDot4U32U8 | O::VDot2I32I16 | O::VDot2U32U16 => {
+            // Only the default packed selection (low/high halves in order, no negation).
+            if fl.opsel & 3 != 0 || op_sel_hi & 3 != 3 || fl.neg & 3 != 0 || neg_hi & 3 != 0 {
+                return Err(unsupported(&c.inst, pc));
+            }
+            let a = fetch(w, fl.src[0], fl.literal, false);
+            let b = fetch(w, fl.src[1], fl.literal, false);
+            let cc = fetch(w, fl.src[2], fl.literal, false);
+            let rm = w.mode.round_f32;
+            let out = map3(&a, &b, &cc, |x, y, z| match op {
+                O::VDot2F32F16 => fbits(dot::dot2_f32_f16(x, y, f(z), rm)),
+                O::VDot2F32Bf16 => fbits(dot::dot2_f32_bf16(x, y, f(z), rm)),
+                O::VDot4I32I8 => dot4_i8(x, y, z, true),
+                O::VDot4U32U8 => dot4_i8(x, y, z, false),
+                O::VDot2I32I16 => dot2_i16(x, y, z, true),
+                _ => dot2_i16(x, y, z, false),
+            });
+            write(&mut w.vgpr[fl.vdst], &out, exec);
+            Ok(())
+        }
+        O::VPkMovB32 => {
+            let a = fetch64(w, fl.src[0], fl.literal, false);
+            let b = fetch64(w, fl.src[1], fl.literal, false);
+            let mut out = [0u64; N];
+            for i in 0..N {
+                let lo = if fl.opsel & 1 != 0 { a[i] >> 32 } else { a[i] & 0xffff_ffff };
+                let hi = if fl.opsel & 2 != 0 { b[i] >> 32 } else { b[i] & 0xffff_ffff };
+                out[i] = lo | (hi << 32);
+            }
+            write64(&mut w.vgpr, fl.vdst, &out, exec);
+            Ok(())
+        }
+        O::VPkAddF32 | O::VPkMulF32 | O::VPkFmaF32 => {
+            let n_src = if op == O::VPkFmaF32 { 3 } else { 2 };
+            let mut src = [[0u64; N]; 3];
+            for (k, slot) in src.iter_mut().enumerate().take(n_src) {
+                *slot = fetch64(w, fl.src[k], fl.literal, false);
+            }
+            let pick = |k: usize, lane: usize, hi: bool| -> f32 {
+                let sel = if hi { (op_sel_hi >> k) & 1 != 0 } else { (fl.opsel >> k) & 1 != 0 };
+                let bits = if sel { (src[k][lane] >> 32) as u32 } else { src[k][lane] as u32 };
+                let negate = if hi { (neg_hi >> k) & 1 != 0 } else { (fl.neg >> k) & 1 != 0 };
+                f32::from_bits(bits ^ ((negate as u32) << 31))
+            };
+            let mut out = [0u64; N];
+            for (i, o) in out.iter_mut().enumerate() {
+                let mut half = [0u32; 2];
+                for (h, r) in half.iter_mut().enumerate() {
+                    let hi = h == 1;
+                    let (x, y) = (pick(0, i, hi), pick(1, i, hi));
+                    *r = match op {
+                        O::VPkAddF32 => x + y,
+                        O::VPkMulF32 => x * y,
+                        _ => x.mul_add(y, pick(2, i, hi)),
+                    }
+                    .to_bits();
+                }
+                *o = half[0] as u64 | ((half[1] as u64) << 32);
+            }
+            write64(&mut w.vgpr, fl.vdst, &out, exec);
+            Ok(())
+        }
+        O::VPkAddU16 | O::VPkSubU16 | O::VPkMulLoU16 | O::VPkAddF16 | O::VPkMulF16 | O::VPkFmaF16 | O::VPkLshlrevB16 | O::VPkLshrrevB16 => {
+            use crate::numeric::convert::{f16_to_f32, f32_to_f16};
+            let float = matches!(op, O::VPkAddF16 | O::VPkMulF16 | O::VPkFmaF16);
+            let n_src = if op == O::VPkFmaF16 { 3 } else { 2 };
+            let mut src = [[0u32; N]; 3];
+            for (k, slot) in src.iter_mut().enumerate().take(n_src) {
+                *slot = fetch(w, fl.src[k], fl.literal, float);
+            }
+            let rm = w.mode.round_f16_f64;
+            let pick = |k: usize, lane: usize, hi: bool| -> u16 {
+                let sel = if hi { (op_sel_hi >> k) & 1 != 0 } else { (fl.opsel >> k) & 1 != 0 };
+                let h = if sel { (src[k][lane] >> 16) as u16 } else { src[k][lane] as u16 };
+                let negate = if hi { (neg_hi >> k) & 1 != 0 } else { (fl.neg >> k) & 1 != 0 };
+                if float && negate {
+                    h ^ 0x8000
+                } else {
+                    h
+                }
+            };
+            let mut out = [0u32; N];
+            for (i, o) in out.iter_mut().enumerate() {
+                let mut half = [0u16; 2];
+                for (h, r) in half.iter_mut().enumerate() {
+                    let hi = h == 1;
+                    let (x, y) = (pick(0, i, hi), pick(1, i, hi));
+                    *r = match op {
+                        O::VPkAddU16 => x.wrapping_add(y),
+                        O::VPkSubU16 => x.wrapping_sub(y),
+                        O::VPkMulLoU16 => x.wrapping_mul(y),
+                        O::VPkLshlrevB16 => y << (x & 15),
+                        O::VPkLshrrevB16 => y >> (x & 15),
+                        O::VPkAddF16 => f32_to_f16(f16_to_f32(x) + f16_to_f32(y), rm),
+                        O::VPkMulF16 => f32_to_f16(f16_to_f32(x) * f16_to_f32(y), rm),
+                        _ => {
+                            let z = pick(2, i, hi);
+                            f32_to_f16((f16_to_f32(x) as f64 * f16_to_f32(y) as f64 + f16_to_f32(z) as f64) as f32, rm)
+                        }
+                    };
+                }
+                *o = half[0] as u32 | ((half[1] as u32) << 16);
+            }
+            write(&mut w.vgpr[fl.vdst], &out, exec);
+            Ok(())
+        }
+        _ => Err(unsupported(&c.inst, pc)),
+    }
+}

@@ -1,0 +1,775 @@
+//! Vector memory handlers: DS (LDS), FLAT/GLOBAL/SCRATCH and MUBUF.
+//!
+//! Global/flat/buffer instructions are described at load time by [`mem_aux`] (kind,
+//! width, atomic operation) so the hot path does not look at mnemonics. LDS accesses out
+//! of the work-group's allocation read zero and drop writes; buffer accesses outside the
+//! resource's `num_records` do the same; global accesses to unmapped memory fault.
+
+#![allow(clippy::needless_range_loop)] // lane loops index lane arrays in lockstep
+
+use crate::decode::{Encoding, Opcode};
+use crate::Target;
+
+use super::interp::{scalar_src, unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::memory::MemFault;
+use super::program::CachedInst;
+use super::wave::{VReg, Wave, WAVE_LANES};
+use super::ExecFault;
+
+const N: usize = WAVE_LANES;
+
+const KIND_LOAD: u16 = 1;
+const KIND_STORE: u16 = 2;
+const KIND_ATOMIC: u16 = 3;
+
+/// Atomic operations (bits 8..13 of an atomic descriptor).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u16)]
+enum AtomicOp {
+    Swap,
+    Cmpswap,
+    Add,
+    Sub,
+    Smin,
+    Umin,
+    Smax,
+    Umax,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+    AddF32,
+    AddF64,
+    MinF64,
+    MaxF64,
+    MinF32,
+    MaxF32,
+    /// `(old & !src) | cmp` (DS mask-or: data0 is the mask, data1 the bits).
+    Mskor,
+}
+
+const ATOMIC_OPS: [(&str, AtomicOp); 17] = [
+    ("swap", AtomicOp::Swap),
+    ("cmpswap", AtomicOp::Cmpswap),
+    ("add", AtomicOp::Add),
+    ("sub", AtomicOp::Sub),
+    ("smin", AtomicOp::Smin),
+    ("umin", AtomicOp::Umin),
+    ("smax", AtomicOp::Smax),
+    ("umax", AtomicOp::Umax),
+    ("and", AtomicOp::And),
+    ("or", AtomicOp::Or),
+    ("xor", AtomicOp::Xor),
+    ("inc", AtomicOp::Inc),
+    ("dec", AtomicOp::Dec),
+    ("add_f32", AtomicOp::AddF32),
+    ("add_f64", AtomicOp::AddF64),
+    ("min_f64", AtomicOp::MinF64),
+    ("max_f64", AtomicOp::MaxF64),
+];
+
+/// Element types of loads and stores (bits 4..7).
+const T_DWORDS: u16 = 0;
+const T_UBYTE: u16 = 1;
+const T_SBYTE: u16 = 2;
+const T_USHORT: u16 = 3;
+const T_SSHORT: u16 = 4;
+
+/// Memory descriptor of a global/flat/scratch/buffer mnemonic: bits 3:0 kind, 7:4 element
+/// type, 11:8 dword count (loads/stores) or atomic op, bit 12 64-bit atomic. 0 when the
+/// form is not supported (d16, lds, format conversions).
+pub(crate) fn mem_aux(mnemonic: &str) -> u16 {
+    let rest = ["global_", "flat_", "scratch_", "buffer_"].iter().find_map(|p| mnemonic.strip_prefix(p));
+    let Some(rest) = rest else { return 0 };
+    if let Some(a) = rest.strip_prefix("atomic_") {
+        let (name, x2) = match a.strip_suffix("_x2") {
+            Some(n) => (n, true),
+            None => (a, false),
+        };
+        return match ATOMIC_OPS.iter().find(|(n, _)| *n == name) {
+            Some((_, op)) => KIND_ATOMIC | ((*op as u16) << 8) | ((x2 as u16) << 13),
+            None => 0,
+        };
+    }
+    let (kind, ty) = if let Some(t) = rest.strip_prefix("load_") {
+        (KIND_LOAD, t)
+    } else if let Some(t) = rest.strip_prefix("store_") {
+        (KIND_STORE, t)
+    } else {
+        return 0;
+    };
+    let (t, count) = match ty {
+        "dword" => (T_DWORDS, 1),
+        "dwordx2" => (T_DWORDS, 2),
+        "dwordx3" => (T_DWORDS, 3),
+        "dwordx4" => (T_DWORDS, 4),
+        "ubyte" | "byte" => (T_UBYTE, 1),
+        "sbyte" => (T_SBYTE, 1),
+        "ushort" | "short" => (T_USHORT, 1),
+        "sshort" => (T_SSHORT, 1),
+        _ => return 0,
+    };
+    kind | (t << 4) | (count << 8)
+}
+
+/// Where a lane's flat address points.
+enum Space {
+    Global(u64),
+    Lds(u32),
+    Private(u64),
+}
+
+pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    match c.enc {
+        Encoding::Ds => ds(w, c, pc, ctx),
+        Encoding::Flat | Encoding::Global | Encoding::Scratch => flat(w, c, pc, ctx),
+        Encoding::Mubuf => mubuf(w, c, pc, ctx),
+        _ => Err(unsupported(&c.inst, pc)),
+    }
+}
+
+/// Per-lane addresses of a FLAT/GLOBAL/SCRATCH instruction.
+fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [Space; N] {
+    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    let enc = c.enc;
+    let raw_off = w0 & 0x1fff;
+    let offset = if enc == Encoding::Flat { raw_off as i64 } else { (((raw_off << 19) as i32) >> 19) as i64 };
+    let vaddr = (w1 & 0xff) as usize;
+    let saddr = ((w1 >> 16) & 0x7f) as usize;
+    let exec = w.exec();
+    std::array::from_fn(|lane| {
+        if (exec >> lane) & 1 == 0 {
+            return Space::Global(0);
+        }
+        match enc {
+            Encoding::Global => {
+                let a = if saddr == 0x7f {
+                    (w.vgpr[vaddr][lane] as u64) | ((w.vgpr[(vaddr + 1) & 255][lane] as u64) << 32)
+                } else {
+                    w.sgpr_pair(saddr).wrapping_add(w.vgpr[vaddr][lane] as u64)
+                };
+                Space::Global(a.wrapping_add(offset as u64))
+            }
+            Encoding::Scratch => {
+                let uses_v = if target.is_gfx940_family() { (w0 >> 13) & 1 != 0 } else { saddr == 0x7f };
+                let mut a = offset;
+                if uses_v {
+                    a += w.vgpr[vaddr][lane] as i32 as i64;
+                }
+                if saddr != 0x7f {
+                    a += w.sgpr[saddr] as i32 as i64;
+                }
+                Space::Private(a as u64 & 0xffff_ffff)
+            }
+            _ => {
+                let a = ((w.vgpr[vaddr][lane] as u64) | ((w.vgpr[(vaddr + 1) & 255][lane] as u64) << 32)).wrapping_add(offset as u64);
+                match (a >> 32) as u32 {
+                    SHARED_APERTURE_HI => Space::Lds(a as u32),
+                    PRIVATE_APERTURE_HI => Space::Private(a & 0xffff_ffff),
+                    _ => Space::Global(a),
+                }
+            }
+        }
+    })
+}
+
+/// Per-lane addresses of a GLOBAL instruction (all lanes, EXEC ignored).
+#[inline]
+fn global_addresses(w: &Wave, c: &CachedInst) -> [u64; N] {
+    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    let offset = ((((w0 & 0x1fff) << 19) as i32) >> 19) as i64 as u64;
+    let vaddr = (w1 & 0xff) as usize;
+    let saddr = ((w1 >> 16) & 0x7f) as usize;
+    let mut out = [0u64; N];
+    let lo = &w.vgpr[vaddr];
+    if saddr == 0x7f {
+        let hi = &w.vgpr[(vaddr + 1) & 255];
+        for i in 0..N {
+            out[i] = (lo[i] as u64 | ((hi[i] as u64) << 32)).wrapping_add(offset);
+        }
+    } else {
+        let base = w.sgpr_pair(saddr).wrapping_add(offset);
+        for i in 0..N {
+            out[i] = base.wrapping_add(lo[i] as u64);
+        }
+    }
+    out
+}
+
+fn private_addr(w: &Wave, lane: usize, off: u64) -> u64 {
+    w.scratch_base.wrapping_add(lane as u64 * w.scratch_lane_bytes as u64).wrapping_add(off)
+}
+
+fn lds_read(lds: &[u8], addr: u32, buf: &mut [u8]) {
+    let a = addr as usize;
+    match lds.get(a..a + buf.len()) {
+        Some(s) => buf.copy_from_slice(s),
+        None => buf.fill(0),
+    }
+}
+
+fn lds_write(lds: &mut [u8], addr: u32, data: &[u8]) {
+    let a = addr as usize;
+    if let Some(s) = lds.get_mut(a..a + data.len()) {
+        s.copy_from_slice(data);
+    }
+}
+
+fn lds_u32(lds: &[u8], addr: u32) -> u32 {
+    let mut b = [0u8; 4];
+    lds_read(lds, addr, &mut b);
+    u32::from_le_bytes(b)
+}
+
+fn lds_set_u32(lds: &mut [u8], addr: u32, v: u32) {
+    lds_write(lds, addr, &v.to_le_bytes());
+}
+
+/// Reads `buf.len()` bytes at a lane's address in any space.
+fn space_read(w: &Wave, ctx: &Ctx, lane: usize, space: &Space, delta: u64, buf: &mut [u8]) -> Result<(), MemFault> {
+    match space {
+        Space::Global(a) => ctx.mem.read(a.wrapping_add(delta), buf),
+        Space::Lds(a) => {
+            lds_read(ctx.lds, a.wrapping_add(delta as u32), buf);
+            Ok(())
+        }
+        Space::Private(a) => ctx.mem.read(private_addr(w, lane, a.wrapping_add(delta)), buf),
+    }
+}
+
+fn space_write(w: &Wave, ctx: &mut Ctx, lane: usize, space: &Space, delta: u64, data: &[u8]) -> Result<(), MemFault> {
+    match space {
+        Space::Global(a) => ctx.mem.store(a.wrapping_add(delta), data),
+        Space::Lds(a) => {
+            lds_write(ctx.lds, a.wrapping_add(delta as u32), data);
+            Ok(())
+        }
+        Space::Private(a) => ctx.mem.write(private_addr(w, lane, a.wrapping_add(delta)), data),
+    }
+}
+
+fn file(w: &mut Wave, acc: bool) -> &mut Vec<VReg> {
+    if acc {
+        &mut w.agpr
+    } else {
+        &mut w.vgpr
+    }
+}
+
+fn flat(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    let aux = c.aux;
+    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    let data = ((w1 >> 8) & 0xff) as usize;
+    let vdst = ((w1 >> 24) & 0xff) as usize;
+    let acc = (w1 >> 23) & 1 != 0;
+    let glc = (w0 >> 16) & 1 != 0;
+    if aux == 0 || (w0 >> 13) & 1 != 0 && c.enc != Encoding::Scratch {
+        return Err(unsupported(&c.inst, pc));
+    }
+    let exec = w.exec();
+    if c.enc == Encoding::Global && aux & 0xfff == (KIND_LOAD | (T_DWORDS << 4) | (1 << 8)) && !acc {
+        let addrs = global_addresses(w, c);
+        return ctx.mem.gather_u32(&addrs, exec, &mut w.vgpr[vdst]).map_err(|f| ExecFault::mem(pc, f));
+    }
+    if c.enc == Encoding::Global && aux & 0xfff == (KIND_STORE | (T_DWORDS << 4) | (1 << 8)) && !acc {
+        let addrs = global_addresses(w, c);
+        return ctx.mem.scatter_u32(&addrs, exec, &w.vgpr[data]).map_err(|f| ExecFault::mem(pc, f));
+    }
+    let spaces = flat_addresses(w, c, ctx.target);
+    access(w, ctx, pc, aux, exec, &spaces, data, vdst, acc, glc)
+}
+
+/// Performs a load, store or atomic for every lane of `exec` at `spaces`.
+#[allow(clippy::too_many_arguments)]
+fn access(w: &mut Wave, ctx: &mut Ctx, pc: u64, aux: u16, exec: u64, spaces: &[Space; N], data: usize, vdst: usize, acc: bool, glc: bool) -> Result<(), ExecFault> {
+    let kind = aux & 0xf;
+    let ty = (aux >> 4) & 0xf;
+    let fault = |space: &Space, lane: usize, f: MemFault, w: &Wave| {
+        let _ = (space, lane, w);
+        ExecFault::mem(pc, f)
+    };
+    match kind {
+        KIND_LOAD => {
+            let count = ((aux >> 8) & 0xf) as usize;
+            for lane in 0..N {
+                if (exec >> lane) & 1 == 0 {
+                    continue;
+                }
+                let space = &spaces[lane];
+                if ty == T_DWORDS {
+                    let mut buf = [0u8; 16];
+                    space_read(w, ctx, lane, space, 0, &mut buf[..4 * count]).map_err(|f| fault(space, lane, f, w))?;
+                    let regs = file(w, acc);
+                    for k in 0..count {
+                        regs[(vdst + k) & 255][lane] = u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
+                    }
+                } else {
+                    let size = if ty <= T_SBYTE { 1 } else { 2 };
+                    let mut buf = [0u8; 2];
+                    space_read(w, ctx, lane, space, 0, &mut buf[..size]).map_err(|f| fault(space, lane, f, w))?;
+                    let v = match ty {
+                        T_UBYTE => buf[0] as u32,
+                        T_SBYTE => buf[0] as i8 as i32 as u32,
+                        T_USHORT => u16::from_le_bytes(buf) as u32,
+                        _ => u16::from_le_bytes(buf) as i16 as i32 as u32,
+                    };
+                    file(w, acc)[vdst][lane] = v;
+                }
+            }
+            Ok(())
+        }
+        KIND_STORE => {
+            let count = ((aux >> 8) & 0xf) as usize;
+            for lane in 0..N {
+                if (exec >> lane) & 1 == 0 {
+                    continue;
+                }
+                let space = &spaces[lane];
+                let regs = if acc { &w.agpr } else { &w.vgpr };
+                let mut buf = [0u8; 16];
+                for k in 0..count {
+                    buf[4 * k..4 * k + 4].copy_from_slice(&regs[(data + k) & 255][lane].to_le_bytes());
+                }
+                let size = match ty {
+                    T_DWORDS => 4 * count,
+                    T_UBYTE | T_SBYTE => 1,
+                    _ => 2,
+                };
+                space_write(w, ctx, lane, space, 0, &buf[..size]).map_err(|f| fault(space, lane, f, w))?;
+            }
+            Ok(())
+        }
+        _ => {
+            let op = (aux >> 8) & 0x1f;
+            let wide = (aux >> 13) & 1 != 0;
+            let op = ATOMIC_OPS.iter().map(|(_, o)| *o).find(|o| *o as u16 == op).unwrap_or(AtomicOp::Swap);
+            let wide = wide || matches!(op, AtomicOp::AddF64 | AtomicOp::MinF64 | AtomicOp::MaxF64);
+            let bytes = if wide { 8 } else { 4 };
+            for lane in 0..N {
+                if (exec >> lane) & 1 == 0 {
+                    continue;
+                }
+                let space = &spaces[lane];
+                let regs = if acc { &w.agpr } else { &w.vgpr };
+                let rd = |k: usize| regs[(data + k) & 255][lane] as u64;
+                let (src, cmp) = if wide {
+                    (rd(0) | (rd(1) << 32), rd(2) | (rd(3) << 32))
+                } else {
+                    (rd(0), rd(1))
+                };
+                let mut buf = [0u8; 8];
+                space_read(w, ctx, lane, space, 0, &mut buf[..bytes]).map_err(|f| fault(space, lane, f, w))?;
+                let old = u64::from_le_bytes(buf);
+                let new = atomic_apply(op, old, src, cmp, wide);
+                space_write(w, ctx, lane, space, 0, &new.to_le_bytes()[..bytes]).map_err(|f| fault(space, lane, f, w))?;
+                if glc {
+                    let regs = file(w, acc);
+                    regs[vdst][lane] = old as u32;
+                    if wide {
+                        regs[(vdst + 1) & 255][lane] = (old >> 32) as u32;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn atomic_apply(op: AtomicOp, old: u64, src: u64, cmp: u64, wide: bool) -> u64 {
+    let mask = if wide { u64::MAX } else { 0xffff_ffff };
+    let (o, s) = (old & mask, src & mask);
+    let signed = |x: u64| if wide { x as i64 } else { x as u32 as i32 as i64 };
+    let r = match op {
+        AtomicOp::Swap => s,
+        AtomicOp::Cmpswap => {
+            if o == cmp & mask {
+                s
+            } else {
+                o
+            }
+        }
+        AtomicOp::Add => o.wrapping_add(s),
+        AtomicOp::Sub => o.wrapping_sub(s),
+        AtomicOp::Smin => signed(o).min(signed(s)) as u64,
+        AtomicOp::Smax => signed(o).max(signed(s)) as u64,
+        AtomicOp::Umin => o.min(s),
+        AtomicOp::Umax => o.max(s),
+        AtomicOp::And => o & s,
+        AtomicOp::Or => o | s,
+        AtomicOp::Xor => o ^ s,
+        AtomicOp::Inc => {
+            if o >= s {
+                0
+            } else {
+                o + 1
+            }
+        }
+        AtomicOp::Dec => {
+            if o == 0 || o > s {
+                s
+            } else {
+                o - 1
+            }
+        }
+        AtomicOp::AddF32 => (f32::from_bits(o as u32) + f32::from_bits(s as u32)).to_bits() as u64,
+        AtomicOp::AddF64 => (f64::from_bits(o) + f64::from_bits(s)).to_bits(),
+        AtomicOp::MinF64 => f64::from_bits(o).min(f64::from_bits(s)).to_bits(),
+        AtomicOp::MaxF64 => f64::from_bits(o).max(f64::from_bits(s)).to_bits(),
+        AtomicOp::MinF32 => f32::from_bits(o as u32).min(f32::from_bits(s as u32)).to_bits() as u64,
+        AtomicOp::MaxF32 => f32::from_bits(o as u32).max(f32::from_bits(s as u32)).to_bits() as u64,
+        AtomicOp::Mskor => (o & !s) | (cmp & mask),
+    };
+    r & mask
+}
+
+fn mubuf(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    let aux = c.aux;
+    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    if aux == 0 || (w0 >> 16) & 1 != 0 {
+        return Err(unsupported(&c.inst, pc));
+    }
+    let inst_offset = (w0 & 0xfff) as u64;
+    let offen = (w0 >> 12) & 1 != 0;
+    let idxen = (w0 >> 13) & 1 != 0;
+    let glc = (w0 >> 14) & 1 != 0;
+    let vaddr = (w1 & 0xff) as usize;
+    let vdata = ((w1 >> 8) & 0xff) as usize;
+    let srsrc = (((w1 >> 16) & 0x1f) * 4) as usize;
+    let acc = (w1 >> 23) & 1 != 0;
+    let soffset = scalar_src(w, (w1 >> 24) & 0xff, 0, false) as u64;
+    let d = [w.sgpr[srsrc & 127], w.sgpr[(srsrc + 1) & 127], w.sgpr[(srsrc + 2) & 127], w.sgpr[(srsrc + 3) & 127]];
+    let base = d[0] as u64 | (((d[1] & 0xffff) as u64) << 32);
+    let stride = ((d[1] >> 16) & 0x3fff) as u64;
+    let num_records = d[2] as u64;
+    let add_tid = (d[3] >> 23) & 1 != 0;
+    let kind = aux & 0xf;
+    let size = match (kind, (aux >> 4) & 0xf) {
+        (KIND_ATOMIC, _) => {
+            if (aux >> 13) & 1 != 0 {
+                8
+            } else {
+                4
+            }
+        }
+        (_, T_DWORDS) => 4 * ((aux >> 8) & 0xf) as u64,
+        (_, T_UBYTE | T_SBYTE) => 1,
+        _ => 2,
+    };
+    let exec = w.exec();
+    let mut in_range = 0u64;
+    let spaces: [Space; N] = std::array::from_fn(|lane| {
+        let mut index = if idxen { w.vgpr[vaddr][lane] as u64 } else { 0 };
+        if add_tid {
+            index += lane as u64;
+        }
+        let voff = if offen { w.vgpr[(vaddr + idxen as usize) & 255][lane] as u64 } else { 0 };
+        let offset = voff + inst_offset;
+        let ok = if stride == 0 && !add_tid {
+            offset + size <= num_records
+        } else {
+            index < num_records && offset + size <= stride.max(size)
+        };
+        if ok {
+            in_range |= 1 << lane;
+        }
+        Space::Global(base.wrapping_add(soffset).wrapping_add(offset).wrapping_add(index * stride))
+    });
+    let active = exec & in_range;
+    // Out-of-range loads return zero.
+    if kind == KIND_LOAD {
+        let count = if (aux >> 4) & 0xf == T_DWORDS { ((aux >> 8) & 0xf) as usize } else { 1 };
+        let regs = file(w, acc);
+        for lane in 0..N {
+            if (exec & !in_range) >> lane & 1 != 0 {
+                for k in 0..count {
+                    regs[(vdata + k) & 255][lane] = 0;
+                }
+            }
+        }
+    }
+    access(w, ctx, pc, aux, active, &spaces, vdata, vdata, acc, glc)
+}
+
+fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    let off0 = w0 & 0xff;
+    let off1 = (w0 >> 8) & 0xff;
+    let offset = off0 | (off1 << 8);
+    if (w0 >> 16) & 1 != 0 {
+        return Err(unsupported(&c.inst, pc));
+    }
+    let acc = (w0 >> 25) & 1 != 0;
+    let addr_r = (w1 & 0xff) as usize;
+    let d0 = ((w1 >> 8) & 0xff) as usize;
+    let d1 = ((w1 >> 16) & 0xff) as usize;
+    let vdst = ((w1 >> 24) & 0xff) as usize;
+    let exec = w.exec();
+    let op = c.op;
+    let addr: [u32; N] = w.vgpr[addr_r];
+    let regs_data = |w: &Wave, r: usize, lane: usize| if acc { w.agpr[r & 255][lane] } else { w.vgpr[r & 255][lane] };
+    macro_rules! lanes {
+        ($lane:ident, $body:block) => {
+            for $lane in 0..N {
+                if (exec >> $lane) & 1 == 0 {
+                    continue;
+                }
+                $body
+            }
+        };
+    }
+    match op {
+        O::DsNop => {}
+        O::DsReadB32 | O::DsReadB64 | O::DsReadB96 | O::DsReadB128 => {
+            let n = match op {
+                O::DsReadB32 => 1,
+                O::DsReadB64 => 2,
+                O::DsReadB96 => 3,
+                _ => 4,
+            };
+            lanes!(lane, {
+                let a = addr[lane].wrapping_add(offset);
+                for k in 0..n {
+                    let v = lds_u32(ctx.lds, a.wrapping_add(4 * k as u32));
+                    file(w, acc)[(vdst + k) & 255][lane] = v;
+                }
+            });
+        }
+        O::DsReadU8 | O::DsReadI8 | O::DsReadU16 | O::DsReadI16 => {
+            lanes!(lane, {
+                let a = addr[lane].wrapping_add(offset);
+                let mut b = [0u8; 2];
+                let size = if matches!(op, O::DsReadU8 | O::DsReadI8) { 1 } else { 2 };
+                lds_read(ctx.lds, a, &mut b[..size]);
+                let v = match op {
+                    O::DsReadU8 => b[0] as u32,
+                    O::DsReadI8 => b[0] as i8 as i32 as u32,
+                    O::DsReadU16 => u16::from_le_bytes(b) as u32,
+                    _ => u16::from_le_bytes(b) as i16 as i32 as u32,
+                };
+                file(w, acc)[vdst][lane] = v;
+            });
+        }
+        O::DsRead2B32 | O::DsRead2st64B32 | O::DsRead2B64 | O::DsRead2st64B64 => {
+            let wide = matches!(op, O::DsRead2B64 | O::DsRead2st64B64);
+            let unit = if wide { 8 } else { 4 } * if matches!(op, O::DsRead2st64B32 | O::DsRead2st64B64) { 64 } else { 1 };
+            let n = if wide { 2 } else { 1 };
+            lanes!(lane, {
+                for (slot, o) in [off0, off1].into_iter().enumerate() {
+                    let a = addr[lane].wrapping_add(o * unit);
+                    for k in 0..n {
+                        let v = lds_u32(ctx.lds, a.wrapping_add(4 * k as u32));
+                        file(w, acc)[(vdst + slot * n + k) & 255][lane] = v;
+                    }
+                }
+            });
+        }
+        O::DsWriteB32 | O::DsWriteB64 | O::DsWriteB96 | O::DsWriteB128 | O::DsWriteB8 | O::DsWriteB16 => {
+            let (n, bytes) = match op {
+                O::DsWriteB8 => (1, 1),
+                O::DsWriteB16 => (1, 2),
+                O::DsWriteB32 => (1, 4),
+                O::DsWriteB64 => (2, 8),
+                O::DsWriteB96 => (3, 12),
+                _ => (4, 16),
+            };
+            lanes!(lane, {
+                let a = addr[lane].wrapping_add(offset);
+                let mut buf = [0u8; 16];
+                for k in 0..n {
+                    buf[4 * k..4 * k + 4].copy_from_slice(&regs_data(w, d0 + k, lane).to_le_bytes());
+                }
+                lds_write(ctx.lds, a, &buf[..bytes]);
+            });
+        }
+        O::DsWrite2B32 | O::DsWrite2st64B32 | O::DsWrite2B64 | O::DsWrite2st64B64 => {
+            let wide = matches!(op, O::DsWrite2B64 | O::DsWrite2st64B64);
+            let unit = if wide { 8 } else { 4 } * if matches!(op, O::DsWrite2st64B32 | O::DsWrite2st64B64) { 64 } else { 1 };
+            let n = if wide { 2 } else { 1 };
+            lanes!(lane, {
+                for (o, src) in [(off0, d0), (off1, d1)] {
+                    let a = addr[lane].wrapping_add(o * unit);
+                    for k in 0..n {
+                        lds_set_u32(ctx.lds, a.wrapping_add(4 * k as u32), regs_data(w, src + k, lane));
+                    }
+                }
+            });
+        }
+        O::DsWrxchg2RtnB32 | O::DsWrxchg2st64RtnB32 | O::DsWrxchg2RtnB64 | O::DsWrxchg2st64RtnB64 => {
+            let wide = matches!(op, O::DsWrxchg2RtnB64 | O::DsWrxchg2st64RtnB64);
+            let unit = if wide { 8 } else { 4 } * if matches!(op, O::DsWrxchg2st64RtnB32 | O::DsWrxchg2st64RtnB64) { 64 } else { 1 };
+            let n = if wide { 2 } else { 1 };
+            lanes!(lane, {
+                for (slot, (o, src)) in [(off0, d0), (off1, d1)].into_iter().enumerate() {
+                    let a = addr[lane].wrapping_add(o * unit);
+                    for k in 0..n {
+                        let at = a.wrapping_add(4 * k as u32);
+                        let old = lds_u32(ctx.lds, at);
+                        lds_set_u32(ctx.lds, at, regs_data(w, src + k, lane));
+                        file(w, acc)[(vdst + slot * n + k) & 255][lane] = old;
+                    }
+                }
+            });
+        }
+        O::DsBpermuteB32 | O::DsPermuteB32 => {
+            let src = if acc { w.agpr[d0] } else { w.vgpr[d0] };
+            let mut out = [0u32; N];
+            if op == O::DsBpermuteB32 {
+                for lane in 0..N {
+                    let from = ((addr[lane].wrapping_add(offset) >> 2) & 63) as usize;
+                    out[lane] = if (exec >> from) & 1 != 0 { src[from] } else { 0 };
+                }
+            } else {
+                out = w.vgpr[vdst];
+                let mut written = 0u64;
+                for lane in 0..N {
+                    if (exec >> lane) & 1 == 0 {
+                        continue;
+                    }
+                    let to = ((addr[lane].wrapping_add(offset) >> 2) & 63) as usize;
+                    out[to] = src[lane];
+                    written |= 1 << to;
+                }
+                for (lane, o) in out.iter_mut().enumerate() {
+                    if (written >> lane) & 1 == 0 && (exec >> lane) & 1 != 0 {
+                        *o = 0;
+                    }
+                }
+            }
+            super::valu::write(&mut file(w, acc)[vdst], &out, exec);
+        }
+        O::DsSwizzleB32 => {
+            let src = w.vgpr[d0];
+            let mut out = [0u32; N];
+            for (lane, o) in out.iter_mut().enumerate() {
+                let from = if offset & 0x8000 != 0 {
+                    // Quad permute mode.
+                    (lane & !3) + ((offset >> (2 * (lane & 3))) & 3) as usize
+                } else {
+                    let and_mask = (offset & 0x1f) as usize;
+                    let or_mask = ((offset >> 5) & 0x1f) as usize;
+                    let xor_mask = ((offset >> 10) & 0x1f) as usize;
+                    (lane & !31) | ((((lane & 31) & and_mask) | or_mask) ^ xor_mask)
+                };
+                *o = if (exec >> from) & 1 != 0 { src[from] } else { 0 };
+            }
+            super::valu::write(&mut file(w, acc)[vdst], &out, exec);
+        }
+        _ => {
+            let Some((aop, ret, wide)) = ds_atomic(op) else { return Err(unsupported(&c.inst, pc)) };
+            let float_cmp = matches!(op, O::DsCmpstF32 | O::DsCmpstRtnF32 | O::DsCmpstF64 | O::DsCmpstRtnF64);
+            lanes!(lane, {
+                let a = addr[lane].wrapping_add(offset);
+                let rd = |r: usize| regs_data(w, r, lane) as u64;
+                let (src, cmp_v) = if wide { (rd(d0) | (rd(d0 + 1) << 32), rd(d1) | (rd(d1 + 1) << 32)) } else { (rd(d0), rd(d1)) };
+                let bytes = if wide { 8 } else { 4 };
+                let mut buf = [0u8; 8];
+                lds_read(ctx.lds, a, &mut buf[..bytes]);
+                let old = u64::from_le_bytes(buf);
+                // ds_cmpst: data0 is the compare value, data1 the new value.
+                let new = match aop {
+                    AtomicOp::Cmpswap if float_cmp && !wide => {
+                        if f32::from_bits(old as u32) == f32::from_bits(src as u32) { cmp_v } else { old }
+                    }
+                    AtomicOp::Cmpswap if float_cmp => {
+                        if f64::from_bits(old) == f64::from_bits(src) { cmp_v } else { old }
+                    }
+                    AtomicOp::Cmpswap => {
+                        if old == src { cmp_v } else { old }
+                    }
+                    _ => atomic_apply(aop, old, src, cmp_v, wide),
+                };
+                lds_write(ctx.lds, a, &new.to_le_bytes()[..bytes]);
+                if ret {
+                    let regs = file(w, acc);
+                    regs[vdst][lane] = old as u32;
+                    if wide {
+                        regs[(vdst + 1) & 255][lane] = (old >> 32) as u32;
+                    }
+                }
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The atomic operation of a DS opcode: (op, returns, 64-bit).
+fn ds_atomic(op: Opcode) -> Option<(AtomicOp, bool, bool)> {
+    use AtomicOp as A;
+    use Opcode as O;
+    Some(match op {
+        O::DsAddU32 => (A::Add, false, false),
+        O::DsAddRtnU32 => (A::Add, true, false),
+        O::DsAddU64 => (A::Add, false, true),
+        O::DsAddRtnU64 => (A::Add, true, true),
+        O::DsSubU32 => (A::Sub, false, false),
+        O::DsSubRtnU32 => (A::Sub, true, false),
+        O::DsIncU32 => (A::Inc, false, false),
+        O::DsIncRtnU32 => (A::Inc, true, false),
+        O::DsDecU32 => (A::Dec, false, false),
+        O::DsDecRtnU32 => (A::Dec, true, false),
+        O::DsMinI32 => (A::Smin, false, false),
+        O::DsMinRtnI32 => (A::Smin, true, false),
+        O::DsMaxI32 => (A::Smax, false, false),
+        O::DsMaxRtnI32 => (A::Smax, true, false),
+        O::DsMinU32 => (A::Umin, false, false),
+        O::DsMinRtnU32 => (A::Umin, true, false),
+        O::DsMaxU32 => (A::Umax, false, false),
+        O::DsMaxRtnU32 => (A::Umax, true, false),
+        O::DsAndB32 => (A::And, false, false),
+        O::DsAndRtnB32 => (A::And, true, false),
+        O::DsOrB32 => (A::Or, false, false),
+        O::DsOrRtnB32 => (A::Or, true, false),
+        O::DsXorB32 => (A::Xor, false, false),
+        O::DsXorRtnB32 => (A::Xor, true, false),
+        O::DsWrxchgRtnB32 => (A::Swap, true, false),
+        O::DsWrxchgRtnB64 => (A::Swap, true, true),
+        O::DsCmpstB32 => (A::Cmpswap, false, false),
+        O::DsCmpstRtnB32 => (A::Cmpswap, true, false),
+        O::DsCmpstB64 => (A::Cmpswap, false, true),
+        O::DsCmpstRtnB64 => (A::Cmpswap, true, true),
+        O::DsAddF32 => (A::AddF32, false, false),
+        O::DsAddRtnF32 => (A::AddF32, true, false),
+        O::DsAddF64 => (A::AddF64, false, true),
+        O::DsAddRtnF64 => (A::AddF64, true, true),
+        O::DsRsubU32 | O::DsRsubRtnU32 | O::DsRsubU64 | O::DsRsubRtnU64 => return None,
+        O::DsSubU64 => (A::Sub, false, true),
+        O::DsSubRtnU64 => (A::Sub, true, true),
+        O::DsIncU64 => (A::Inc, false, true),
+        O::DsIncRtnU64 => (A::Inc, true, true),
+        O::DsDecU64 => (A::Dec, false, true),
+        O::DsDecRtnU64 => (A::Dec, true, true),
+        O::DsMinI64 => (A::Smin, false, true),
+        O::DsMinRtnI64 => (A::Smin, true, true),
+        O::DsMaxI64 => (A::Smax, false, true),
+        O::DsMaxRtnI64 => (A::Smax, true, true),
+        O::DsMinU64 => (A::Umin, false, true),
+        O::DsMinRtnU64 => (A::Umin, true, true),
+        O::DsMaxU64 => (A::Umax, false, true),
+        O::DsMaxRtnU64 => (A::Umax, true, true),
+        O::DsAndB64 => (A::And, false, true),
+        O::DsAndRtnB64 => (A::And, true, true),
+        O::DsOrB64 => (A::Or, false, true),
+        O::DsOrRtnB64 => (A::Or, true, true),
+        O::DsXorB64 => (A::Xor, false, true),
+        O::DsXorRtnB64 => (A::Xor, true, true),
+        O::DsMskorB32 => (A::Mskor, false, false),
+        O::DsMskorRtnB32 => (A::Mskor, true, false),
+        O::DsMskorB64 => (A::Mskor, false, true),
+        O::DsMskorRtnB64 => (A::Mskor, true, true),
+        O::DsCmpstF32 => (A::Cmpswap, false, false),
+        O::DsCmpstRtnF32 => (A::Cmpswap, true, false),
+        O::DsCmpstF64 => (A::Cmpswap, false, true),
+        O::DsCmpstRtnF64 => (A::Cmpswap, true, true),
+        O::DsMinF32 => (A::MinF32, false, false),
+        O::DsMinRtnF32 => (A::MinF32, true, false),
+        O::DsMaxF32 => (A::MaxF32, false, false),
+        O::DsMaxRtnF32 => (A::MaxF32, true, false),
+        O::DsMinF64 => (A::MinF64, false, true),
+        O::DsMinRtnF64 => (A::MinF64, true, true),
+        O::DsMaxF64 => (A::MaxF64, false, true),
+        O::DsMaxRtnF64 => (A::MaxF64, true, true),
+        _ => return None,
+    })
+}
