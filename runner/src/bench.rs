@@ -48,6 +48,10 @@ pub struct PholdArgs {
     /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
     #[arg(long, default_value = "linear")]
     partitioner: String,
+    /// Keep every partition on its own thread even when epochs are too small to pay
+    /// for it (by default the engine then merges partitions).
+    #[arg(long)]
+    fixed_partitions: bool,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -85,7 +89,12 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
     }
     let topo = phold::topology(&cfg);
     let plan = crate::plan::choose(&topo, Some(a.workers), Some(&a.partitioner))?;
-    let config = SimConfig { assignment: Some(plan.assignment), progress: !a.json, ..SimConfig::default() };
+    let config = SimConfig {
+        assignment: Some(plan.assignment),
+        progress: !a.json,
+        fixed_partitions: a.fixed_partitions,
+        ..SimConfig::default()
+    };
     let mut sim = Simulation::build(&topo, &config).context("building the PHOLD topology")?;
     let start = Instant::now();
     let status = sim.run();

@@ -20,6 +20,10 @@ pub struct SimArgs {
     /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
     #[arg(long)]
     partitioner: Option<String>,
+    /// Keep every partition on its own thread even when epochs are too small to pay
+    /// for it (by default the engine then merges partitions).
+    #[arg(long)]
+    fixed_partitions: bool,
     /// End time, such as `10us` (overrides the topology's `max_ticks`).
     #[arg(long)]
     max_ticks: Option<String>,
@@ -51,7 +55,12 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
     };
     let plan = crate::plan::choose(&t, a.workers, a.partitioner.as_deref())?;
     let max_ticks = a.max_ticks.as_deref().map(|m| duration("max-ticks", m)).transpose()?;
-    let config = SimConfig { assignment: Some(plan.assignment), max_ticks, progress: true };
+    let config = SimConfig {
+        assignment: Some(plan.assignment),
+        max_ticks,
+        progress: true,
+        fixed_partitions: a.fixed_partitions,
+    };
     let mut sim = match &a.restore {
         Some(path) => {
             let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;

@@ -120,9 +120,10 @@ pub enum EngineError {
     Checkpoint(String),
 }
 
-/// Below this many events per epoch (all partitions), partitions run one after the
-/// other on one thread: an epoch's barrier costs about as much as a few dozen events.
-pub const PARALLEL_MIN_EVENTS_PER_EPOCH: f64 = 48.0;
+/// Below this many events per epoch (all partitions), a run merges its partitions
+/// into one: synchronizing threads and exchanging messages every epoch would cost
+/// more than the second thread gains (measured with PHOLD on 2 cores).
+pub const PARALLEL_MIN_EVENTS_PER_EPOCH: f64 = 256.0;
 /// Epochs per segment on one thread (short: the first one is the probe).
 const SERIAL_SEGMENT_EPOCHS: u64 = 64;
 /// Epochs per segment on worker threads.
@@ -141,6 +142,10 @@ pub struct SimConfig {
     pub max_ticks: Option<Tick>,
     /// Show a live progress line when standard error is a terminal.
     pub progress: bool,
+    /// Keep the given partitions on their threads for the whole run, even when its
+    /// epochs are too small to pay for them (tests of the parallel machinery use it;
+    /// otherwise the engine may merge partitions, see `Simulation::run`).
+    pub fixed_partitions: bool,
 }
 
 /// Counters of a run that depend on the decomposition (unlike [`StatsReport`]).
@@ -166,8 +171,12 @@ pub struct Simulation {
     summary: RunSummary,
     topology_hash: u64,
     last_status: Option<ExitStatus>,
-    /// Events per epoch of the last segment; picks threads or one thread.
+    /// Events per epoch of the last multi-partition segment.
     events_per_epoch: f64,
+    /// Whether a multi-partition segment has measured `events_per_epoch`.
+    probed: bool,
+    /// `SimConfig::fixed_partitions`.
+    fixed: bool,
 }
 
 impl Simulation {
@@ -371,6 +380,8 @@ impl Simulation {
             topology_hash: checkpoint::topology_hash(topology),
             last_status: None,
             events_per_epoch: 0.0,
+            probed: false,
+            fixed: config.fixed_partitions,
         })
     }
 
@@ -407,11 +418,11 @@ impl Simulation {
         self.drive(Tick::MAX, true)
     }
 
-    /// Runs in segments of epochs, choosing for each segment between worker threads
-    /// and running all partitions on this thread, by the events per epoch of the
-    /// previous segment: below [`PARALLEL_MIN_EVENTS_PER_EPOCH`] the barrier costs
-    /// more than the threads gain. Both modes make the same epochs and decisions, so
-    /// the choice never changes results.
+    /// Runs in segments of epochs. The first segment of a multi-partition run is a
+    /// probe on this thread; then, if its epochs held fewer than
+    /// [`PARALLEL_MIN_EVENTS_PER_EPOCH`] events, the partitions are merged into one
+    /// (threads would cost more than they gain), otherwise the rest runs on worker
+    /// threads, re-checking after every segment. No choice changes results.
     fn drive(&mut self, until: Tick, step: bool) -> ExitStatus {
         if let Some(s) = &self.last_status {
             if !s.can_continue() {
@@ -419,9 +430,13 @@ impl Simulation {
             }
         }
         self.external.clear_stop();
-        let n = self.parts.len();
         loop {
-            let threads = n > 1 && self.events_per_epoch >= PARALLEL_MIN_EVENTS_PER_EPOCH;
+            let n = self.parts.len();
+            if n > 1 && self.probed && !self.fixed && self.events_per_epoch < PARALLEL_MIN_EVENTS_PER_EPOCH {
+                self.collapse();
+                continue;
+            }
+            let threads = n > 1 && (self.probed || self.fixed);
             let max_epochs = match (n, threads) {
                 (1, _) => u64::MAX,
                 (_, true) => THREADED_SEGMENT_EPOCHS,
@@ -431,8 +446,9 @@ impl Simulation {
             let (events, epochs) = (self.summary.events, self.summary.sync.epochs);
             let stop = self.segment(limits, threads);
             let epochs = self.summary.sync.epochs - epochs;
-            if epochs > 0 {
+            if epochs > 0 && n > 1 {
                 self.events_per_epoch = (self.summary.events - events) as f64 / epochs as f64;
+                self.probed = true;
             }
             if let Stop::Status(status) = stop {
                 self.now = status.tick;
@@ -440,6 +456,16 @@ impl Simulation {
                 return status;
             }
         }
+    }
+
+    /// Puts every component into one partition for the rest of the run: its epochs
+    /// were too small for threads to pay, and one partition needs no epochs at all.
+    /// Results do not change (they never depend on partitioning).
+    fn collapse(&mut self) {
+        let parts = std::mem::take(&mut self.parts);
+        self.parts = vec![PartitionState::merge_all(parts)];
+        self.wiring = Arc::new(self.wiring.single_partition());
+        self.summary.partitions = 1;
     }
 
     /// Runs one segment of the epoch loop, on worker threads or on this thread.

@@ -44,6 +44,35 @@ impl PartitionState {
         PartitionState { id, slots: Vec::new(), emit: Emitter::new(id, n_partitions), frontier: Tick::ZERO }
     }
 
+    /// All partitions merged into one partition 0 holding every component in id
+    /// order, every pending event and the combined run-control state. The partitions'
+    /// outboxes must be empty (they are between segments of the epoch loop).
+    pub fn merge_all(parts: Vec<PartitionState>) -> PartitionState {
+        let mut one = PartitionState::new(PartitionId(0), 1);
+        for mut p in parts {
+            debug_assert!(p.emit.outboxes.iter().all(Vec::is_empty));
+            for ev in p.emit.queue.take_all() {
+                one.emit.queue.push(ev);
+            }
+            one.slots.append(&mut p.slots);
+            let (a, b) = (&mut one.emit, p.emit);
+            a.cancelled.extend(b.cancelled);
+            if let Some(req) = &b.exit {
+                a.exit = crate::engine::control::ExitRequest::earliest(a.exit.take(), req);
+            }
+            a.primary_held += b.primary_held;
+            a.primaries_registered += b.primaries_registered;
+            a.last_release = a.last_release.max(b.last_release);
+            if a.error.is_none() {
+                a.error = b.error;
+            }
+            a.handled += b.handled;
+            one.frontier = one.frontier.max(p.frontier);
+        }
+        one.slots.sort_by_key(|s| s.id);
+        one
+    }
+
     /// Calls `f` on every component with a context at time `now`.
     pub fn for_each_component(
         &mut self,

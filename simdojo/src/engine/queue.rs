@@ -289,6 +289,13 @@ impl EventQueue {
         (self.overflow != NIL).then_some(self.overflow_min)
     }
 
+    /// Removes every event, in no particular order.
+    pub fn take_all(&mut self) -> Vec<Pending> {
+        let out = self.nodes.iter_mut().filter_map(|n| n.ev.take()).collect();
+        *self = EventQueue::new();
+        out
+    }
+
     /// Visits every pending event, in no particular order.
     pub fn for_each(&self, mut f: impl FnMut(EventKey, ComponentId, &Body)) {
         for n in &self.nodes {

@@ -59,3 +59,20 @@ pub(crate) struct Wiring {
     /// Delay between an exit request and the tick at which the run stops.
     pub exit_delay: Tick,
 }
+
+impl Wiring {
+    /// The same wiring with every component in one partition, in id order.
+    pub fn single_partition(&self) -> Wiring {
+        let n = self.paths.len();
+        Wiring {
+            ports: self.ports.clone(),
+            fabrics: self.fabrics.clone(),
+            partition_of: vec![PartitionId(0); n],
+            local_index: (0..n as u32).collect(),
+            paths: self.paths.clone(),
+            type_names: self.type_names.clone(),
+            lookahead: vec![vec![None]],
+            exit_delay: self.exit_delay,
+        }
+    }
+}

@@ -5,7 +5,7 @@ use simdojo::engine::{Checkpoint, ExitReason, SimConfig, Simulation};
 use simdojo::phold::{self, PholdConfig};
 use simdojo::time::Tick;
 
-use crate::support::assignments;
+use crate::support::{assignments, fixed};
 
 #[test]
 fn restore_continues_identically_at_any_partitioning() {
@@ -16,7 +16,7 @@ fn restore_continues_identically_at_any_partitioning() {
     let expected = (whole.summary().events, phold::digest(&whole, cfg.lps));
 
     for (name, first) in assignments(40) {
-        let mut sim = Simulation::build(&topo, &SimConfig { assignment: first, ..SimConfig::default() }).unwrap();
+        let mut sim = Simulation::build(&topo, &fixed(first)).unwrap();
         let paused = sim.run_until(Tick::ns(137));
         assert_eq!(paused.reason, ExitReason::Paused, "{name}: {paused}");
         let bytes = sim.checkpoint().unwrap().to_bytes().unwrap();
@@ -24,7 +24,7 @@ fn restore_continues_identically_at_any_partitioning() {
         assert_eq!(saved.now(), Tick::ns(137));
         for (name2, second) in assignments(40) {
             let mut restored =
-                Simulation::restore(&topo, &SimConfig { assignment: second, ..SimConfig::default() }, &saved).unwrap();
+                Simulation::restore(&topo, &fixed(second), &saved).unwrap();
             let status = restored.run();
             assert_eq!(status.reason, ExitReason::MaxTicks);
             assert_eq!(

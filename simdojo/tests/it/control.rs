@@ -14,7 +14,7 @@ use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::Tick;
 use simdojo::topology::{LinkKind, Topology};
 
-use crate::support::assignments;
+use crate::support::{assignments, fixed};
 
 /// A token passed around a ring.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -130,7 +130,7 @@ fn ring(n: u32, extra: impl Fn(u32) -> Params) -> Topology {
 }
 
 fn build(t: &Topology, assignment: Option<Vec<PartitionId>>) -> Simulation {
-    Simulation::build(t, &SimConfig { assignment, ..SimConfig::default() }).unwrap()
+    Simulation::build(t, &fixed(assignment)).unwrap()
 }
 
 #[test]
@@ -209,7 +209,7 @@ fn run_until_pauses_and_continues_like_one_run() {
     assert_eq!(whole.run().reason, ExitReason::MaxTicks);
     for (name, a) in assignments(8) {
         let mut sim =
-            Simulation::build(&t, &SimConfig { assignment: a, max_ticks: Some(Tick::ns(500)), ..SimConfig::default() })
+            Simulation::build(&t, &SimConfig { max_ticks: Some(Tick::ns(500)), ..fixed(a) })
                 .unwrap();
         for stop in [13, 101, 250, 499] {
             let s = sim.run_until(Tick::ns(stop));
@@ -356,7 +356,7 @@ fn external_input_reaches_a_component_in_another_partition() {
     let ids: Vec<_> = (0..3).map(|i| t.add_component(format!("host.listener[{i}]"), "test.listener", Params::new())).collect();
     // One listener per partition; worker 0 routes the input to the last one.
     let assignment = vec![PartitionId(0), PartitionId(1), PartitionId(2)];
-    let mut sim = Simulation::build(&t, &SimConfig { assignment: Some(assignment), ..SimConfig::default() }).unwrap();
+    let mut sim = Simulation::build(&t, &fixed(Some(assignment))).unwrap();
     let sender = sim.external_sender(ids[2]);
     let feeder = std::thread::spawn(move || {
         for v in [1u32, 2, 3, 4] {

@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 use simdojo::engine::{ExitReason, SimConfig, Simulation};
 use simdojo::phold::{self, mix64, unit, Draws, PholdConfig};
 
-use crate::support::assignments;
+use crate::support::{assignments, fixed};
 
 /// A plain binary-heap PHOLD, ordered by (time, sender, sender's sequence).
 fn reference(cfg: &PholdConfig) -> (u64, u64) {
@@ -44,13 +44,20 @@ fn reference(cfg: &PholdConfig) -> (u64, u64) {
     (events, digest)
 }
 
+/// Runs `cfg` on `assignment`'s partitions, both kept fixed and left to the
+/// engine's adaptive scheduling (which may merge them); both must agree.
 fn run(cfg: &PholdConfig, assignment: Option<Vec<simdojo::ids::PartitionId>>) -> (u64, u64) {
     let topo = phold::topology(cfg);
-    let mut sim = Simulation::build(&topo, &SimConfig { assignment, ..SimConfig::default() }).unwrap();
-    let status = sim.run();
-    assert_eq!(status.reason, ExitReason::MaxTicks, "{status}");
-    assert_eq!(status.tick, cfg.end);
-    (sim.summary().events, phold::digest(&sim, cfg.lps))
+    let mut results = Vec::new();
+    for config in [fixed(assignment.clone()), SimConfig { assignment: assignment.clone(), ..SimConfig::default() }] {
+        let mut sim = Simulation::build(&topo, &config).unwrap();
+        let status = sim.run();
+        assert_eq!(status.reason, ExitReason::MaxTicks, "{status}");
+        assert_eq!(status.tick, cfg.end);
+        results.push((sim.summary().events, phold::digest(&sim, cfg.lps)));
+    }
+    assert_eq!(results[0], results[1], "fixed and adaptive partitions differ");
+    results[0]
 }
 
 #[test]
@@ -82,7 +89,7 @@ fn phold_statistics_do_not_depend_on_partitioning() {
     let topo = phold::topology(&cfg);
     let mut reports = Vec::new();
     for (_, assignment) in assignments(32) {
-        let mut sim = Simulation::build(&topo, &SimConfig { assignment, ..SimConfig::default() }).unwrap();
+        let mut sim = Simulation::build(&topo, &fixed(assignment)).unwrap();
         sim.run();
         reports.push(sim.stats().to_json());
     }

@@ -1,6 +1,13 @@
 //! Helpers shared by the integration tests.
 
+use simdojo::engine::SimConfig;
 use simdojo::ids::PartitionId;
+
+/// A configuration that keeps `assignment`'s partitions on their threads for the
+/// whole run, so the parallel machinery is what the test exercises.
+pub fn fixed(assignment: Option<Vec<PartitionId>>) -> SimConfig {
+    SimConfig { assignment, fixed_partitions: true, ..SimConfig::default() }
+}
 
 /// Assignments of `n` components to partitions, named, covering the shapes the
 /// engine must be indifferent to.
