@@ -305,9 +305,9 @@ impl Fp8Format {
 }
 
 /// The power of two of an E8M0 scale taken from an f32's exponent field, or None for the
-/// NaN code 255.
+/// NaN code 255. Shared with the MX formats.
 #[inline]
-fn scale_power(scale: f32) -> Option<i32> {
+pub(super) fn scale_power(scale: f32) -> Option<i32> {
     let field = ((scale.to_bits() >> 23) & 0xff) as i32;
     if field == 0xff {
         None
@@ -318,7 +318,7 @@ fn scale_power(scale: f32) -> Option<i32> {
 
 /// 2^e for |e| <= 1022 (always the case for E8M0 scales).
 #[inline]
-fn pow2(e: i32) -> f64 {
+pub(super) fn pow2(e: i32) -> f64 {
     f64::from_bits(((e + 1023) as u64) << 52)
 }
 

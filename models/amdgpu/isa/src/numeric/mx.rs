@@ -12,6 +12,7 @@
 //! ISA: two FP4 values per byte with the first source in bits 3:0; 32 FP6 values per 192
 //! bits with element i in bits `6i+5 : 6i`.
 
+use super::fp8::{pow2, scale_power};
 use super::round::{
     finite_bits_to_f64, round_stochastic, round_to_format, split_f64, Format, RoundMode, Rounded,
 };
@@ -142,23 +143,6 @@ impl MxFormat {
             None => f32::NAN,
         }
     }
-}
-
-/// The power of two of an E8M0 scale (f32 exponent field), None for the NaN code 255.
-#[inline]
-fn scale_power(scale: f32) -> Option<i32> {
-    let field = ((scale.to_bits() >> 23) & 0xff) as i32;
-    if field == 0xff {
-        None
-    } else {
-        Some(field - 127)
-    }
-}
-
-/// 2^e for |e| <= 1022.
-#[inline]
-fn pow2(e: i32) -> f64 {
-    f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 /// `v_cvt_scalef32_pk_fp4_f32` byte: `{fp4(s1), fp4(s0)}` (S0 in bits 3:0).
