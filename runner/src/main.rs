@@ -4,6 +4,7 @@
 //! a thin layer over the library crates.
 
 mod bench;
+mod disasm;
 mod plan;
 mod plugins;
 mod sim;
@@ -45,6 +46,14 @@ enum Command {
     },
     /// Run a topology file.
     Sim(sim::SimArgs),
+    /// Disassemble an AMDGPU code object like `llvm-objdump -d --mcpu=gfxNNN`.
+    Disasm {
+        /// Target processor (default: the code object's).
+        #[arg(long)]
+        mcpu: Option<String>,
+        /// The code object (ELF).
+        file: std::path::PathBuf,
+    },
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -58,6 +67,7 @@ fn main() -> ExitCode {
             topology_cmd::run(&file, workers, partitioner.as_deref(), dot)
         }
         Command::Sim(a) => sim::run(a),
+        Command::Disasm { mcpu, file } => disasm::run(&file, mcpu.as_deref()),
         Command::Bench(b) => bench::run(b),
     };
     match result {

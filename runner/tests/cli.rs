@@ -114,3 +114,51 @@ fn plugins_lists_registered_types_and_rejects_unknown_ones() {
     let out = dojo(&["plugins", "nope.nothing"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Collapses runs of white space, as the issue's comparison allows.
+fn normalize(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn disasm_prints_what_llvm_objdump_prints() {
+    let dir = scratch("disasm");
+    let src = dir.join("k.c");
+    std::fs::write(
+        &src,
+        "void __attribute__((amdgpu_kernel)) k(float *p, const float *q, int n) {\n\
+           int i = __builtin_amdgcn_workgroup_id_x() * 64 + __builtin_amdgcn_workitem_id_x();\n\
+           if (i < n) p[i] = p[i] * 2.0f + q[i];\n\
+           for (int j = 0; j < n; j++) if (q[j] > 1.0f) p[j] -= 1.0f;\n\
+         }\n",
+    )
+    .unwrap();
+    for (target, llvm) in [("gfx90a", 19), ("gfx942", 19), ("gfx950", 22)] {
+        let obj = dir.join(format!("k-{target}.o"));
+        let co = dir.join(format!("k-{target}.co"));
+        let status = Command::new(format!("clang-{llvm}"))
+            .args(["--target=amdgcn-amd-amdhsa", &format!("-mcpu={target}"), "-nogpulib", "-O2", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj)
+            .status()
+            .unwrap_or_else(|e| panic!("clang-{llvm} (apt package clang-{llvm}) must be installed: {e}"));
+        assert!(status.success());
+        let status = Command::new(format!("ld.lld-{llvm}")).arg("-shared").arg(&obj).arg("-o").arg(&co).status().unwrap();
+        assert!(status.success());
+        let ours = dojo(&["disasm", "--mcpu", target, co.to_str().unwrap()]);
+        assert!(ours.status.success(), "{}", stderr(&ours));
+        let theirs = Command::new(format!("llvm-objdump-{llvm}"))
+            .args(["-d", &format!("--mcpu={target}")])
+            .arg(&co)
+            .output()
+            .unwrap();
+        assert_eq!(normalize(&stdout(&ours)), normalize(&String::from_utf8_lossy(&theirs.stdout)), "{target}");
+        assert!(stdout(&ours).contains("s_endpgm"));
+    }
+    let garbage = dir.join("garbage.co");
+    std::fs::write(&garbage, b"\x7fELF not really").unwrap();
+    let out = dojo(&["disasm", garbage.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}

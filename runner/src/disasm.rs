@@ -1,0 +1,39 @@
+//! `dojo disasm [--mcpu gfxNNN] FILE`: a code object's `.text`, listed like
+//! `llvm-objdump -d --mcpu=gfxNNN FILE`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context as _};
+use amdgpu::isa::code_object::{CodeObject, SymbolKind};
+use amdgpu::isa::disasm::{disassemble_section, Symbol};
+use amdgpu::isa::Target;
+
+pub fn run(file: &Path, mcpu: Option<&str>) -> anyhow::Result<ExitCode> {
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let co = CodeObject::parse(&bytes).with_context(|| format!("{}", file.display()))?;
+    let target: Target = match mcpu {
+        Some(m) => m.parse()?,
+        None => co
+            .target()
+            .name()
+            .ok_or_else(|| anyhow!("{}: {} is not a supported target; pass --mcpu", file.display(), co.target().mach()))?
+            .parse()?,
+    };
+    let text = co.text();
+    let start = text.address.0;
+    let end = start + text.bytes.len() as u64;
+    let symbols: Vec<Symbol> = co
+        .symbols()
+        .iter()
+        .filter(|s| !matches!(s.kind, SymbolKind::Section | SymbolKind::File) && !s.name.is_empty())
+        .filter(|s| (start..end).contains(&s.value.0))
+        .map(|s| Symbol { name: s.name.clone(), address: s.value.0 })
+        .collect();
+    println!();
+    println!("{}:\tfile format elf64-amdgpu", file.display());
+    println!();
+    println!("Disassembly of section .text:");
+    print!("{}", disassemble_section(target, &text.bytes, start, &symbols));
+    Ok(ExitCode::SUCCESS)
+}
