@@ -73,6 +73,30 @@ pub struct Memory {
     unmapped: UnmappedReads,
 }
 
+/// The page number shared by all 64 addresses when each 4-byte access at them lies inside
+/// that one page; `None` otherwise. Written branch-free over the lanes so it vectorizes.
+#[inline]
+fn one_page_u32(addrs: &[u64; 64]) -> Option<u64> {
+    let page_no = addrs[0] >> PAGE_SHIFT;
+    let mut differ = 0u64;
+    let mut straddle = false;
+    for &addr in addrs {
+        differ |= (addr >> PAGE_SHIFT) ^ page_no;
+        straddle |= (addr & PAGE_MASK) > PAGE_SIZE - 4;
+    }
+    (differ == 0 && !straddle).then_some(page_no)
+}
+
+/// The little-endian u32 at `off` of a page; `off <= PAGE_SIZE - 4` is the caller's
+/// invariant (zero when it does not hold, never a panic).
+#[inline(always)]
+fn read_le_u32(page: &[u8], off: usize) -> u32 {
+    match page.get(off..off + 4) {
+        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        None => 0,
+    }
+}
+
 impl Memory {
     /// An empty memory whose unmapped reads fault.
     pub fn new() -> Memory {
@@ -209,6 +233,16 @@ impl Memory {
     /// looking each page up once per run of lanes that stay inside it.
     #[inline]
     pub fn gather_u32(&self, addrs: &[u64; 64], mask: u64, out: &mut [u32; 64]) -> Result<(), MemFault> {
+        if mask == u64::MAX {
+            if let Some(page_no) = one_page_u32(addrs) {
+                if let Some(page) = self.pages.get(&page_no) {
+                    for (o, &addr) in out.iter_mut().zip(addrs) {
+                        *o = read_le_u32(page, (addr & PAGE_MASK) as usize);
+                    }
+                    return Ok(());
+                }
+            }
+        }
         let mut cached: Option<(u64, &[u8])> = None;
         for lane in 0..64 {
             if (mask >> lane) & 1 == 0 {
@@ -243,6 +277,19 @@ impl Memory {
     /// [`Memory::store_u32`] semantics (unmapped pages fault when unmapped reads fault).
     #[inline]
     pub fn scatter_u32(&mut self, addrs: &[u64; 64], mask: u64, vals: &[u32; 64]) -> Result<(), MemFault> {
+        if mask == u64::MAX {
+            if let Some(page_no) = one_page_u32(addrs) {
+                if let Some(page) = self.pages.get_mut(&page_no) {
+                    for (&v, &addr) in vals.iter().zip(addrs) {
+                        let off = (addr & PAGE_MASK) as usize;
+                        if let Some(dst) = page.get_mut(off..off + 4) {
+                            dst.copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                    return Ok(());
+                }
+            }
+        }
         let mut lane = 0usize;
         while lane < 64 {
             if (mask >> lane) & 1 == 0 {

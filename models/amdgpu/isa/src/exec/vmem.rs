@@ -216,14 +216,21 @@ fn lds_write(lds: &mut [u8], addr: u32, data: &[u8]) {
     }
 }
 
+#[inline]
 fn lds_u32(lds: &[u8], addr: u32) -> u32 {
-    let mut b = [0u8; 4];
-    lds_read(lds, addr, &mut b);
-    u32::from_le_bytes(b)
+    let a = addr as usize;
+    match lds.get(a..a + 4) {
+        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        None => 0,
+    }
 }
 
+#[inline]
 fn lds_set_u32(lds: &mut [u8], addr: u32, v: u32) {
-    lds_write(lds, addr, &v.to_le_bytes());
+    let a = addr as usize;
+    if let Some(s) = lds.get_mut(a..a + 4) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
 }
 
 /// Reads `buf.len()` bytes at a lane's address in any space.
@@ -507,6 +514,28 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
     let vdst = ((w1 >> 24) & 0xff) as usize;
     let exec = w.exec();
     let op = c.op;
+    // Hot single-dword forms on VGPRs: no per-lane register-file selection.
+    if !acc && op == O::DsReadB32 {
+        let addr = &w.vgpr[addr_r];
+        let mut out = w.vgpr[vdst];
+        for lane in 0..N {
+            let v = lds_u32(ctx.lds, addr[lane].wrapping_add(offset));
+            if (exec >> lane) & 1 != 0 {
+                out[lane] = v;
+            }
+        }
+        w.vgpr[vdst] = out;
+        return Ok(());
+    }
+    if !acc && op == O::DsWriteB32 {
+        let (addr, data) = (&w.vgpr[addr_r], &w.vgpr[d0]);
+        for lane in 0..N {
+            if (exec >> lane) & 1 != 0 {
+                lds_set_u32(ctx.lds, addr[lane].wrapping_add(offset), data[lane]);
+            }
+        }
+        return Ok(());
+    }
     let addr: [u32; N] = w.vgpr[addr_r];
     let regs_data = |w: &Wave, r: usize, lane: usize| if acc { w.agpr[r & 255][lane] } else { w.vgpr[r & 255][lane] };
     macro_rules! lanes {
