@@ -87,6 +87,17 @@ fn one_page_u32(addrs: &[u64; 64]) -> Option<u64> {
     (differ == 0 && !straddle).then_some(page_no)
 }
 
+/// True when lane `i` addresses `addrs[0] + 4 * i` (a unit-stride dword access).
+#[inline]
+fn contiguous_u32(addrs: &[u64; 64]) -> bool {
+    let base = addrs[0];
+    let mut differ = 0u64;
+    for (i, &addr) in addrs.iter().enumerate() {
+        differ |= addr ^ base.wrapping_add(4 * i as u64);
+    }
+    differ == 0
+}
+
 /// The little-endian u32 at `off` of a page; `off <= PAGE_SIZE - 4` is the caller's
 /// invariant (zero when it does not hold, never a panic).
 #[inline(always)]
@@ -236,6 +247,13 @@ impl Memory {
         if mask == u64::MAX {
             if let Some(page_no) = one_page_u32(addrs) {
                 if let Some(page) = self.pages.get(&page_no) {
+                    let start = (addrs[0] & PAGE_MASK) as usize;
+                    if let (true, Some(bytes)) = (contiguous_u32(addrs), page.get(start..start + 256)) {
+                        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                            *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                        }
+                        return Ok(());
+                    }
                     for (o, &addr) in out.iter_mut().zip(addrs) {
                         *o = read_le_u32(page, (addr & PAGE_MASK) as usize);
                     }
@@ -280,6 +298,15 @@ impl Memory {
         if mask == u64::MAX {
             if let Some(page_no) = one_page_u32(addrs) {
                 if let Some(page) = self.pages.get_mut(&page_no) {
+                    let start = (addrs[0] & PAGE_MASK) as usize;
+                    if contiguous_u32(addrs) {
+                        if let Some(bytes) = page.get_mut(start..start + 256) {
+                            for (b, &v) in bytes.chunks_exact_mut(4).zip(vals) {
+                                b.copy_from_slice(&v.to_le_bytes());
+                            }
+                            return Ok(());
+                        }
+                    }
                     for (&v, &addr) in vals.iter().zip(addrs) {
                         let off = (addr & PAGE_MASK) as usize;
                         if let Some(dst) = page.get_mut(off..off + 4) {
