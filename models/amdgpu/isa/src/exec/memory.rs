@@ -471,4 +471,38 @@ mod tests {
         assert_eq!(mem.gather_u32(&bad, u64::MAX, &mut out), Err(MemFault { addr: 0x9_0000_0000, kind: MemFaultKind::Unmapped }));
         assert_eq!(mem.scatter_u32(&bad, u64::MAX, &vals), Err(MemFault { addr: 0x9_0000_0000, kind: MemFaultKind::Unmapped }));
     }
+
+    #[test]
+    fn one_page_and_unit_stride_accesses_match_per_lane_accesses() {
+        let mut mem = Memory::new();
+        let base = 3 * PAGE_SIZE;
+        mem.map(base, PAGE_SIZE).expect("map one page");
+        let vals: [u32; 64] = std::array::from_fn(|i| 0xa000_0000 + i as u32);
+        // Unit stride, unaligned start, ending on the page's last byte.
+        let unit: [u64; 64] = std::array::from_fn(|i| base + PAGE_SIZE - 256 + 4 * i as u64);
+        mem.scatter_u32(&unit, u64::MAX, &vals).expect("mapped");
+        let mut out = [0u32; 64];
+        mem.gather_u32(&unit, u64::MAX, &mut out).expect("mapped");
+        for i in 0..64 {
+            assert_eq!(mem.read_u32(unit[i]), Ok(vals[i]), "lane {i}");
+            assert_eq!(out[i], vals[i], "lane {i}");
+        }
+        // One page, scattered and overlapping lanes: later lanes win, gathers see them.
+        let odd: [u64; 64] = std::array::from_fn(|i| base + 1 + ((i as u64 * 37) % 50) * 3);
+        mem.scatter_u32(&odd, u64::MAX, &vals).expect("mapped");
+        let mut reference = Memory::new();
+        reference.map(base, PAGE_SIZE).expect("map one page");
+        for i in 0..64 {
+            reference.store_u32(odd[i], vals[i]).expect("mapped");
+        }
+        mem.gather_u32(&odd, u64::MAX, &mut out).expect("mapped");
+        for i in 0..64 {
+            assert_eq!(Ok(out[i]), reference.read_u32(odd[i]), "lane {i}");
+        }
+        // A unit-stride run past the page's end goes to the next, unmapped, page: fault.
+        let past: [u64; 64] = std::array::from_fn(|i| base + PAGE_SIZE - 252 + 4 * i as u64);
+        let end = base + PAGE_SIZE;
+        assert_eq!(mem.gather_u32(&past, u64::MAX, &mut out), Err(MemFault { addr: end, kind: MemFaultKind::Unmapped }));
+        assert_eq!(mem.scatter_u32(&past, u64::MAX, &vals), Err(MemFault { addr: end, kind: MemFaultKind::Unmapped }));
+    }
 }
