@@ -73,6 +73,41 @@ pub struct Memory {
     unmapped: UnmappedReads,
 }
 
+/// The page number shared by all 64 addresses when each 4-byte access at them lies inside
+/// that one page; `None` otherwise. Written branch-free over the lanes so it vectorizes.
+#[inline]
+fn one_page_u32(addrs: &[u64; 64]) -> Option<u64> {
+    let page_no = addrs[0] >> PAGE_SHIFT;
+    let mut differ = 0u64;
+    let mut straddle = false;
+    for &addr in addrs {
+        differ |= (addr >> PAGE_SHIFT) ^ page_no;
+        straddle |= (addr & PAGE_MASK) > PAGE_SIZE - 4;
+    }
+    (differ == 0 && !straddle).then_some(page_no)
+}
+
+/// True when lane `i` addresses `addrs[0] + 4 * i` (a unit-stride dword access).
+#[inline]
+fn contiguous_u32(addrs: &[u64; 64]) -> bool {
+    let base = addrs[0];
+    let mut differ = 0u64;
+    for (i, &addr) in addrs.iter().enumerate() {
+        differ |= addr ^ base.wrapping_add(4 * i as u64);
+    }
+    differ == 0
+}
+
+/// The little-endian u32 at `off` of a page; `off <= PAGE_SIZE - 4` is the caller's
+/// invariant (zero when it does not hold, never a panic).
+#[inline(always)]
+fn read_le_u32(page: &[u8], off: usize) -> u32 {
+    match page.get(off..off + 4) {
+        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        None => 0,
+    }
+}
+
 impl Memory {
     /// An empty memory whose unmapped reads fault.
     pub fn new() -> Memory {
@@ -209,6 +244,23 @@ impl Memory {
     /// looking each page up once per run of lanes that stay inside it.
     #[inline]
     pub fn gather_u32(&self, addrs: &[u64; 64], mask: u64, out: &mut [u32; 64]) -> Result<(), MemFault> {
+        if mask == u64::MAX {
+            if let Some(page_no) = one_page_u32(addrs) {
+                if let Some(page) = self.pages.get(&page_no) {
+                    let start = (addrs[0] & PAGE_MASK) as usize;
+                    if let (true, Some(bytes)) = (contiguous_u32(addrs), page.get(start..start + 256)) {
+                        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                            *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                        }
+                        return Ok(());
+                    }
+                    for (o, &addr) in out.iter_mut().zip(addrs) {
+                        *o = read_le_u32(page, (addr & PAGE_MASK) as usize);
+                    }
+                    return Ok(());
+                }
+            }
+        }
         let mut cached: Option<(u64, &[u8])> = None;
         for lane in 0..64 {
             if (mask >> lane) & 1 == 0 {
@@ -243,6 +295,28 @@ impl Memory {
     /// [`Memory::store_u32`] semantics (unmapped pages fault when unmapped reads fault).
     #[inline]
     pub fn scatter_u32(&mut self, addrs: &[u64; 64], mask: u64, vals: &[u32; 64]) -> Result<(), MemFault> {
+        if mask == u64::MAX {
+            if let Some(page_no) = one_page_u32(addrs) {
+                if let Some(page) = self.pages.get_mut(&page_no) {
+                    let start = (addrs[0] & PAGE_MASK) as usize;
+                    if contiguous_u32(addrs) {
+                        if let Some(bytes) = page.get_mut(start..start + 256) {
+                            for (b, &v) in bytes.chunks_exact_mut(4).zip(vals) {
+                                b.copy_from_slice(&v.to_le_bytes());
+                            }
+                            return Ok(());
+                        }
+                    }
+                    for (&v, &addr) in vals.iter().zip(addrs) {
+                        let off = (addr & PAGE_MASK) as usize;
+                        if let Some(dst) = page.get_mut(off..off + 4) {
+                            dst.copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                    return Ok(());
+                }
+            }
+        }
         let mut lane = 0usize;
         while lane < 64 {
             if (mask >> lane) & 1 == 0 {
@@ -396,5 +470,39 @@ mod tests {
         bad[40] = 0x9_0000_0000;
         assert_eq!(mem.gather_u32(&bad, u64::MAX, &mut out), Err(MemFault { addr: 0x9_0000_0000, kind: MemFaultKind::Unmapped }));
         assert_eq!(mem.scatter_u32(&bad, u64::MAX, &vals), Err(MemFault { addr: 0x9_0000_0000, kind: MemFaultKind::Unmapped }));
+    }
+
+    #[test]
+    fn one_page_and_unit_stride_accesses_match_per_lane_accesses() {
+        let mut mem = Memory::new();
+        let base = 3 * PAGE_SIZE;
+        mem.map(base, PAGE_SIZE).expect("map one page");
+        let vals: [u32; 64] = std::array::from_fn(|i| 0xa000_0000 + i as u32);
+        // Unit stride, unaligned start, ending on the page's last byte.
+        let unit: [u64; 64] = std::array::from_fn(|i| base + PAGE_SIZE - 256 + 4 * i as u64);
+        mem.scatter_u32(&unit, u64::MAX, &vals).expect("mapped");
+        let mut out = [0u32; 64];
+        mem.gather_u32(&unit, u64::MAX, &mut out).expect("mapped");
+        for i in 0..64 {
+            assert_eq!(mem.read_u32(unit[i]), Ok(vals[i]), "lane {i}");
+            assert_eq!(out[i], vals[i], "lane {i}");
+        }
+        // One page, scattered and overlapping lanes: later lanes win, gathers see them.
+        let odd: [u64; 64] = std::array::from_fn(|i| base + 1 + ((i as u64 * 37) % 50) * 3);
+        mem.scatter_u32(&odd, u64::MAX, &vals).expect("mapped");
+        let mut reference = Memory::new();
+        reference.map(base, PAGE_SIZE).expect("map one page");
+        for i in 0..64 {
+            reference.store_u32(odd[i], vals[i]).expect("mapped");
+        }
+        mem.gather_u32(&odd, u64::MAX, &mut out).expect("mapped");
+        for i in 0..64 {
+            assert_eq!(Ok(out[i]), reference.read_u32(odd[i]), "lane {i}");
+        }
+        // A unit-stride run past the page's end goes to the next, unmapped, page: fault.
+        let past: [u64; 64] = std::array::from_fn(|i| base + PAGE_SIZE - 252 + 4 * i as u64);
+        let end = base + PAGE_SIZE;
+        assert_eq!(mem.gather_u32(&past, u64::MAX, &mut out), Err(MemFault { addr: end, kind: MemFaultKind::Unmapped }));
+        assert_eq!(mem.scatter_u32(&past, u64::MAX, &vals), Err(MemFault { addr: end, kind: MemFaultKind::Unmapped }));
     }
 }

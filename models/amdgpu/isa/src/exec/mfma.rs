@@ -77,7 +77,7 @@ fn parse(mnemonic: &str) -> Option<Shape> {
     let digits = tail.chars().take_while(|c| c.is_ascii_digit()).count();
     let k: usize = tail[..digits].parse().ok()?;
     let ty = tail[digits..].trim_start_matches('_').trim_end_matches("_1k");
-    if m != n || !(m == 16 || m == 32) || (k * m) % 64 != 0 {
+    if m != n || !(m == 16 || m == 32) || !(k * m).is_multiple_of(64) {
         return None;
     }
     let (a, b) = match ty {

@@ -106,7 +106,7 @@ impl Program {
     #[inline]
     pub(crate) fn slot(&self, pc: u64) -> Result<&CachedInst, ExecFault> {
         let off = pc.wrapping_sub(self.text_start);
-        if off % 4 != 0 {
+        if !off.is_multiple_of(4) {
             return Err(ExecFault::PcOutOfRange { pc });
         }
         match self.slots.get((off / 4) as usize) {

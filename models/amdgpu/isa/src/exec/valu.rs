@@ -36,6 +36,9 @@ pub(crate) struct Fields {
     pub(crate) omod: u32,
     pub(crate) opsel: u8,
     pub(crate) literal: u32,
+    /// No modifiers, DPP, SDWA, compare or VOP3P: eligible for the [`fast`] path (set at
+    /// load time).
+    pub(crate) plain: bool,
 }
 
 /// Compare descriptor computed at load time from a `v_cmp*` mnemonic: bit 15 valid,
@@ -171,6 +174,14 @@ pub(crate) fn fields(c: &CachedInst) -> Fields {
         }
         Extension::None => {}
     }
+    f.plain = c.ext == Extension::None
+        && c.enc != Encoding::Vop3p
+        && c.aux & 0x8000 == 0
+        && f.abs == 0
+        && f.neg == 0
+        && !f.clamp
+        && f.omod == 0
+        && f.opsel == 0;
     f
 }
 
@@ -464,8 +475,20 @@ impl Srcs<'_> {
     }
 }
 
-/// Executes a VALU instruction.
+/// Executes a VALU instruction: the hot unmodified forms through [`fast`] without entering
+/// the general handler (whose stack frame is large).
+#[inline]
 pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+    if c.fields.plain && fast(w, c.op, &c.fields, w.exec()) {
+        return Ok(());
+    }
+    execute_general(w, c, pc, ctx)
+}
+
+/// Executes any VALU instruction (modifiers, DPP, SDWA, compares, VOP3P, 64-bit and
+/// transcendental operations).
+#[inline(never)]
+fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
     use Opcode as O;
     let op = c.op;
     let enc = c.enc;
@@ -476,9 +499,6 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
     let exec = w.exec();
     if c.aux & 0x8000 != 0 {
         return compare(w, c, &fl, exec);
-    }
-    if c.ext == Extension::None && fl.abs == 0 && fl.neg == 0 && !fl.clamp && fl.omod == 0 && fl.opsel == 0 && fast(w, op, &fl, exec) {
-        return Ok(());
     }
     let mut s = Srcs { w, f: fl, ext: c.ext, exec, write_mask: exec };
     let mode = s.w.mode;

@@ -216,14 +216,39 @@ fn lds_write(lds: &mut [u8], addr: u32, data: &[u8]) {
     }
 }
 
-fn lds_u32(lds: &[u8], addr: u32) -> u32 {
-    let mut b = [0u8; 4];
-    lds_read(lds, addr, &mut b);
-    u32::from_le_bytes(b)
+/// The LDS byte range of a unit-stride dword access (lane `i` at `addr[0] + offset + 4 * i`)
+/// when every lane's address follows that pattern without wrapping.
+#[inline]
+fn lds_unit_stride(addr: &VReg, offset: u32) -> Option<std::ops::Range<usize>> {
+    let base = addr[0];
+    let mut differ = 0u32;
+    for (i, &a) in addr.iter().enumerate() {
+        differ |= a ^ base.wrapping_add(4 * i as u32);
+    }
+    if differ != 0 {
+        return None;
+    }
+    // No lane's address may wrap around the 32-bit LDS address space.
+    let start = base.checked_add(offset)?;
+    start.checked_add(4 * N as u32 - 1)?;
+    Some(start as usize..start as usize + 4 * N)
 }
 
+#[inline]
+fn lds_u32(lds: &[u8], addr: u32) -> u32 {
+    let a = addr as usize;
+    match lds.get(a..a + 4) {
+        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        None => 0,
+    }
+}
+
+#[inline]
 fn lds_set_u32(lds: &mut [u8], addr: u32, v: u32) {
-    lds_write(lds, addr, &v.to_le_bytes());
+    let a = addr as usize;
+    if let Some(s) = lds.get_mut(a..a + 4) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
 }
 
 /// Reads `buf.len()` bytes at a lane's address in any space.
@@ -507,6 +532,46 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
     let vdst = ((w1 >> 24) & 0xff) as usize;
     let exec = w.exec();
     let op = c.op;
+    // Hot single-dword forms on VGPRs: no per-lane register-file selection.
+    if !acc && op == O::DsReadB32 {
+        let addr = &w.vgpr[addr_r];
+        if exec == u64::MAX {
+            if let Some(bytes) = lds_unit_stride(addr, offset).and_then(|r| ctx.lds.get(r)) {
+                let mut out = [0u32; N];
+                for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                }
+                w.vgpr[vdst] = out;
+                return Ok(());
+            }
+        }
+        let mut out = w.vgpr[vdst];
+        for lane in 0..N {
+            let v = lds_u32(ctx.lds, addr[lane].wrapping_add(offset));
+            if (exec >> lane) & 1 != 0 {
+                out[lane] = v;
+            }
+        }
+        w.vgpr[vdst] = out;
+        return Ok(());
+    }
+    if !acc && op == O::DsWriteB32 {
+        let (addr, data) = (&w.vgpr[addr_r], &w.vgpr[d0]);
+        if exec == u64::MAX {
+            if let Some(bytes) = lds_unit_stride(addr, offset).and_then(|r| ctx.lds.get_mut(r)) {
+                for (b, &v) in bytes.chunks_exact_mut(4).zip(data) {
+                    b.copy_from_slice(&v.to_le_bytes());
+                }
+                return Ok(());
+            }
+        }
+        for lane in 0..N {
+            if (exec >> lane) & 1 != 0 {
+                lds_set_u32(ctx.lds, addr[lane].wrapping_add(offset), data[lane]);
+            }
+        }
+        return Ok(());
+    }
     let addr: [u32; N] = w.vgpr[addr_r];
     let regs_data = |w: &Wave, r: usize, lane: usize| if acc { w.agpr[r & 255][lane] } else { w.vgpr[r & 255][lane] };
     macro_rules! lanes {
