@@ -134,7 +134,7 @@ impl<'a> Context<'a> {
         };
         match &pw.binding {
             Binding::Link { dst, dst_port, latency } => {
-                let time = self.now + *latency + extra;
+                let time = self.now.saturating_add(*latency).saturating_add(extra);
                 if let Some(key) = self.next_key(time) {
                     let body = Body::Message { port: *dst_port, payload: Box::new(msg) };
                     self.out.emit(wiring, Pending { key, target: *dst, body });
@@ -167,7 +167,7 @@ impl<'a> Context<'a> {
         let Some((dst, dst_port)) = f.member(to) else {
             return self.bad_port(port.idx(), "has no such fabric member");
         };
-        let time = self.now + f.latency + extra;
+        let time = self.now.saturating_add(f.latency).saturating_add(extra);
         if let Some(key) = self.next_key(time) {
             let body = Body::Message { port: dst_port, payload: Box::new(msg) };
             self.out.emit(wiring, Pending { key, target: dst, body });
