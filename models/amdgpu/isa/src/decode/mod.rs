@@ -1,8 +1,9 @@
 //! Table-driven decoder: 32-bit words in, a compact [`Inst`] out.
 //!
 //! The encoding family comes from the top bits of the first word, the opcode field indexes
-//! a per-target, per-family table generated from `data/isa.txt`, and a must-be mask from
-//! the same table rejects words LLVM does not accept.
+//! the family's slice of one flat per-target index (built at compile time from the tables
+//! generated from `data/isa.txt`, see `lookup`), and a must-be mask from the table entry
+//! rejects words LLVM does not accept.
 //!
 //! **Architecture Invariant:** [`decode`] never panics and never allocates: unknown or
 //! truncated words come back as [`Decoded::Invalid`] / [`Decoded::Truncated`] values.
@@ -222,35 +223,34 @@ pub fn src_operand_pub(value: u32, width: u8, literal: u32) -> Operand {
     operand::src_operand(value, width, literal)
 }
 
-/// The family of first word `w0` (DPP/SDWA forms included) and its opcode field: the
-/// straightforward reading that [`lookup`]'s tables are built to agree with, used where
-/// speed does not matter (rejected words).
+/// The family of first word `w0` (DPP/SDWA forms included) and its opcode field.
+#[inline(always)]
 pub(crate) fn family_of(w0: u32) -> (Encoding, u32) {
-    let (encoding, op) = Encoding::classify(w0);
-    let src0 = w0 & 0x1ff;
-    let encoding = match (encoding, src0) {
-        (Encoding::Vop1, 0xfa) => Encoding::Vop1Dpp,
-        (Encoding::Vop2, 0xfa) => Encoding::Vop2Dpp,
-        (Encoding::Vopc, 0xfa) => Encoding::VopcDpp,
-        (Encoding::Vop1, 0xf9) => Encoding::Vop1Sdwa,
-        (Encoding::Vop2, 0xf9) => Encoding::Vop2Sdwa,
-        (Encoding::Vopc, 0xf9) => Encoding::VopcSdwa,
-        (e, _) => e,
-    };
+    let (mut encoding, op) = Encoding::classify(w0);
+    if matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc) {
+        let src0 = w0 & 0x1ff;
+        if src0 == 0xfa || src0 == 0xf9 {
+            encoding = match (encoding, src0 == 0xfa) {
+                (Encoding::Vop1, true) => Encoding::Vop1Dpp,
+                (Encoding::Vop2, true) => Encoding::Vop2Dpp,
+                (Encoding::Vopc, true) => Encoding::VopcDpp,
+                (Encoding::Vop1, false) => Encoding::Vop1Sdwa,
+                (Encoding::Vop2, false) => Encoding::Vop2Sdwa,
+                _ => Encoding::VopcSdwa,
+            };
+        }
+    }
     (encoding, op)
 }
 
-/// The rejection of first word `w0`, kept off the hot path.
-#[cold]
-#[inline(never)]
-fn invalid(w0: u32) -> Decoded {
-    Decoded::Invalid { encoding: family_of(w0).0, word: w0 }
-}
-
-/// A source-field value that names nothing (209..=234, the DPP/SDWA markers).
 #[inline(always)]
-fn reserved(v: u32) -> bool {
-    (v.wrapping_sub(209) < 26) | (v == 0xf9) | (v == 0xfa)
+fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
+    let idx = lookup::slot(target, encoding, op);
+    if idx == 0 {
+        return None;
+    }
+    let e = ENTRIES.get(idx as usize - 1)?;
+    Some((idx - 1, e))
 }
 
 /// Decodes the instruction at the start of `words` for `target`.
@@ -259,52 +259,58 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
     let Some(&w0) = words.first() else {
         return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
     };
-    // No instruction: the sentinel's must-be bits fail below, and it needs one word.
-    let h = lookup::hot(target, w0);
-    let base = h.base_words as usize;
-    if words.len() < base {
-        return Decoded::Truncated { encoding: h.encoding, word: w0 };
-    }
-    let two = base == 2;
-    let w1 = match words.get(1) {
-        Some(&w) if two => w,
-        _ => 0,
+    let (encoding, op) = family_of(w0);
+    let Some((idx, e)) = entry_of(target, encoding, op) else {
+        return Decoded::Invalid { encoding, word: w0 };
     };
-    if (w0 & h.must[0].0 != h.must[0].1) | (w1 & h.must[1].0 != h.must[1].1) {
-        return invalid(w0);
+    let base = encoding.base_words();
+    if words.len() < base {
+        return Decoded::Truncated { encoding, word: w0 };
     }
-    let l = h.literal;
-    let has = |flag: u8| l & flag != 0;
-    let takes_literal = has(Entry::LIT_FIXED)
-        | (has(Entry::LIT_SSRC0) & (w0 & 0xff == 0xff))
-        | (has(Entry::LIT_SSRC1) & ((w0 >> 8) & 0xff == 0xff))
-        | (has(Entry::LIT_SRC0) & (w0 & 0x1ff == 0xff));
-    // Source values that name nothing make LLVM reject the word, as does a literal in a
-    // 64-bit VALU encoding.
-    let bad_vop3 = |v: u32| (v == 0xff) | reserved(v);
-    let bad = (has(Entry::BAD_W1_SRC0) & bad_vop3(w1 & 0x1ff))
-        | (has(Entry::BAD_W1_SRC1) & bad_vop3((w1 >> 9) & 0x1ff))
-        | (has(Entry::BAD_W1_SRC2) & bad_vop3((w1 >> 18) & 0x1ff))
-        | (has(Entry::LIT_SSRC0) & reserved(w0 & 0xff))
-        | (has(Entry::LIT_SSRC1) & reserved((w0 >> 8) & 0xff))
-        | (has(Entry::LIT_SRC0) & reserved(w0 & 0x1ff))
-        | (has(Entry::SOFFSET_W1) & reserved(w1 >> 24));
-    if bad {
-        return invalid(w0);
+    let w1 = if base == 2 { words[1] } else { 0 };
+    if w0 & e.must[0].0 != e.must[0].1 || w1 & e.must[1].0 != e.must[1].1 {
+        return Decoded::Invalid { encoding, word: w0 };
     }
-    let size = base + takes_literal as usize;
-    if words.len() < size {
-        return Decoded::Truncated { encoding: h.encoding, word: w0 };
+    let l = e.literal;
+    let mut size = base;
+    if l != 0 {
+        let takes_literal = l & Entry::LIT_FIXED != 0
+            || (l & Entry::LIT_SSRC0 != 0 && w0 & 0xff == 0xff)
+            || (l & Entry::LIT_SSRC1 != 0 && (w0 >> 8) & 0xff == 0xff)
+            || (l & Entry::LIT_SRC0 != 0 && w0 & 0x1ff == 0xff);
+        if takes_literal {
+            size = base + 1;
+        }
+        // Source values that name nothing (209..=234, the DPP/SDWA markers) make LLVM
+        // reject the word, as does a literal in a 64-bit VALU encoding.
+        let reserved = |v: u32| (209..=234).contains(&v) || v == 0xf9 || v == 0xfa;
+        let bad_vop3 = |v: u32| v == 0xff || reserved(v);
+        let bad = (l & Entry::BAD_W1_SRC0 != 0 && bad_vop3(w1 & 0x1ff))
+            || (l & Entry::BAD_W1_SRC1 != 0 && bad_vop3((w1 >> 9) & 0x1ff))
+            || (l & Entry::BAD_W1_SRC2 != 0 && bad_vop3((w1 >> 18) & 0x1ff))
+            || (l & Entry::LIT_SSRC0 != 0 && reserved(w0 & 0xff))
+            || (l & Entry::LIT_SSRC1 != 0 && reserved((w0 >> 8) & 0xff))
+            || (l & Entry::LIT_SRC0 != 0 && reserved(w0 & 0x1ff))
+            || (l & Entry::SOFFSET_W1 != 0 && reserved(w1 >> 24));
+        if bad {
+            return Decoded::Invalid { encoding, word: w0 };
+        }
     }
-    let next = words.get(base).copied().unwrap_or(0);
-    let literal = if takes_literal { next } else { 0 };
+    let literal = if size > base {
+        match words.get(base) {
+            Some(&l) => l,
+            None => return Decoded::Truncated { encoding, word: w0 },
+        }
+    } else {
+        0
+    };
     Decoded::Inst(Inst {
-        opcode: h.opcode,
-        entry: h.entry,
-        encoding: h.encoding,
+        opcode: e.opcode,
+        entry: idx,
+        encoding,
         size_words: size as u8,
         target,
-        words: [w0, if two { w1 } else { literal }, if two { literal } else { 0 }],
+        words: if base == 1 { [w0, literal, 0] } else { [w0, w1, literal] },
     })
 }
 
@@ -345,7 +351,7 @@ impl Inst {
         (self.size_words as usize > base).then_some(self.words[base])
     }
     pub(crate) fn entry(&self) -> &'static Entry {
-        // Invariant: `entry` comes from a `lookup::Hot` record, so it indexes ENTRIES.
+        // Invariant: `entry` was produced by `entry_of`, so it indexes ENTRIES.
         &ENTRIES[self.entry as usize]
     }
     pub(crate) fn raw(&self, f: Field) -> u32 {
