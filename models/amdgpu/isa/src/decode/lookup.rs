@@ -81,8 +81,8 @@ mod tests {
         assert_eq!(pad, OFFSETS[Encoding::Global as usize] + SEG_SLICE);
         assert_eq!(OFFSETS[Encoding::Unknown as usize], pad);
         assert_eq!(OFFSETS[Encoding::Mubuf as usize], pad + SEG_SLICE);
-        for t in 0..3 {
-            assert!(INDEX[t][pad..pad + SEG_SLICE].iter().all(|&s| s == 0));
+        for index in &INDEX {
+            assert!(index[pad..pad + SEG_SLICE].iter().all(|&s| s == 0));
         }
     }
 
