@@ -1,8 +1,9 @@
 //! Table-driven decoder: 32-bit words in, a compact [`Inst`] out.
 //!
 //! The encoding family comes from the top bits of the first word, the opcode field indexes
-//! a per-target, per-family table generated from `data/isa.txt`, and a must-be mask from
-//! the same table rejects words LLVM does not accept.
+//! the family's slice of one flat per-target index (built at compile time from the tables
+//! generated from `data/isa.txt`, see `lookup`), and a must-be mask from the table entry
+//! rejects words LLVM does not accept.
 //!
 //! **Architecture Invariant:** [`decode`] never panics and never allocates: unknown or
 //! truncated words come back as [`Decoded::Invalid`] / [`Decoded::Truncated`] values.
@@ -21,11 +22,12 @@
 //! ```
 
 mod fields;
+mod lookup;
 mod operand;
 
 pub use operand::{InlineFloat, Modifiers, Operand, RegRange, SpecialReg};
 
-use crate::tables::{Entry, ENTRIES, FAMILY_TABLES};
+use crate::tables::{Entry, ENTRIES};
 use crate::Target;
 pub use crate::tables::{Field, Opcode};
 
@@ -221,23 +223,9 @@ pub fn src_operand_pub(value: u32, width: u8, literal: u32) -> Operand {
     operand::src_operand(value, width, literal)
 }
 
+/// The family of first word `w0` (DPP/SDWA forms included) and its opcode field.
 #[inline(always)]
-fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
-    let tables = &FAMILY_TABLES[target as usize];
-    let idx = *tables.get(encoding as usize)?.get(op as usize)?;
-    if idx == 0 {
-        return None;
-    }
-    let e = ENTRIES.get(idx as usize - 1)?;
-    Some((idx - 1, e))
-}
-
-/// Decodes the instruction at the start of `words` for `target`.
-#[inline(always)]
-pub fn decode(target: Target, words: &[u32]) -> Decoded {
-    let Some(&w0) = words.first() else {
-        return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
-    };
+pub(crate) fn family_of(w0: u32) -> (Encoding, u32) {
     let (mut encoding, op) = Encoding::classify(w0);
     if matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc) {
         let src0 = w0 & 0x1ff;
@@ -252,6 +240,26 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
             };
         }
     }
+    (encoding, op)
+}
+
+#[inline(always)]
+fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
+    let idx = lookup::slot(target, encoding, op);
+    if idx == 0 {
+        return None;
+    }
+    let e = ENTRIES.get(idx as usize - 1)?;
+    Some((idx - 1, e))
+}
+
+/// Decodes the instruction at the start of `words` for `target`.
+#[inline(always)]
+pub fn decode(target: Target, words: &[u32]) -> Decoded {
+    let Some(&w0) = words.first() else {
+        return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
+    };
+    let (encoding, op) = family_of(w0);
     let Some((idx, e)) = entry_of(target, encoding, op) else {
         return Decoded::Invalid { encoding, word: w0 };
     };
