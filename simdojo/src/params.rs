@@ -109,24 +109,25 @@ pub enum RawParam {
 }
 
 impl RawParam {
-    /// Reads a registry default written as text: `true`/`false`, an integer, a
-    /// number, or else a string.
+    /// Reads a registry default written in topology-file (TOML value) syntax:
+    /// `4`, `0.25`, `true`, `"10ns"`; an unquoted word is taken as a string (`10ns`).
+    /// The topology loader and the engine both read defaults through this.
     pub fn from_text(text: &str) -> RawParam {
-        let t = text.trim();
-        match t {
-            "true" => RawParam::Bool(true),
-            "false" => RawParam::Bool(false),
-            _ => {
-                if let Ok(i) = t.parse::<i64>() {
-                    RawParam::Int(i)
-                } else if let Ok(x) = t.parse::<f64>() {
-                    RawParam::Float(x)
-                } else {
-                    RawParam::Str(t.to_string())
-                }
+        use toml::de::DeValue;
+        match DeValue::parse(text).map(|v| v.into_inner()) {
+            Ok(DeValue::Boolean(b)) => RawParam::Bool(b),
+            Ok(DeValue::Integer(i)) => match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
+                Ok(n) => RawParam::Int(n),
+                Err(_) => RawParam::Str(text.to_string()),
+            },
+            Ok(DeValue::Float(x)) => {
+                x.as_str().replace('_', "").parse().map_or(RawParam::Str(text.to_string()), RawParam::Float)
             }
+            Ok(DeValue::String(s)) => RawParam::Str(s.to_string()),
+            _ => RawParam::Str(text.to_string()),
         }
     }
+
     /// A short description of the value's kind for error messages.
     pub fn describe(&self) -> String {
         match self {
@@ -279,6 +280,16 @@ mod tests {
         assert_eq!(ParamKind::Bytes.convert(&RawParam::Str("4MiB".into())), Ok(ParamValue::Bytes(4 << 20)));
         let err = ParamKind::Bool.convert(&RawParam::Str("yes".into())).unwrap_err();
         assert!(err.contains("expected a boolean"), "{err}");
+    }
+
+    #[test]
+    fn registry_defaults_read_as_toml_values() {
+        assert_eq!(RawParam::from_text("4"), RawParam::Int(4));
+        assert_eq!(RawParam::from_text("0x10"), RawParam::Int(16));
+        assert_eq!(RawParam::from_text("0.25"), RawParam::Float(0.25));
+        assert_eq!(RawParam::from_text("true"), RawParam::Bool(true));
+        assert_eq!(RawParam::from_text("\"10ns\""), RawParam::Str("10ns".into()));
+        assert_eq!(RawParam::from_text("10ns"), RawParam::Str("10ns".into()));
     }
 
     #[test]

@@ -690,7 +690,7 @@ impl<'a> Builder<'a, '_> {
         let mut ok = true;
         for spec in ty.params {
             if let Some(text) = spec.default {
-                match check::convert_param(ty.name, spec.name, spec.kind, &check::default_raw(text)) {
+                match check::convert_param(ty.name, spec.name, spec.kind, &RawParam::from_text(text)) {
                     Ok(v) => {
                         values.insert(spec.name.to_string(), v);
                     }

@@ -47,24 +47,6 @@ pub(crate) fn convert_param(ty: &str, name: &str, kind: ParamKind, raw: &RawPara
     })
 }
 
-/// The raw value of a registry default, written in topology-file syntax (`4`,
-/// `"10ns"`, `true`); an unquoted word is taken as a string (`10ns`).
-pub(crate) fn default_raw(text: &str) -> RawParam {
-    use toml::de::DeValue;
-    match DeValue::parse(text).map(|v| v.into_inner()) {
-        Ok(DeValue::Boolean(b)) => RawParam::Bool(b),
-        Ok(DeValue::Integer(i)) => match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
-            Ok(n) => RawParam::Int(n),
-            Err(_) => RawParam::Str(text.to_string()),
-        },
-        Ok(DeValue::Float(x)) => {
-            x.as_str().replace('_', "").parse().map_or(RawParam::Str(text.to_string()), RawParam::Float)
-        }
-        Ok(DeValue::String(s)) => RawParam::Str(s.to_string()),
-        _ => RawParam::Str(text.to_string()),
-    }
-}
-
 /// Whether `value` is of `kind` (for parameters set in code).
 fn value_has_kind(value: &ParamValue, kind: ParamKind) -> bool {
     matches!(
