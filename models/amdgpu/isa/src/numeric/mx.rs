@@ -73,16 +73,31 @@ impl MxFormat {
         self.to_f32(self.format().max_finite_bits() as u8)
     }
 
+    /// The sign bit of `x` in this format and the largest finite code.
+    #[inline]
+    fn sign_and_max(self, x: f64) -> (u8, u8) {
+        ((x.is_sign_negative() as u8) << (self.width() - 1), self.format().max_finite_bits() as u8)
+    }
+
+    /// The saturated code of a NaN (+max) or an infinity (±max); `None` when finite.
+    #[inline]
+    fn non_finite(self, x: f64) -> Option<u8> {
+        let (sign, max) = self.sign_and_max(x);
+        if x.is_nan() {
+            Some(max)
+        } else if x.is_infinite() {
+            Some(sign | max)
+        } else {
+            None
+        }
+    }
+
     /// Converts an exact f64 with rounding `rm`, saturating.
     #[inline]
     pub fn from_f64(self, x: f64, rm: RoundMode) -> u8 {
-        let sign = (x.is_sign_negative() as u8) << (self.width() - 1);
-        let max = self.format().max_finite_bits() as u8;
-        if x.is_nan() {
-            return max;
-        }
-        if x.is_infinite() {
-            return sign | max;
+        let (sign, max) = self.sign_and_max(x);
+        if let Some(code) = self.non_finite(x) {
+            return code;
         }
         let (negative, sig, exp) = split_f64(x);
         match round_to_format(negative, sig, exp, false, self.format(), rm) {
@@ -101,13 +116,9 @@ impl MxFormat {
     /// [`round_stochastic`]), saturating.
     #[inline]
     pub fn from_f64_sr(self, x: f64, random: u32) -> u8 {
-        let sign = (x.is_sign_negative() as u8) << (self.width() - 1);
-        let max = self.format().max_finite_bits() as u8;
-        if x.is_nan() {
-            return max;
-        }
-        if x.is_infinite() {
-            return sign | max;
+        let (sign, max) = self.sign_and_max(x);
+        if let Some(code) = self.non_finite(x) {
+            return code;
         }
         let (_, sig, exp) = split_f64(x);
         match round_stochastic(sig, exp, random, self.format()) {
