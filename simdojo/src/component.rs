@@ -7,6 +7,7 @@
 //! schedule; [`Component::handle`] for each event addressed to it, in the
 //! deterministic order of `engine::order`; and [`Component::shutdown`] at the end.
 
+use crate::resources::Resources;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
@@ -188,6 +189,8 @@ pub struct BuildContext<'a> {
     pub(crate) connected: &'a [String],
     /// Ports opened so far: name -> (local index, message type).
     pub(crate) opened: BTreeMap<String, (PortIdx, MessageKind)>,
+    /// The simulation's shared resources.
+    pub(crate) resources: Resources,
 }
 
 impl<'a> BuildContext<'a> {
@@ -198,8 +201,9 @@ impl<'a> BuildContext<'a> {
         params: &'a Params,
         specs: &'static [PortSpec],
         connected: &'a [String],
+        resources: Resources,
     ) -> BuildContext<'a> {
-        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new() }
+        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources }
     }
     /// The component's id.
     pub fn id(&self) -> ComponentId {
@@ -212,6 +216,11 @@ impl<'a> BuildContext<'a> {
     /// The component's resolved parameters.
     pub fn params(&self) -> &Params {
         self.params
+    }
+    /// The shared resource of type `T` named `name`, created with `make` if this is
+    /// the first request (see [`crate::resources`] for the rules of sharing).
+    pub fn resource<T: std::any::Any + Send + Sync>(&mut self, name: &str, make: impl FnOnce() -> T) -> std::sync::Arc<T> {
+        self.resources.get_or_insert_with(name, make)
     }
     /// Opens the scalar port `name`.
     pub fn port<M: Message>(&mut self, name: &str) -> Result<Port<M>, BuildError> {

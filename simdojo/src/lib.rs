@@ -85,6 +85,7 @@ pub mod params;
 pub mod partition;
 pub mod phold;
 pub mod registry;
+pub mod resources;
 pub mod stats;
 pub mod time;
 pub mod topology;

@@ -21,6 +21,7 @@ mod progress;
 mod queue;
 mod wiring;
 
+use crate::resources::Resources;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -146,6 +147,9 @@ pub struct SimConfig {
     /// epochs are too small to pay for them (tests of the parallel machinery use it;
     /// otherwise the engine may merge partitions, see `Simulation::run`).
     pub fixed_partitions: bool,
+    /// Shared resources given to the components at build time (see [`crate::resources`]);
+    /// components may add more, and [`Simulation::resource`] reaches them afterwards.
+    pub resources: Resources,
 }
 
 /// Counters of a run that depend on the decomposition (unlike [`StatsReport`]).
@@ -177,6 +181,8 @@ pub struct Simulation {
     probed: bool,
     /// `SimConfig::fixed_partitions`.
     fixed: bool,
+    /// Shared resources (`SimConfig::resources` plus what components added).
+    resources: Resources,
 }
 
 impl Simulation {
@@ -244,7 +250,7 @@ impl Simulation {
             })?;
             let params = resolve_params(ty, &decl.params)
                 .map_err(|problem| EngineError::Param { component: decl.path.clone(), problem })?;
-            let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i]);
+            let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i], config.resources.clone());
             let comp = (ty.build)(&mut ctx)
                 .map_err(|source| EngineError::Build { component: decl.path.clone(), source })?;
             built.push((comp, ctx.opened));
@@ -382,6 +388,7 @@ impl Simulation {
             events_per_epoch: 0.0,
             probed: false,
             fixed: config.fixed_partitions,
+            resources: config.resources.clone(),
         })
     }
 
@@ -511,6 +518,11 @@ impl Simulation {
         self.summary.sync.epochs += sync.epochs;
         self.summary.sync.epoch_ns.merge(&sync.epoch_ns);
         stop
+    }
+
+    /// The shared resource of type `T` named `name` (see [`crate::resources`]).
+    pub fn resource<T: std::any::Any + Send + Sync>(&self, name: &str) -> Option<Arc<T>> {
+        self.resources.get(name)
     }
 
     /// The time the last run stopped at.
