@@ -1,0 +1,312 @@
+//! The HSA Architected Queuing Language as the packet processor reads it from GPU memory:
+//! packet headers, kernel-dispatch and barrier packets, and AMD's signal layout.
+//!
+//! Layouts follow the HSA runtime specification (`hsa_kernel_dispatch_packet_t`,
+//! `hsa_barrier_and_packet_t`) and ROCR's `amd_signal_t`. Parsing never panics: a packet
+//! of an unknown type is a [`PacketError`] naming the queue slot.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::GpuAddr;
+
+/// Bytes of one AQL packet.
+pub const PACKET_BYTES: u64 = 64;
+
+/// `hsa_packet_type_t`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PacketType {
+    /// Vendor-specific (0).
+    Vendor,
+    /// Invalid: the slot is empty or not yet published (1).
+    Invalid,
+    /// Kernel dispatch (2).
+    KernelDispatch,
+    /// Barrier-AND (3).
+    BarrierAnd,
+    /// Agent dispatch (4).
+    AgentDispatch,
+    /// Barrier-OR (5).
+    BarrierOr,
+}
+
+impl PacketType {
+    /// The type in the low 8 bits of a header.
+    pub fn of(header: u16) -> Option<PacketType> {
+        Some(match header & 0xff {
+            0 => PacketType::Vendor,
+            1 => PacketType::Invalid,
+            2 => PacketType::KernelDispatch,
+            3 => PacketType::BarrierAnd,
+            4 => PacketType::AgentDispatch,
+            5 => PacketType::BarrierOr,
+            _ => return None,
+        })
+    }
+}
+
+/// The raw `Invalid` header value a consumed slot is reset to.
+pub const INVALID_HEADER: u16 = 1;
+
+/// `hsa_fence_scope_t` of a packet's acquire or release fence.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FenceScope {
+    /// No fence.
+    None,
+    /// Agent scope.
+    Agent,
+    /// System scope.
+    System,
+}
+
+impl FenceScope {
+    fn of(bits: u16) -> FenceScope {
+        match bits & 3 {
+            0 => FenceScope::None,
+            1 => FenceScope::Agent,
+            _ => FenceScope::System,
+        }
+    }
+}
+
+/// The decoded 16-bit packet header.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Packet type.
+    pub kind: PacketType,
+    /// The barrier bit: wait for every earlier packet to complete first.
+    pub barrier: bool,
+    /// Acquire fence scope.
+    pub acquire: FenceScope,
+    /// Release fence scope.
+    pub release: FenceScope,
+}
+
+/// A packet slot holds something the packet processor cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum PacketError {
+    /// The header's type field is not an HSA packet type.
+    #[error("queue slot {slot}: packet type {raw} is not an HSA packet type")]
+    BadType {
+        /// Ring slot.
+        slot: u64,
+        /// The raw type byte.
+        raw: u16,
+    },
+    /// A type the packet processor does not run (vendor or agent dispatch).
+    #[error("queue slot {slot}: {kind:?} packets are not supported")]
+    Unsupported {
+        /// Ring slot.
+        slot: u64,
+        /// The type.
+        kind: PacketType,
+    },
+    /// A dispatch with a zero or oversized shape.
+    #[error("queue slot {slot}: bad dispatch shape: {reason}")]
+    BadShape {
+        /// Ring slot.
+        slot: u64,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl Header {
+    /// Decodes a header; `None` when the type is not an HSA packet type.
+    pub fn decode(raw: u16) -> Option<Header> {
+        Some(Header {
+            kind: PacketType::of(raw)?,
+            barrier: raw & (1 << 8) != 0,
+            acquire: FenceScope::of(raw >> 9),
+            release: FenceScope::of(raw >> 11),
+        })
+    }
+}
+
+fn u16_at(p: &[u8; 64], at: usize) -> u16 {
+    u16::from_le_bytes([p[at], p[at + 1]])
+}
+
+fn u32_at(p: &[u8; 64], at: usize) -> u32 {
+    u32::from_le_bytes([p[at], p[at + 1], p[at + 2], p[at + 3]])
+}
+
+fn u64_at(p: &[u8; 64], at: usize) -> u64 {
+    u64::from_le_bytes([p[at], p[at + 1], p[at + 2], p[at + 3], p[at + 4], p[at + 5], p[at + 6], p[at + 7]])
+}
+
+/// `hsa_kernel_dispatch_packet_t`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelDispatch {
+    /// Header.
+    pub header: Header,
+    /// Grid dimensions (1-3).
+    pub dimensions: u8,
+    /// Work-group size per dimension.
+    pub block: [u32; 3],
+    /// Grid size in work-items per dimension.
+    pub grid: [u32; 3],
+    /// Bytes of private memory per work-item requested at dispatch.
+    pub private_segment_size: u32,
+    /// Bytes of LDS per work-group requested at dispatch (static plus dynamic).
+    pub group_segment_size: u32,
+    /// Address of the kernel descriptor.
+    pub kernel_object: GpuAddr,
+    /// Address of the kernel arguments.
+    pub kernarg_address: GpuAddr,
+    /// Completion signal (0: none).
+    pub completion_signal: GpuAddr,
+}
+
+/// `hsa_barrier_and_packet_t` / `hsa_barrier_or_packet_t`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Barrier {
+    /// Header (its type says AND or OR).
+    pub header: Header,
+    /// Dependency signals (0 entries are ignored).
+    pub deps: [GpuAddr; 5],
+    /// Completion signal (0: none).
+    pub completion_signal: GpuAddr,
+}
+
+/// A decoded packet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Packet {
+    /// Not yet published (the slot's header is still `Invalid`).
+    Invalid,
+    /// A kernel dispatch.
+    Dispatch(KernelDispatch),
+    /// A barrier-AND or barrier-OR packet.
+    Barrier(Barrier),
+}
+
+/// Most work-items of a work-group.
+pub const MAX_GROUP_ITEMS: u64 = 1024;
+
+impl Packet {
+    /// Decodes the 64 bytes of ring slot `slot`.
+    pub fn decode(p: &[u8; 64], slot: u64) -> Result<Packet, PacketError> {
+        let raw = u16_at(p, 0);
+        let header = Header::decode(raw).ok_or(PacketError::BadType { slot, raw: raw & 0xff })?;
+        match header.kind {
+            PacketType::Invalid => Ok(Packet::Invalid),
+            PacketType::KernelDispatch => {
+                let dimensions = (u16_at(p, 2) & 3) as u8;
+                let block = [u16_at(p, 4) as u32, u16_at(p, 6) as u32, u16_at(p, 8) as u32];
+                let grid = [u32_at(p, 12), u32_at(p, 16), u32_at(p, 20)];
+                let bad = |reason: String| PacketError::BadShape { slot, reason };
+                if !(1..=3).contains(&dimensions) {
+                    return Err(bad(format!("{dimensions} dimensions")));
+                }
+                if block.contains(&0) || grid.contains(&0) {
+                    return Err(bad(format!("grid {grid:?} / work-group {block:?} has a zero")));
+                }
+                let items: u64 = block.iter().map(|&b| u64::from(b)).product();
+                if items > MAX_GROUP_ITEMS {
+                    return Err(bad(format!("work-group of {items} work-items exceeds {MAX_GROUP_ITEMS}")));
+                }
+                Ok(Packet::Dispatch(KernelDispatch {
+                    header,
+                    dimensions,
+                    block,
+                    grid,
+                    private_segment_size: u32_at(p, 24),
+                    group_segment_size: u32_at(p, 28),
+                    kernel_object: GpuAddr(u64_at(p, 32)),
+                    kernarg_address: GpuAddr(u64_at(p, 40)),
+                    completion_signal: GpuAddr(u64_at(p, 56)),
+                }))
+            }
+            PacketType::BarrierAnd | PacketType::BarrierOr => Ok(Packet::Barrier(Barrier {
+                header,
+                deps: [0, 1, 2, 3, 4].map(|i| GpuAddr(u64_at(p, 8 + 8 * i))),
+                completion_signal: GpuAddr(u64_at(p, 56)),
+            })),
+            kind => Err(PacketError::Unsupported { slot, kind }),
+        }
+    }
+}
+
+/// Encodes a header (for loaders that build packets).
+pub fn encode_header(kind: PacketType, barrier: bool, acquire: FenceScope, release: FenceScope) -> u16 {
+    let ty = match kind {
+        PacketType::Vendor => 0,
+        PacketType::Invalid => 1,
+        PacketType::KernelDispatch => 2,
+        PacketType::BarrierAnd => 3,
+        PacketType::AgentDispatch => 4,
+        PacketType::BarrierOr => 5,
+    };
+    let scope = |s: FenceScope| match s {
+        FenceScope::None => 0u16,
+        FenceScope::Agent => 1,
+        FenceScope::System => 2,
+    };
+    ty | (u16::from(barrier) << 8) | (scope(acquire) << 9) | (scope(release) << 11)
+}
+
+impl KernelDispatch {
+    /// The 64 packet bytes (header included), as a loader writes them.
+    pub fn encode(&self) -> [u8; 64] {
+        let mut p = [0u8; 64];
+        let h = encode_header(PacketType::KernelDispatch, self.header.barrier, self.header.acquire, self.header.release);
+        p[0..2].copy_from_slice(&h.to_le_bytes());
+        p[2..4].copy_from_slice(&u16::from(self.dimensions).to_le_bytes());
+        for i in 0..3 {
+            p[4 + 2 * i..6 + 2 * i].copy_from_slice(&(self.block[i] as u16).to_le_bytes());
+            p[12 + 4 * i..16 + 4 * i].copy_from_slice(&self.grid[i].to_le_bytes());
+        }
+        p[24..28].copy_from_slice(&self.private_segment_size.to_le_bytes());
+        p[28..32].copy_from_slice(&self.group_segment_size.to_le_bytes());
+        p[32..40].copy_from_slice(&self.kernel_object.0.to_le_bytes());
+        p[40..48].copy_from_slice(&self.kernarg_address.0.to_le_bytes());
+        p[56..64].copy_from_slice(&self.completion_signal.0.to_le_bytes());
+        p
+    }
+}
+
+/// Offsets inside AMD's `amd_signal_t` (what a signal handle points to).
+pub mod signal {
+    /// `int64_t value`.
+    pub const VALUE: u64 = 8;
+    /// `uint64_t event_mailbox_ptr` (0: no interrupt).
+    pub const EVENT_MAILBOX: u64 = 16;
+    /// `uint32_t event_id`.
+    pub const EVENT_ID: u64 = 24;
+    /// `uint64_t start_ts`.
+    pub const START_TS: u64 = 32;
+    /// `uint64_t end_ts`.
+    pub const END_TS: u64 = 40;
+    /// Bytes of the structure.
+    pub const BYTES: u64 = 64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispatch_round_trip_and_errors() {
+        let d = KernelDispatch {
+            header: Header { kind: PacketType::KernelDispatch, barrier: true, acquire: FenceScope::System, release: FenceScope::System },
+            dimensions: 1,
+            block: [256, 1, 1],
+            grid: [1024, 1, 1],
+            private_segment_size: 0,
+            group_segment_size: 16,
+            kernel_object: GpuAddr(0x1000),
+            kernarg_address: GpuAddr(0x2000),
+            completion_signal: GpuAddr(0x3000),
+        };
+        let bytes = d.encode();
+        assert_eq!(Packet::decode(&bytes, 0), Ok(Packet::Dispatch(d.clone())));
+        let mut bad = bytes;
+        bad[0] = 9;
+        assert_eq!(Packet::decode(&bad, 7), Err(PacketError::BadType { slot: 7, raw: 9 }));
+        let mut big = bytes;
+        big[4..6].copy_from_slice(&2048u16.to_le_bytes());
+        assert!(matches!(Packet::decode(&big, 1), Err(PacketError::BadShape { slot: 1, .. })));
+        let mut empty = [0u8; 64];
+        empty[0] = 1;
+        assert_eq!(Packet::decode(&empty, 0), Ok(Packet::Invalid));
+    }
+}

@@ -1,0 +1,394 @@
+//! `amdgpu.cp`: an XCD's command processor (the workgroup dispatcher). It takes the
+//! SoC's dispatch orders, runs the XCD's share of each grid (work-group `g` on XCD
+//! `g % xcds`, as MI300's SPX mode spreads them), places work-groups on compute units
+//! where registers, wave slots and LDS allow (so occupancy limits are real), and reports
+//! completion and faults back.
+//!
+//! The CP keeps the authoritative picture of every CU's free resources: it chooses the
+//! wave slots (contiguous per group, slot `k` on SIMD `k % simds`) and the CU just
+//! instantiates them, so the two never disagree.
+
+use amdgpu_isa::code_object::{KernelDescriptor, KERNEL_DESCRIPTOR_SIZE};
+use serde::{Deserialize, Serialize};
+use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
+use simdojo::engine::Context;
+use simdojo::registry::{ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::stats::{Counter, StatsSink};
+
+use crate::ids::DispatchSeq;
+use crate::messages::{CuCapacity, CuMsg, DispatchOrder, GroupLaunch, XcdMsg};
+use crate::shared::GpuFault;
+use crate::stats::DispatchCounters;
+
+/// Resources of one kernel's wave and group.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+struct Needs {
+    waves: u32,
+    vgprs: u32,
+    sgprs: u32,
+    lds: u32,
+}
+
+/// The CP's picture of one compute unit.
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+struct CuMirror {
+    cap: Option<CuCapacity>,
+    free_slots: u64,
+    vgprs_free: Vec<u32>,
+    sgprs_free: Vec<u32>,
+    lds_free: u32,
+    /// Groups resident: (dispatch, first slot, needs).
+    groups: Vec<(DispatchSeq, u32, Needs)>,
+}
+
+impl CuMirror {
+    fn set_capacity(&mut self, cap: CuCapacity) {
+        self.cap = Some(cap);
+        self.free_slots = if cap.slots >= 64 { u64::MAX } else { (1u64 << cap.slots) - 1 };
+        self.vgprs_free = vec![cap.vgprs_per_simd; cap.simds as usize];
+        self.sgprs_free = vec![cap.sgprs_per_simd; cap.simds as usize];
+        self.lds_free = cap.lds_bytes;
+    }
+
+    /// The first slot of a contiguous run of `n.waves` free slots whose SIMDs have room.
+    fn fit(&self, n: &Needs) -> Option<u32> {
+        let cap = self.cap?;
+        if n.lds > self.lds_free || n.waves == 0 || n.waves > cap.slots {
+            return None;
+        }
+        let run = if n.waves >= 64 { u64::MAX } else { (1u64 << n.waves) - 1 };
+        'start: for s in 0..=(cap.slots - n.waves) {
+            if (self.free_slots >> s) & run != run {
+                continue;
+            }
+            let mut vg = self.vgprs_free.clone();
+            let mut sg = self.sgprs_free.clone();
+            for i in 0..n.waves {
+                let simd = ((s + i) % cap.simds) as usize;
+                if vg[simd] < n.vgprs || sg[simd] < n.sgprs {
+                    continue 'start;
+                }
+                vg[simd] -= n.vgprs;
+                sg[simd] -= n.sgprs;
+            }
+            return Some(s);
+        }
+        None
+    }
+
+    fn take(&mut self, seq: DispatchSeq, first: u32, n: Needs) {
+        let Some(cap) = self.cap else { return };
+        for i in 0..n.waves {
+            let simd = ((first + i) % cap.simds) as usize;
+            self.free_slots &= !(1u64 << (first + i));
+            self.vgprs_free[simd] -= n.vgprs;
+            self.sgprs_free[simd] -= n.sgprs;
+        }
+        self.lds_free -= n.lds;
+        self.groups.push((seq, first, n));
+    }
+
+    fn release(&mut self, seq: DispatchSeq, first: u32) {
+        let Some(cap) = self.cap else { return };
+        let Some(pos) = self.groups.iter().position(|g| g.0 == seq && g.1 == first) else { return };
+        let (_, _, n) = self.groups.remove(pos);
+        for i in 0..n.waves {
+            let simd = ((first + i) % cap.simds) as usize;
+            self.free_slots |= 1u64 << (first + i);
+            self.vgprs_free[simd] += n.vgprs;
+            self.sgprs_free[simd] += n.sgprs;
+        }
+        self.lds_free += n.lds;
+    }
+
+    /// Whether the group fits an empty unit at all.
+    fn could_ever_fit(&self, n: &Needs) -> bool {
+        let Some(cap) = self.cap else { return false };
+        let mut empty = self.clone();
+        empty.set_capacity(cap);
+        empty.fit(n).is_some()
+    }
+}
+
+/// One dispatch this XCD is running.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Active {
+    order: DispatchOrder,
+    needs: Needs,
+    /// Work-groups in the whole grid.
+    total: u64,
+    /// Next linear work-group index (global numbering) to place.
+    next: u64,
+    running: u32,
+    faulted: bool,
+    finished: bool,
+    /// Counters replies still expected.
+    flushes: u32,
+    counters: DispatchCounters,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+struct CpState {
+    cus: Vec<CuMirror>,
+    hellos: u32,
+    active: Vec<Active>,
+    rr: usize,
+    groups_launched: Counter,
+    dispatches: Counter,
+}
+
+/// See the [module docs](self).
+pub struct CommandProcessor {
+    soc: Port<XcdMsg>,
+    cu: Vec<Port<CuMsg>>,
+    state: CpState,
+}
+
+fn needs_of(order: &DispatchOrder) -> Result<(Needs, KernelDescriptor), String> {
+    let bytes: &[u8; KERNEL_DESCRIPTOR_SIZE] = order.descriptor.as_slice().try_into().map_err(|_| "descriptor is not 64 bytes".to_string())?;
+    let kd = KernelDescriptor::decode(bytes).map_err(|e| format!("kernel descriptor at {}: {e}", order.packet.kernel_object))?;
+    if kd.wavefront_size() != 64 {
+        return Err(format!("kernel {} is wave32; CDNA runs wave64 only", order.kernel));
+    }
+    let items: u64 = order.packet.block.iter().map(|&b| u64::from(b)).product();
+    Ok((
+        Needs {
+            waves: items.div_ceil(64) as u32,
+            vgprs: kd.vgpr_count(),
+            sgprs: kd.sgpr_count(),
+            lds: kd.group_segment_fixed_size.max(order.packet.group_segment_size),
+        },
+        kd,
+    ))
+}
+
+impl CommandProcessor {
+    fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+        let soc = ctx.port::<XcdMsg>("soc")?;
+        let cu = ctx.port_array::<CuMsg>("cu")?;
+        if cu.is_empty() {
+            return Err(BuildError::Invalid("a command processor needs at least one `cu[i]` link".into()));
+        }
+        let state = CpState { cus: vec![CuMirror::default(); cu.len()], ..CpState::default() };
+        Ok(Box::new(CommandProcessor { soc, cu, state }))
+    }
+
+    fn fault(&mut self, ctx: &mut Context<'_>, i: usize, fault: GpuFault) {
+        let a = &mut self.state.active[i];
+        if !a.faulted {
+            a.faulted = true;
+            ctx.send(&self.soc, XcdMsg::Fault { seq: a.order.seq, fault: Box::new(fault) });
+        }
+    }
+
+    /// Places every work-group that fits, oldest dispatch first.
+    fn pump(&mut self, ctx: &mut Context<'_>) {
+        let n_cus = self.cu.len();
+        for i in 0..self.state.active.len() {
+            loop {
+                let a = &self.state.active[i];
+                if a.faulted || a.next >= a.total {
+                    break;
+                }
+                let needs = a.needs;
+                let placed = (0..n_cus).map(|k| (self.state.rr + k) % n_cus).find_map(|c| self.state.cus[c].fit(&needs).map(|s| (c, s)));
+                let Some((c, first)) = placed else {
+                    if !self.state.cus.iter().any(|m| m.could_ever_fit(&needs)) {
+                        let a = &self.state.active[i];
+                        let f = GpuFault {
+                            kernel: a.order.kernel.clone(),
+                            dispatch: a.order.seq.0,
+                            place: format!("{}", ctx.path()),
+                            message: format!(
+                                "a work-group of {} waves ({} VGPRs, {} SGPRs per wave, {} LDS bytes) does not fit an empty compute unit",
+                                needs.waves, needs.vgprs, needs.sgprs, needs.lds
+                            ),
+                            addr: None,
+                        };
+                        self.fault(ctx, i, f);
+                    }
+                    break;
+                };
+                self.state.rr = (c + 1) % n_cus;
+                let a = &mut self.state.active[i];
+                let g = a.next;
+                a.next += u64::from(a.order.xcds);
+                a.running += 1;
+                let p = &a.order.packet;
+                let groups = [0, 1, 2].map(|d| u64::from(p.grid[d].div_ceil(p.block[d])));
+                let group = [(g % groups[0]) as u32, ((g / groups[0]) % groups[1]) as u32, (g / (groups[0] * groups[1])) as u32];
+                let slots = u64::from(self.state.cus[c].cap.map_or(0, |cap| cap.slots));
+                let wave_bytes = 64 * u64::from(a.order.lane_scratch);
+                let scratch = a.order.scratch_base.0 + (a.order.first_slot + c as u64 * slots) * wave_bytes;
+                let launch = GroupLaunch {
+                    seq: a.order.seq,
+                    kernel: a.order.kernel.clone(),
+                    group,
+                    packet: a.order.packet.clone(),
+                    packet_addr: a.order.packet_addr,
+                    queue_ptr: a.order.queue_ptr,
+                    descriptor: a.order.descriptor.clone(),
+                    first_slot: first,
+                    waves: needs.waves,
+                    lds_bytes: needs.lds,
+                    scratch_base: crate::ids::GpuAddr(scratch),
+                    lane_scratch: a.order.lane_scratch,
+                };
+                let seq = a.order.seq;
+                self.state.cus[c].take(seq, first, needs);
+                self.state.groups_launched.inc();
+                ctx.send(&self.cu[c], CuMsg::Launch(Box::new(launch)));
+            }
+        }
+        self.finish(ctx);
+    }
+
+    /// Flushes dispatches whose groups all ended, reports those whose flushes are in.
+    fn finish(&mut self, ctx: &mut Context<'_>) {
+        for a in &mut self.state.active {
+            if !a.finished && a.next >= a.total && a.running == 0 && !a.faulted {
+                a.finished = true;
+                a.flushes = self.cu.len() as u32;
+                for p in &self.cu {
+                    ctx.send(p, CuMsg::Flush { seq: a.order.seq });
+                }
+            }
+        }
+        let soc = &self.soc;
+        self.state.active.retain(|a| {
+            if a.finished && a.flushes == 0 {
+                ctx.send(soc, XcdMsg::Done { seq: a.order.seq, counters: Box::new(a.counters.clone()) });
+                false
+            } else {
+                // A faulted dispatch leaves once its running groups are gone.
+                !(a.faulted && a.running == 0)
+            }
+        });
+    }
+
+    fn on_cu(&mut self, c: usize, msg: CuMsg, ctx: &mut Context<'_>) {
+        match msg {
+            CuMsg::Hello(cap) => {
+                self.state.cus[c].set_capacity(cap);
+                self.state.hellos += 1;
+                if self.state.hellos as usize == self.cu.len() {
+                    let slots = self.state.cus.iter().filter_map(|m| m.cap).map(|c| c.slots).max().unwrap_or(0);
+                    ctx.send(&self.soc, XcdMsg::Hello { cus: self.cu.len() as u32, slots_per_cu: slots });
+                }
+            }
+            CuMsg::GroupDone { seq, first_slot } => {
+                self.state.cus[c].release(seq, first_slot);
+                if let Some(a) = self.state.active.iter_mut().find(|a| a.order.seq == seq) {
+                    a.running = a.running.saturating_sub(1);
+                }
+                self.pump(ctx);
+            }
+            CuMsg::Fault { seq, first_slot, fault } => {
+                self.state.cus[c].release(seq, first_slot);
+                if let Some(i) = self.state.active.iter().position(|a| a.order.seq == seq) {
+                    self.state.active[i].running = self.state.active[i].running.saturating_sub(1);
+                    self.fault(ctx, i, *fault);
+                }
+                self.pump(ctx);
+            }
+            CuMsg::Counters { seq, counters } => {
+                if let Some(a) = self.state.active.iter_mut().find(|a| a.order.seq == seq) {
+                    a.counters.add(&counters);
+                    a.flushes = a.flushes.saturating_sub(1);
+                }
+                self.finish(ctx);
+            }
+            CuMsg::Launch(_) | CuMsg::Flush { .. } => {}
+        }
+    }
+}
+
+impl Component for CommandProcessor {
+    fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
+        let event = match event.take(&self.soc) {
+            Ok(XcdMsg::Dispatch(order)) => {
+                self.state.dispatches.inc();
+                let p = &order.packet;
+                let total: u64 = (0..3).map(|d| u64::from(p.grid[d].div_ceil(p.block[d]))).product();
+                match needs_of(&order) {
+                    Ok((needs, _)) => {
+                        let next = u64::from(order.xcd);
+                        self.state.active.push(Active { order: *order, needs, total, next, running: 0, faulted: false, finished: false, flushes: 0, counters: DispatchCounters::default() });
+                        self.pump(ctx);
+                    }
+                    Err(message) => {
+                        let f = GpuFault { kernel: order.kernel.clone(), dispatch: order.seq.0, place: ctx.path().to_string(), message, addr: None };
+                        ctx.send(&self.soc, XcdMsg::Fault { seq: order.seq, fault: Box::new(f) });
+                    }
+                }
+                return;
+            }
+            Ok(_) => return,
+            Err(e) => e,
+        };
+        if let Event::Message { port, .. } = &event {
+            if let Some(c) = self.cu.iter().position(|p| p.idx() == *port) {
+                if let Ok(msg) = event.take(&self.cu[c]) {
+                    self.on_cu(c, msg, ctx);
+                }
+            }
+        }
+    }
+
+    fn stats(&self, out: &mut StatsSink<'_>) {
+        out.counter("dispatches", &self.state.dispatches);
+        out.counter("groups_launched", &self.state.groups_launched);
+    }
+
+    fn save(&self) -> Result<Vec<u8>, StateError> {
+        save_state(&self.state)
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), StateError> {
+        self.state = load_state(state)?;
+        Ok(())
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "amdgpu.cp",
+    doc: "An XCD's command processor: runs the XCD's share of each dispatch (work-group g on XCD g % xcds), \
+          placing work-groups on compute units by free wave slots, VGPRs, SGPRs and LDS.",
+    params: &[],
+    ports: &[
+        PortSpec { name: "soc", doc: "to the SoC's packet processor", dir: PortDir::InOut, array: false, message: MessageKind::of::<XcdMsg> },
+        PortSpec { name: "cu", doc: "to each compute unit of the XCD", dir: PortDir::InOut, array: true, message: MessageKind::of::<CuMsg> },
+    ],
+    stats: &[
+        StatSpec { name: "dispatches", kind: StatKind::Counter, unit: "dispatches", doc: "dispatch orders received" },
+        StatSpec { name: "groups_launched", kind: StatKind::Counter, unit: "groups", doc: "work-groups placed on compute units" },
+    ],
+    build: CommandProcessor::build,
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_respects_every_resource() {
+        let mut m = CuMirror::default();
+        m.set_capacity(CuCapacity { simds: 4, slots: 32, vgprs_per_simd: 512, sgprs_per_simd: 800, lds_bytes: 65536 });
+        // 4 waves of 128 VGPRs: each SIMD holds 4 such waves, so 4 groups fit, the fifth not.
+        let n = Needs { waves: 4, vgprs: 128, sgprs: 32, lds: 1024 };
+        for g in 0..4 {
+            let s = m.fit(&n).expect("fits");
+            assert_eq!(s, 4 * g);
+            m.take(DispatchSeq(1), s, n);
+        }
+        assert_eq!(m.fit(&n), None, "VGPRs are exhausted");
+        m.release(DispatchSeq(1), 4);
+        assert_eq!(m.fit(&n), Some(4));
+        // LDS limits too.
+        let big = Needs { waves: 1, vgprs: 8, sgprs: 16, lds: 65536 };
+        assert_eq!(m.fit(&big), None);
+        assert!(m.could_ever_fit(&big));
+        let huge = Needs { waves: 1, vgprs: 1024, sgprs: 16, lds: 0 };
+        assert!(!m.could_ever_fit(&huge));
+    }
+}

@@ -1,0 +1,558 @@
+//! `amdgpu.cu`: a compute unit in functional mode. It holds the waves of the work-groups
+//! its command processor placed on it (in the wave slots the CP chose), runs them in
+//! quanta (each wave up to `quantum` instructions per quantum, one instruction per cycle,
+//! so spin-waits across work-groups make progress), opens work-group barriers, sleeps
+//! waves on `s_sleep`, ships deferred (coherent) memory instructions to its L2 and
+//! resumes the wave on the answer, and reports ends and faults.
+//!
+//! Memory: plain accesses go straight to GPU memory through the CU's [`MemView`];
+//! atomics and coherent accesses whose order matters beyond this XCD are deferred (see
+//! [`CuMemory::route`]) and performed by their home in simulated-time order, which keeps
+//! results independent of thread count and partitioning.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use amdgpu_isa::code_object::{KernelDescriptor, KERNEL_DESCRIPTOR_SIZE};
+use amdgpu_isa::exec::{
+    init_group_waves, step, AccessKind, AtomicOp, DeviceMemory, MemFault, Route, StepEnv, StepStop, VmemAccess, Wave, WaveLaunch, WaveStatus,
+};
+use amdgpu_isa::Target;
+use serde::{Deserialize, Serialize};
+use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError, TimerId};
+use simdojo::engine::Context;
+use simdojo::params::ParamKind;
+use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::stats::{Counter, StatsSink};
+use simdojo::time::{ClockDomain, Tick};
+
+use crate::ids::DispatchSeq;
+use crate::memory::MemView;
+use crate::messages::{CuCapacity, CuMsg, GroupLaunch, LineAccess, MemMsg};
+use crate::shared::{GpuFault, GpuShared};
+use crate::stats::{class_of, DispatchCounters};
+use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, ReplacementPolicy, WritePolicy};
+
+/// Opcode slots of the per-dispatch instruction tallies.
+const OPCODES: usize = 4096;
+
+/// A compute unit's memory port: GPU memory plus the routing policy and a log of the
+/// cache lines the current quantum touched.
+pub struct CuMemory {
+    view: MemView,
+    target: Target,
+    line_bytes: u64,
+    lines: Vec<LineAccess>,
+    scalar_lines: Vec<u64>,
+}
+
+impl CuMemory {
+    fn log(&mut self, a: &VmemAccess<'_>, write: bool) {
+        let mut last = u64::MAX;
+        let mut mask = a.mask;
+        while mask != 0 {
+            let lane = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let line = a.addrs[lane] & !(self.line_bytes - 1);
+            if line != last {
+                self.lines.push(LineAccess { line, write });
+                last = line;
+            }
+        }
+    }
+}
+
+impl DeviceMemory for CuMemory {
+    #[inline]
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), MemFault> {
+        self.view.read(addr, buf)
+    }
+
+    #[inline]
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
+        self.view.write(addr, data)
+    }
+
+    fn atomic_u32(&mut self, addr: u64, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
+        self.view.atomic_u32(addr, op, src, cmp)
+    }
+
+    fn atomic_u64(&mut self, addr: u64, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
+        self.view.atomic_u64(addr, op, src, cmp)
+    }
+
+    /// Atomics are performed at the L2 (gfx90a, and workgroup-scope ones elsewhere are
+    /// too: they are deferred to keep one place that orders them), device- and
+    /// system-scope atomics (`sc1`) and system-coherent loads and stores (`sc0 sc1`) at
+    /// the SoC's coherent home; everything else is performed at once.
+    fn route(&mut self, a: &VmemAccess<'_>) -> Route {
+        match a.kind {
+            AccessKind::Atomic { .. } => {
+                self.log(a, true);
+                Route::Defer
+            }
+            AccessKind::Load | AccessKind::Store => {
+                let write = matches!(a.kind, AccessKind::Store);
+                self.log(a, write);
+                if self.target != Target::Gfx90a && a.policy.sc0 && a.policy.sc1 {
+                    Route::Defer
+                } else {
+                    Route::Now
+                }
+            }
+            AccessKind::ScalarLoad => {
+                let first = a.addrs[0];
+                let last = first.saturating_add(u64::from(a.bytes_per_lane.max(1)) - 1);
+                let mut line = first & !(SCALAR_LINE - 1);
+                while line <= last {
+                    self.scalar_lines.push(line);
+                    line += SCALAR_LINE;
+                }
+                Route::Now
+            }
+            _ => Route::Now,
+        }
+    }
+}
+
+/// Line size of the scalar cache.
+const SCALAR_LINE: u64 = 64;
+
+/// Whether a deferred request goes past the L2 to the system-coherent home.
+fn goes_to_home(target: Target, req: &amdgpu_isa::exec::VmemRequest) -> bool {
+    target != Target::Gfx90a && req.policy.sc1
+}
+
+/// One wave in a slot.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Slot {
+    wave: Wave,
+    /// Cycle before which the wave sleeps.
+    wake: u64,
+}
+
+/// A resident work-group.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Group {
+    launch: GroupLaunch,
+    waves: Vec<Slot>,
+    lds: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct CuState {
+    /// Vector L1 (write-through, no write-allocate).
+    l1: CacheModel,
+    /// Scalar cache.
+    scalar: CacheModel,
+    groups: Vec<Group>,
+    /// Per-dispatch counters and per-opcode tallies.
+    counters: BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>,
+    /// When the pending quantum timer fires, if one is pending.
+    timer_at: Option<Tick>,
+    timer: Option<TimerId>,
+    instructions: Counter,
+    quanta: Counter,
+    deferred: Counter,
+    faults: Counter,
+}
+
+/// See the [module docs](self).
+pub struct ComputeUnit {
+    cp: Port<CuMsg>,
+    l2: Port<MemMsg>,
+    cap: CuCapacity,
+    quantum: u64,
+    clock: ClockDomain,
+    shared: Arc<GpuShared>,
+    mem: Option<CuMemory>,
+    line_bytes: u64,
+    state: CuState,
+}
+
+impl ComputeUnit {
+    fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+        let p = ctx.params().clone();
+        let u32p = |name: &str| -> Result<u32, BuildError> {
+            u32::try_from(p.uint(name)?).map_err(|_| BuildError::Invalid(format!("{name} exceeds u32")))
+        };
+        let cap = CuCapacity {
+            simds: u32p("simds")?,
+            slots: u32p("wave_slots")?,
+            vgprs_per_simd: u32p("vgprs_per_simd")?,
+            sgprs_per_simd: u32p("sgprs_per_simd")?,
+            lds_bytes: u32::try_from(p.bytes("lds_bytes")?).map_err(|_| BuildError::Invalid("lds_bytes exceeds u32".into()))?,
+        };
+        if cap.simds == 0 || cap.slots == 0 || cap.slots > 64 {
+            return Err(BuildError::Invalid(format!("simds = {} and wave_slots = {} (1..=64) are out of range", cap.simds, cap.slots)));
+        }
+        let mode = p.string("mode")?;
+        if mode != "functional" {
+            return Err(BuildError::Invalid(format!("mode = {mode:?}: this compute unit model runs in functional mode only")));
+        }
+        let quantum = p.uint("quantum")?.max(1);
+        let line_bytes = p.uint("line_bytes")?;
+        if !line_bytes.is_power_of_two() {
+            return Err(BuildError::Invalid(format!("line_bytes = {line_bytes} is not a power of two")));
+        }
+        let clock = p.clock("clock")?;
+        let gpu = p.string("gpu")?;
+        let shared = ctx.resource(&gpu, GpuShared::default);
+        let cache = |size: &str, ways: &str, line: u64, write_policy| -> Result<CacheModel, BuildError> {
+            let config = CacheConfig {
+                size_bytes: p.bytes(size)?,
+                line_bytes: line,
+                ways: u32::try_from(p.uint(ways)?).unwrap_or(u32::MAX),
+                policy: ReplacementPolicy::from_name(&p.string("l1_policy")?).map_err(|e| BuildError::Invalid(e.to_string()))?,
+                write_policy,
+            };
+            CacheModel::new(&config).map_err(|e| BuildError::Invalid(format!("{size}: {e}")))
+        };
+        let l1 = cache("l1_size", "l1_ways", line_bytes, WritePolicy::WriteThrough)?;
+        let scalar = cache("scalar_size", "scalar_ways", SCALAR_LINE, WritePolicy::WriteThrough)?;
+        Ok(Box::new(ComputeUnit {
+            cp: ctx.port("cp")?,
+            l2: ctx.port("l2")?,
+            cap,
+            quantum,
+            clock,
+            shared,
+            mem: None,
+            line_bytes,
+            state: CuState {
+                l1,
+                scalar,
+                groups: Vec::new(),
+                counters: BTreeMap::new(),
+                timer_at: None,
+                timer: None,
+                instructions: Counter::default(),
+                quanta: Counter::default(),
+                deferred: Counter::default(),
+                faults: Counter::default(),
+            },
+        }))
+    }
+
+    fn cycle(&self, t: Tick) -> u64 {
+        self.clock.to_cycles(t)
+    }
+
+    fn arm(&mut self, ctx: &mut Context<'_>, at: Tick) {
+        if let Some(t) = self.state.timer_at {
+            if t <= at {
+                return;
+            }
+            if let Some(id) = self.state.timer.take() {
+                ctx.cancel(id);
+            }
+        }
+        let delay = Tick(at.0.saturating_sub(ctx.now().0).max(1));
+        self.state.timer = Some(ctx.schedule(delay, 0));
+        self.state.timer_at = Some(ctx.now() + delay);
+    }
+
+    fn fault_group(&mut self, ctx: &mut Context<'_>, g: usize, wave_index: usize, message: String, addr: Option<u64>) {
+        let group = self.state.groups.remove(g);
+        self.state.faults.inc();
+        let l = &group.launch;
+        let pc = group.waves.get(wave_index).map_or(0, |s| s.wave.pc);
+        let fault = GpuFault {
+            kernel: l.kernel.clone(),
+            dispatch: l.seq.0,
+            place: format!("{} wave slot {} group {:?} pc {pc:#x}", ctx.path(), l.first_slot as usize + wave_index, l.group),
+            message,
+            addr,
+        };
+        ctx.send(&self.cp, CuMsg::Fault { seq: l.seq, first_slot: l.first_slot, fault: Box::new(fault) });
+    }
+
+    fn launch(&mut self, l: GroupLaunch, ctx: &mut Context<'_>) {
+        let seq = l.seq;
+        let bytes: Option<&[u8; KERNEL_DESCRIPTOR_SIZE]> = l.descriptor.as_slice().try_into().ok();
+        let kd = match bytes.map(KernelDescriptor::decode) {
+            Some(Ok(kd)) => kd,
+            _ => {
+                let g = Group { launch: l, waves: Vec::new(), lds: Vec::new() };
+                self.state.groups.push(g);
+                let n = self.state.groups.len() - 1;
+                self.fault_group(ctx, n, 0, "malformed kernel descriptor".into(), None);
+                return;
+            }
+        };
+        let entry = l.packet.kernel_object.0.wrapping_add_signed(kd.kernel_code_entry_byte_offset);
+        let mode_bits = amdgpu_isa::numeric::Mode::from_pgm_rsrc1(kd.rsrc1.raw).encode();
+        let waves = init_group_waves(&WaveLaunch {
+            descriptor: &kd,
+            entry_pc: entry,
+            grid: l.packet.grid,
+            block: l.packet.block,
+            group_id: l.group,
+            dispatch_ptr: l.packet_addr.0,
+            queue_ptr: l.queue_ptr.0,
+            kernarg_ptr: l.packet.kernarg_address.0,
+            dispatch_id: seq.0,
+            kernarg: &[],
+            scratch_base: l.scratch_base.0 + u64::from(l.first_slot) * 64 * u64::from(l.lane_scratch),
+            scratch_lane_bytes: l.lane_scratch,
+            mode_bits,
+        });
+        let c = self.state.counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES]));
+        c.0.groups += 1;
+        c.0.waves += waves.len() as u64;
+        let lds = vec![0u8; l.lds_bytes as usize];
+        let known = self.shared.program_at(entry).is_some();
+        self.state.groups.push(Group { launch: l, waves: waves.into_iter().map(|wave| Slot { wave, wake: 0 }).collect(), lds });
+        if !known {
+            let n = self.state.groups.len() - 1;
+            self.fault_group(ctx, n, 0, format!("no code object is loaded at the kernel entry {entry:#x}"), Some(entry));
+            return;
+        }
+        let now = ctx.now();
+        self.arm(ctx, now + self.clock.period());
+    }
+
+    /// Runs one quantum of every ready wave.
+    fn quantum(&mut self, ctx: &mut Context<'_>) {
+        self.state.timer = None;
+        self.state.timer_at = None;
+        let now = ctx.now();
+        let cycle = self.cycle(now);
+        let Some(mut mem) = self.mem.take() else { return };
+        let mut g = 0;
+        let mut next_wake = u64::MAX;
+        let mut any_ready = false;
+        while g < self.state.groups.len() {
+            let seq = self.state.groups[g].launch.seq;
+            let Some(program) = self.shared.program_at(self.state.groups[g].waves.first().map_or(0, |s| s.wave.pc)).or_else(|| {
+                self.state.groups[g].waves.iter().find_map(|s| self.shared.program_at(s.wave.pc))
+            }) else {
+                self.fault_group(ctx, g, 0, "the program counter left every loaded code object".into(), None);
+                continue;
+            };
+            let counts = &mut self.state.counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES]));
+            counts.0.quanta += 1;
+            counts.0.resident_wave_quanta += self.state.groups[g].waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count() as u64;
+            let mut fault = None;
+            let mut requests = Vec::new();
+            {
+                let group = &mut self.state.groups[g];
+                for (wi, slot) in group.waves.iter_mut().enumerate() {
+                    if slot.wave.status != WaveStatus::Running {
+                        continue;
+                    }
+                    if slot.wake > cycle {
+                        next_wake = next_wake.min(slot.wake);
+                        continue;
+                    }
+                    let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: cycle, realtime: now.0 / 10_000, counts: Some(&mut counts.1) };
+                    match step(&mut slot.wave, &program, &mut env, self.quantum) {
+                        Ok(out) => {
+                            self.state.instructions.add(out.executed);
+                            match out.stop {
+                                StepStop::Budget => any_ready = true,
+                                StepStop::Sleep { cycles } => {
+                                    slot.wake = cycle + cycles;
+                                    next_wake = next_wake.min(slot.wake);
+                                }
+                                StepStop::WaitMemory => {
+                                    if let Some(req) = slot.wave.take_request() {
+                                        requests.push((wi, req));
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                        Err(e) => {
+                            let addr = match &e {
+                                amdgpu_isa::exec::ExecFault::Memory { addr, .. } => Some(*addr),
+                                _ => None,
+                            };
+                            fault = Some((wi, e.to_string(), addr));
+                            break;
+                        }
+                    }
+                }
+            }
+            if let Some((wi, message, addr)) = fault {
+                self.fault_group(ctx, g, wi, message, addr);
+                continue;
+            }
+            for (wi, req) in requests {
+                self.state.deferred.inc();
+                let system = goes_to_home(mem.target, &req);
+                let tag = (u64::from(self.state.groups[g].launch.first_slot) + wi as u64) | (seq.0 << 8);
+                ctx.send(&self.l2, MemMsg::Request { tag, seq, req: Box::new(req), system });
+            }
+            let c = &mut self.state.counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES])).0;
+            let shift = self.line_bytes.trailing_zeros();
+            let mut to_l2 = Vec::new();
+            for l in mem.lines.drain(..) {
+                let kind = if l.write { LineKind::Write } else { LineKind::Read };
+                let out = self.state.l1.access(LineAddr(l.line >> shift), kind, true);
+                if out.is_hit() {
+                    c.l1.hits += 1;
+                } else {
+                    c.l1.misses += 1;
+                }
+                if l.write || !out.is_hit() {
+                    to_l2.push(l);
+                }
+            }
+            for line in mem.scalar_lines.drain(..) {
+                if self.state.scalar.access(LineAddr(line / SCALAR_LINE), LineKind::Read, true).is_hit() {
+                    c.scalar.hits += 1;
+                } else {
+                    c.scalar.misses += 1;
+                    to_l2.push(LineAccess { line: line & !(self.line_bytes - 1), write: false });
+                }
+            }
+            if !to_l2.is_empty() {
+                ctx.send(&self.l2, MemMsg::Lines { seq, lines: to_l2 });
+            }
+            // Barrier: every unfinished wave waits at it -> release them all.
+            let group = &mut self.state.groups[g];
+            let live = group.waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count();
+            let at_barrier = group.waves.iter().filter(|s| s.wave.status == WaveStatus::Barrier).count();
+            if live > 0 && at_barrier == live {
+                for s in &mut group.waves {
+                    s.wave.status = WaveStatus::Running;
+                }
+                any_ready = true;
+            }
+            if live == 0 {
+                let done = self.state.groups.remove(g);
+                ctx.send(&self.cp, CuMsg::GroupDone { seq: done.launch.seq, first_slot: done.launch.first_slot });
+                continue;
+            }
+            g += 1;
+        }
+        self.mem = Some(mem);
+        self.state.quanta.inc();
+        if any_ready {
+            let at = now + self.clock.cycles(self.quantum);
+            self.arm(ctx, at);
+        } else if next_wake != u64::MAX {
+            let at = self.clock.cycles(next_wake);
+            self.arm(ctx, at);
+        }
+    }
+
+    fn on_response(&mut self, tag: u64, result: Result<Box<amdgpu_isa::exec::VmemResponse>, MemFault>, ctx: &mut Context<'_>) {
+        let slot = (tag & 0xff) as u32;
+        let seq = DispatchSeq(tag >> 8);
+        let Some(g) = self.state.groups.iter().position(|g| g.launch.seq == seq && slot >= g.launch.first_slot && slot < g.launch.first_slot + g.launch.waves)
+        else {
+            return; // the group faulted meanwhile
+        };
+        let wi = (slot - self.state.groups[g].launch.first_slot) as usize;
+        match result {
+            Ok(resp) => {
+                if let Some(s) = self.state.groups[g].waves.get_mut(wi) {
+                    s.wave.complete(&resp);
+                }
+                let now = ctx.now();
+                self.arm(ctx, now + self.clock.period());
+            }
+            Err(f) => {
+                let pc = self.state.groups[g].waves.get(wi).map_or(0, |s| s.wave.pc);
+                let e = amdgpu_isa::exec::ExecFault::Memory { pc, addr: f.addr, kind: f.kind };
+                self.fault_group(ctx, g, wi, e.to_string(), Some(f.addr));
+            }
+        }
+    }
+
+    fn flush(&mut self, seq: DispatchSeq, ctx: &mut Context<'_>) {
+        let mut counters = DispatchCounters::default();
+        if let Some((mut c, counts)) = self.state.counters.remove(&seq) {
+            for (op, &n) in counts.iter().enumerate() {
+                if n > 0 {
+                    let class = amdgpu_isa::tables::opcode_mnemonic(op).map_or(3, class_of);
+                    c.classes[class] += n;
+                }
+            }
+            counters = c;
+        }
+        ctx.send(&self.cp, CuMsg::Counters { seq, counters: Box::new(counters) });
+    }
+}
+
+impl Component for ComputeUnit {
+    fn init(&mut self, _ctx: &mut Context<'_>) {
+        if let (Some(memory), Some(target)) = (self.shared.memory(), self.shared.target()) {
+            self.mem = Some(CuMemory { view: memory.view(), target, line_bytes: self.line_bytes, lines: Vec::new(), scalar_lines: Vec::new() });
+        }
+    }
+
+    fn startup(&mut self, ctx: &mut Context<'_>) {
+        ctx.send(&self.cp, CuMsg::Hello(self.cap));
+    }
+
+    fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
+        let event = match event.take(&self.cp) {
+            Ok(CuMsg::Launch(l)) => return self.launch(*l, ctx),
+            Ok(CuMsg::Flush { seq }) => return self.flush(seq, ctx),
+            Ok(_) => return,
+            Err(e) => e,
+        };
+        let event = match event.take(&self.l2) {
+            Ok(MemMsg::Response { tag, result }) => return self.on_response(tag, result, ctx),
+            Ok(_) => return,
+            Err(e) => e,
+        };
+        if let Event::Timer { .. } = event {
+            self.quantum(ctx);
+        }
+    }
+
+    fn stats(&self, out: &mut StatsSink<'_>) {
+        out.counter("instructions", &self.state.instructions);
+        out.counter("quanta", &self.state.quanta);
+        out.counter("deferred", &self.state.deferred);
+        out.counter("faults", &self.state.faults);
+    }
+
+    fn save(&self) -> Result<Vec<u8>, StateError> {
+        save_state(&self.state)
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), StateError> {
+        self.state = load_state(state)?;
+        Ok(())
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "amdgpu.cu",
+    doc: "A compute unit (functional mode): SIMDs with wave slots, registers and LDS allocated per the kernel \
+          descriptor by the command processor, waves run in quanta of `quantum` instructions (one per cycle), \
+          barriers, s_sleep, coherent accesses deferred to their home.",
+    params: &[
+        ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
+        ParamSpec { name: "mode", kind: ParamKind::String, default: Some("\"functional\""), doc: "simulation mode (functional)" },
+        ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock" },
+        ParamSpec { name: "simds", kind: ParamKind::UInt, default: Some("4"), doc: "SIMD units" },
+        ParamSpec { name: "wave_slots", kind: ParamKind::UInt, default: Some("32"), doc: "wave slots (8 per SIMD on CDNA)" },
+        ParamSpec { name: "vgprs_per_simd", kind: ParamKind::UInt, default: Some("512"), doc: "unified VGPRs (arch + acc) per SIMD lane" },
+        ParamSpec { name: "sgprs_per_simd", kind: ParamKind::UInt, default: Some("800"), doc: "SGPRs per SIMD" },
+        ParamSpec { name: "lds_bytes", kind: ParamKind::Bytes, default: Some("65536"), doc: "LDS bytes (160 KiB on gfx950)" },
+        ParamSpec { name: "quantum", kind: ParamKind::UInt, default: Some("256"), doc: "instructions per wave per quantum" },
+        ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "vector L1 line bytes (64 on gfx90a)" },
+        ParamSpec { name: "l1_size", kind: ParamKind::Bytes, default: Some("\"32KiB\""), doc: "vector L1 capacity (16 KiB on gfx90a)" },
+        ParamSpec { name: "l1_ways", kind: ParamKind::UInt, default: Some("16"), doc: "vector L1 associativity" },
+        ParamSpec { name: "l1_policy", kind: ParamKind::String, default: Some("\"lru\""), doc: "replacement of the CU's caches (lru, srrip, random, ideal)" },
+        ParamSpec { name: "scalar_size", kind: ParamKind::Bytes, default: Some("\"16KiB\""), doc: "scalar cache capacity" },
+        ParamSpec { name: "scalar_ways", kind: ParamKind::UInt, default: Some("8"), doc: "scalar cache associativity" },
+    ],
+    ports: &[
+        PortSpec { name: "cp", doc: "to the XCD's command processor", dir: PortDir::InOut, array: false, message: MessageKind::of::<CuMsg> },
+        PortSpec { name: "l2", doc: "to the XCD's L2", dir: PortDir::InOut, array: false, message: MessageKind::of::<MemMsg> },
+    ],
+    stats: &[
+        StatSpec { name: "instructions", kind: StatKind::Counter, unit: "wave-instructions", doc: "wave-instructions executed" },
+        StatSpec { name: "quanta", kind: StatKind::Counter, unit: "quanta", doc: "scheduling quanta run" },
+        StatSpec { name: "deferred", kind: StatKind::Counter, unit: "instructions", doc: "memory instructions sent to the L2 or the coherent home" },
+        StatSpec { name: "faults", kind: StatKind::Counter, unit: "groups", doc: "work-groups stopped by a fault" },
+    ],
+    build: ComputeUnit::build,
+});

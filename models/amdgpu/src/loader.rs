@@ -1,0 +1,285 @@
+//! The GPU program loader behind `dojo exec`: runs a `main()`-style GPU program (built
+//! with the device runtime, see [`crate::cc`]) on a simulated GPU, the way LLVM's GPU
+//! loader runs one on hardware.
+//!
+//! 1. Load the code object into GPU memory (relocated) and register its decoded program.
+//! 2. Allocate the RPC buffer and write the host-built client into `__llvm_rpc_client`.
+//! 3. Copy argv and envp (pointer arrays followed by the strings) into GPU memory.
+//! 4. Write three kernel-dispatch packets with the barrier bit to a queue: `_begin` on
+//!    one work-item, `_start` on the user's grid, `_end` on one work-item; ring the doorbell.
+//! 5. Run the simulation; the SoC polls the RPC server at its `host_poll` interval, so
+//!    host services happen at deterministic simulated times.
+//! 6. The exit status is the one the program passed to `exit` (the EXIT opcode), else
+//!    `_start`'s OR of every `main` return value.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use amdgpu_isa::code_object::{CodeObject, Kernel};
+use amdgpu_isa::exec::{kernarg_segment, DispatchConfig, Program};
+use simdojo::engine::{ExitReason, SimConfig, Simulation};
+use simdojo::ids::PartitionId;
+use simdojo::resources::Resources;
+use simdojo::time::Tick;
+use simdojo::topology::Topology;
+
+use crate::aql::{FenceScope, Header, KernelDispatch, PacketType, PACKET_BYTES};
+use crate::ids::GpuAddr;
+use crate::memory::GpuMemory;
+use crate::rpc::{HostError, HostServices, OutputStream, RpcError, RpcLayout, RpcMemory, RpcServer};
+use crate::shared::{GpuFault, GpuShared, QueueDesc};
+use crate::soc::{HostPoller, SocInput};
+use crate::stats::KernelStats;
+
+/// What to run and how.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// The GPU.
+    pub topology: Topology,
+    /// Partition of each component (from the partitioner); `None`: one partition.
+    pub assignment: Option<Vec<PartitionId>>,
+    /// Work-items per work-group of `_start`.
+    pub threads: [u32; 3],
+    /// Work-groups of `_start`.
+    pub blocks: [u32; 3],
+    /// argv (argv[0] is the image name).
+    pub args: Vec<String>,
+    /// envp entries `NAME=value`.
+    pub env: Vec<String>,
+    /// Simulated-time limit.
+    pub max_ticks: Option<Tick>,
+}
+
+/// How the program ended.
+#[derive(Clone, Debug)]
+pub struct ExecOutcome {
+    /// Exit status (the program's, or 1 after a fault or an unfinished run).
+    pub status: i32,
+    /// GPU faults, in order.
+    pub faults: Vec<GpuFault>,
+    /// Per-kernel statistics.
+    pub kernels: Vec<KernelStats>,
+    /// Simulated time at the end.
+    pub end: Tick,
+    /// Why the simulation stopped.
+    pub reason: String,
+}
+
+/// Why the program could not be run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecError {
+    /// The image is not a usable code object.
+    #[error("{0}")]
+    Image(String),
+    /// The simulation could not be built.
+    #[error("building the GPU: {0}")]
+    Build(String),
+    /// Loading into GPU memory failed.
+    #[error("loading: {0}")]
+    Load(String),
+}
+
+/// Name of the GPU's shared state in the standard topologies.
+pub const GPU: &str = "gpu";
+
+impl RpcMemory for GpuMemory {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), RpcError> {
+        GpuMemory::read(self, GpuAddr(addr), buf).map_err(|e| RpcError::BadPointer { addr: e.addr, len: buf.len() as u64 })
+    }
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), RpcError> {
+        GpuMemory::write(self, GpuAddr(addr), data).map_err(|e| RpcError::BadPointer { addr: e.addr, len: data.len() as u64 })
+    }
+    fn load_u32_acquire(&self, addr: u64) -> Result<u32, RpcError> {
+        self.atomic_u32(GpuAddr(addr), amdgpu_isa::exec::AtomicOp::Or, 0, 0).map_err(|e| RpcError::BadPointer { addr: e.addr, len: 4 })
+    }
+    fn store_u32_release(&self, addr: u64, v: u32) -> Result<(), RpcError> {
+        self.atomic_u32(GpuAddr(addr), amdgpu_isa::exec::AtomicOp::Swap, v, 0).map(|_| ()).map_err(|e| RpcError::BadPointer { addr: e.addr, len: 4 })
+    }
+}
+
+/// Host side effects of `dojo exec`: the process's stdout/stderr and GPU memory.
+struct Services {
+    memory: Arc<GpuMemory>,
+    exit: Option<i32>,
+}
+
+impl HostServices for Services {
+    fn write(&mut self, stream: OutputStream, bytes: &[u8]) -> std::io::Result<()> {
+        match stream {
+            OutputStream::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()
+            }
+            OutputStream::Stderr => std::io::stderr().lock().write_all(bytes),
+        }
+    }
+    fn exit(&mut self, status: i32) {
+        self.exit.get_or_insert(status);
+    }
+    fn abort(&mut self) {
+        self.exit.get_or_insert(134);
+    }
+    fn malloc(&mut self, size: u64) -> Result<crate::rpc::GpuAddr, HostError> {
+        self.memory.alloc(size.max(1), 256).map(|a| crate::rpc::GpuAddr(a.0)).map_err(|e| HostError(e.to_string()))
+    }
+    fn free(&mut self, addr: crate::rpc::GpuAddr) -> Result<(), HostError> {
+        self.memory.free(GpuAddr(addr.0)).map_err(|e| HostError(e.to_string()))
+    }
+}
+
+/// The RPC server as the SoC's host poller.
+struct RpcPoller {
+    inner: Mutex<(RpcServer, Services)>,
+}
+
+impl HostPoller for RpcPoller {
+    fn poll(&self) -> Result<(), String> {
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (server, services) = &mut *guard;
+        let memory = services.memory.clone();
+        server.poll(&*memory, services).map(|_| ()).map_err(|e| e.to_string())
+    }
+    fn exit_requested(&self) -> Option<i32> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.exit
+    }
+}
+
+fn load_err(e: impl std::fmt::Display) -> ExecError {
+    ExecError::Load(e.to_string())
+}
+
+/// Writes `strings` as a NULL-terminated pointer array followed by the packed strings;
+/// returns the array's address.
+fn write_strings(mem: &GpuMemory, strings: &[String]) -> Result<GpuAddr, ExecError> {
+    let table = 8 * (strings.len() as u64 + 1);
+    let total = table + strings.iter().map(|s| s.len() as u64 + 1).sum::<u64>();
+    let base = mem.alloc(total, 0).map_err(load_err)?;
+    let mut at = base.0 + table;
+    for (i, s) in strings.iter().enumerate() {
+        mem.write_u64(GpuAddr(base.0 + 8 * i as u64), at).map_err(load_err)?;
+        let mut bytes = s.as_bytes().to_vec();
+        bytes.push(0);
+        mem.write(GpuAddr(at), &bytes).map_err(load_err)?;
+        at += bytes.len() as u64;
+    }
+    Ok(base)
+}
+
+fn kernel<'a>(code: &'a CodeObject, name: &str) -> Result<&'a Kernel, ExecError> {
+    code.kernel(name).ok_or_else(|| ExecError::Image(format!("the image has no `{name}` kernel: build it with `dojo cc`")))
+}
+
+/// Runs `image` on the GPU `opts.topology` describes. See the [module docs](self).
+pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecError> {
+    let code = CodeObject::parse(image).map_err(|e| ExecError::Image(e.to_string()))?;
+    let resources = Resources::new();
+    let config = SimConfig { assignment: opts.assignment.clone(), max_ticks: opts.max_ticks, resources: resources.clone(), ..SimConfig::default() };
+    let mut sim = Simulation::build(&opts.topology, &config).map_err(|e| ExecError::Build(e.to_string()))?;
+    let shared: Arc<GpuShared> = sim.resource(GPU).ok_or_else(|| ExecError::Build(format!("the topology has no `amdgpu.soc` named `{GPU}`")))?;
+    let mem = shared.memory().cloned().ok_or_else(|| ExecError::Build("the GPU has no memory".into()))?;
+    if let Some(t) = shared.target() {
+        if t != code.target() {
+            return Err(ExecError::Image(format!("the image is for {}, the GPU is {}", code.target(), t)));
+        }
+    }
+
+    // 1. The code object.
+    let size = code.flat_image_size().map_err(|e| ExecError::Image(e.to_string()))?;
+    let base = mem.alloc(size, 1 << 16).map_err(load_err)?;
+    let bytes = code.load_image(base.0).map_err(|e| ExecError::Image(e.to_string()))?;
+    mem.write(base, &bytes).map_err(load_err)?;
+    let program = Program::new(&code, base.0).map_err(|e| ExecError::Image(e.to_string()))?;
+    let text = program.text_start();
+    shared.add_program(text, text + 4 * program.len() as u64, Arc::new(program));
+    for k in code.kernels() {
+        shared.name_kernel(GpuAddr(base.0 + k.descriptor_address.0), &k.name);
+    }
+
+    // 2. RPC.
+    let layout = RpcLayout::new(64, 4096).map_err(|e| ExecError::Load(e.to_string()))?;
+    let buffer = mem.alloc(layout.allocation_size(), 0).map_err(load_err)?;
+    let server = RpcServer::new(layout, buffer.0);
+    if let Some(sym) = code.symbol("__llvm_rpc_client") {
+        let client = server.client_image();
+        mem.write(GpuAddr(base.0 + sym.value.0), &client).map_err(load_err)?;
+    }
+    shared.set_poller(Arc::new(RpcPoller { inner: Mutex::new((server, Services { memory: mem.clone(), exit: None })) }));
+
+    // 3. Arguments.
+    let argv = write_strings(&mem, &opts.args)?;
+    let envp = write_strings(&mem, &opts.env)?;
+    let ret = mem.alloc(8, 0).map_err(load_err)?;
+    let argc = opts.args.len() as u32;
+
+    // 4. Queue and packets.
+    let packets = 16u64;
+    let ring = mem.alloc(packets * PACKET_BYTES, 0).map_err(load_err)?;
+    let indices = mem.alloc(256 + 16, 0).map_err(load_err)?;
+    let q = shared.add_queue(QueueDesc {
+        ring,
+        packets,
+        read_index: GpuAddr(indices.0 + 256),
+        write_index: GpuAddr(indices.0 + 264),
+        queue_object: indices,
+    });
+    let signal = mem.alloc(crate::aql::signal::BYTES, 0).map_err(load_err)?;
+    mem.write_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE), 1).map_err(load_err)?;
+
+    let mut args_start = Vec::new();
+    args_start.extend_from_slice(&argc.to_le_bytes());
+    args_start.extend_from_slice(&[0; 4]);
+    args_start.extend_from_slice(&argv.0.to_le_bytes());
+    args_start.extend_from_slice(&envp.0.to_le_bytes());
+    args_start.extend_from_slice(&ret.0.to_le_bytes());
+    let launches: [(&str, [u32; 3], [u32; 3], Vec<u8>); 3] = [
+        ("_begin", [1, 1, 1], [1, 1, 1], args_start[..24].to_vec()),
+        ("_start", opts.threads, opts.blocks, args_start.clone()),
+        ("_end", [1, 1, 1], [1, 1, 1], ret.0.to_le_bytes().to_vec()),
+    ];
+    for (i, (name, threads, blocks, explicit)) in launches.iter().enumerate() {
+        let k = kernel(&code, name)?;
+        let grid = [0, 1, 2].map(|d| threads[d].saturating_mul(blocks[d]));
+        let config = DispatchConfig::new(grid, *threads);
+        let seg = kernarg_segment(k, &config, explicit);
+        let kernarg = mem.alloc(seg.len() as u64, 0).map_err(load_err)?;
+        mem.write(kernarg, &seg).map_err(load_err)?;
+        let dims = if grid[2] > 1 { 3 } else if grid[1] > 1 { 2 } else { 1 };
+        let d = KernelDispatch {
+            header: Header { kind: PacketType::KernelDispatch, barrier: true, acquire: FenceScope::System, release: FenceScope::System },
+            dimensions: dims,
+            block: *threads,
+            grid,
+            private_segment_size: k.descriptor.private_segment_fixed_size,
+            group_segment_size: k.descriptor.group_segment_fixed_size,
+            kernel_object: GpuAddr(base.0 + k.descriptor_address.0),
+            kernarg_address: kernarg,
+            completion_signal: if i == 2 { signal } else { GpuAddr(0) },
+        };
+        mem.write(GpuAddr(ring.0 + i as u64 * PACKET_BYTES), &d.encode()).map_err(load_err)?;
+    }
+    mem.write_u64(GpuAddr(indices.0 + 264), launches.len() as u64).map_err(load_err)?;
+
+    let soc = opts.topology.components.iter().position(|c| c.type_name == "amdgpu.soc").ok_or_else(|| ExecError::Build("no amdgpu.soc".into()))?;
+    sim.external_sender(simdojo::ids::ComponentId::from_index(soc)).send(SocInput::Doorbell(q));
+
+    // 5. Run.
+    let status = sim.run();
+    let _ = sim.shutdown();
+    let faults = shared.faults();
+    let exit = shared.poller().and_then(|p| p.exit_requested());
+    let code_ret = mem.read_u64(ret).map(|v| v as i32).unwrap_or(1);
+    let finished = mem.read_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE)).map(|v| v == 0).unwrap_or(false);
+    let status_code = match exit {
+        Some(c) => c,
+        None if !faults.is_empty() => 1,
+        None if finished => code_ret,
+        None => 1,
+    };
+    let reason = match status.reason {
+        ExitReason::Quiescent if !finished && faults.is_empty() && exit.is_none() => "the GPU went idle before the program finished".to_string(),
+        _ => status.message.clone(),
+    };
+    Ok(ExecOutcome { status: status_code, faults, kernels: shared.kernels(), end: status.tick, reason })
+}

@@ -1,0 +1,199 @@
+//! The state a whole simulated GPU shares across its components and with the embedder
+//! (the `dojo exec` loader, the KFD emulation): memory, loaded programs, hardware
+//! queues, fault log and per-kernel statistics. It is a simdojo shared resource (see
+//! `simdojo::resources` for the sharing rules) named after the SoC's `name` parameter.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use amdgpu_isa::exec::Program;
+use amdgpu_isa::Target;
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{GpuAddr, QueueId};
+use crate::memory::GpuMemory;
+use crate::stats::KernelStats;
+
+/// A hardware queue: an AQL ring in GPU memory and its read/write indices.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueDesc {
+    /// First byte of the ring.
+    pub ring: GpuAddr,
+    /// Packets in the ring (a power of two).
+    pub packets: u64,
+    /// Address of the 64-bit read index the packet processor advances.
+    pub read_index: GpuAddr,
+    /// Address of the 64-bit write index the producer advances.
+    pub write_index: GpuAddr,
+    /// Address of the `amd_queue_t` (the dispatch's queue pointer), or 0.
+    pub queue_object: GpuAddr,
+}
+
+/// A GPU fault: what the program is told and what `dojo exec` prints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("GPU fault in kernel {kernel} (dispatch {dispatch}), {place}: {message}")]
+pub struct GpuFault {
+    /// Kernel name if known, else the descriptor address.
+    pub kernel: String,
+    /// The dispatch.
+    pub dispatch: u64,
+    /// Where: `xcd[0].cu[3] wave 5 group (1,0,0) pc 0x...`.
+    pub place: String,
+    /// The fault itself (executor fault text, naming pc and address).
+    pub message: String,
+    /// The faulting address, for memory faults.
+    pub addr: Option<u64>,
+}
+
+/// Callbacks from the GPU to its host: signal interrupts and faults. The KFD emulation
+/// and `dojo exec` install one.
+pub trait HostHooks: Send + Sync {
+    /// A completion signal with an event mailbox was written: `event_id` fired.
+    fn signal_event(&self, _event_id: u32) {}
+    /// A dispatch faulted (after the fault was recorded in [`GpuShared::faults`]).
+    fn fault(&self, _fault: &GpuFault) {}
+    /// A dispatch completed.
+    fn dispatch_done(&self, _stats: &KernelStats) {}
+}
+
+/// See the [module docs](self).
+#[derive(Default)]
+pub struct GpuShared {
+    memory: OnceLock<Arc<GpuMemory>>,
+    target: OnceLock<Target>,
+    programs: RwLock<BTreeMap<u64, (u64, Arc<Program>)>>,
+    queues: Mutex<Vec<QueueDesc>>,
+    faults: Mutex<Vec<GpuFault>>,
+    kernels: Mutex<Vec<KernelStats>>,
+    names: Mutex<BTreeMap<u64, String>>,
+    hooks: RwLock<Option<Arc<dyn HostHooks>>>,
+    poller: RwLock<Option<Arc<dyn crate::soc::HostPoller>>>,
+}
+
+impl std::fmt::Debug for GpuShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuShared").field("memory", &self.memory.get()).finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every critical section is a single push/insert: a poisoned lock is consistent.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl GpuShared {
+    /// Creates the memory on first call (the SoC does at build); later calls return it.
+    pub fn init_memory(&self, bytes: u64) -> Result<Arc<GpuMemory>, crate::memory::AllocError> {
+        if let Some(m) = self.memory.get() {
+            return Ok(m.clone());
+        }
+        let m = Arc::new(GpuMemory::new(bytes)?);
+        Ok(self.memory.get_or_init(|| m).clone())
+    }
+
+    /// The GPU's memory, once the SoC is built.
+    pub fn memory(&self) -> Option<&Arc<GpuMemory>> {
+        self.memory.get()
+    }
+
+    /// Records the ISA target (the SoC does at build).
+    pub fn set_target(&self, t: Target) {
+        let _ = self.target.set(t);
+    }
+
+    /// The ISA target.
+    pub fn target(&self) -> Option<Target> {
+        self.target.get().copied()
+    }
+
+    /// Registers the pre-decoded program whose text is `[start, end)`.
+    pub fn add_program(&self, start: u64, end: u64, program: Arc<Program>) {
+        self.programs.write().unwrap_or_else(|e| e.into_inner()).insert(start, (end, program));
+    }
+
+    /// The program whose text holds `pc`.
+    pub fn program_at(&self, pc: u64) -> Option<Arc<Program>> {
+        let map = self.programs.read().unwrap_or_else(|e| e.into_inner());
+        let (_, (end, p)) = map.range(..=pc).next_back()?;
+        (pc < *end).then(|| p.clone())
+    }
+
+    /// Every registered program's text range.
+    pub fn program_ranges(&self) -> Vec<(u64, u64)> {
+        self.programs.read().unwrap_or_else(|e| e.into_inner()).iter().map(|(&s, (e, _))| (s, *e)).collect()
+    }
+
+    /// Names a kernel by its descriptor address, for statistics and fault messages.
+    pub fn name_kernel(&self, descriptor: GpuAddr, name: &str) {
+        lock(&self.names).insert(descriptor.0, name.to_string());
+    }
+
+    /// The kernel name at a descriptor address, or the address in hex.
+    pub fn kernel_name(&self, descriptor: GpuAddr) -> String {
+        lock(&self.names).get(&descriptor.0).cloned().unwrap_or_else(|| format!("{descriptor}"))
+    }
+
+    /// Adds a hardware queue; its doorbell is `QueueId` (the index).
+    pub fn add_queue(&self, q: QueueDesc) -> QueueId {
+        let mut queues = lock(&self.queues);
+        queues.push(q);
+        QueueId(queues.len() as u32 - 1)
+    }
+
+    /// The queue `id`.
+    pub fn queue(&self, id: QueueId) -> Option<QueueDesc> {
+        lock(&self.queues).get(id.index()).cloned()
+    }
+
+    /// Every queue (for checkpoints).
+    pub fn queues(&self) -> Vec<QueueDesc> {
+        lock(&self.queues).clone()
+    }
+
+    /// Replaces the queue table (restoring a checkpoint).
+    pub fn set_queues(&self, q: Vec<QueueDesc>) {
+        *lock(&self.queues) = q;
+    }
+
+    /// Installs the host callbacks.
+    pub fn set_hooks(&self, hooks: Arc<dyn HostHooks>) {
+        *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Some(hooks);
+    }
+
+    /// Installs the host-service poller the SoC runs while dispatches are in flight.
+    pub fn set_poller(&self, p: Arc<dyn crate::soc::HostPoller>) {
+        *self.poller.write().unwrap_or_else(|e| e.into_inner()) = Some(p);
+    }
+
+    pub(crate) fn poller(&self) -> Option<Arc<dyn crate::soc::HostPoller>> {
+        self.poller.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn hooks(&self) -> Option<Arc<dyn HostHooks>> {
+        self.hooks.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn record_fault(&self, f: GpuFault) {
+        if let Some(h) = self.hooks() {
+            h.fault(&f);
+        }
+        lock(&self.faults).push(f);
+    }
+
+    /// Faults so far, in the order they were reported.
+    pub fn faults(&self) -> Vec<GpuFault> {
+        lock(&self.faults).clone()
+    }
+
+    pub(crate) fn record_kernel(&self, k: KernelStats) {
+        if let Some(h) = self.hooks() {
+            h.dispatch_done(&k);
+        }
+        lock(&self.kernels).push(k);
+    }
+
+    /// Statistics of every completed dispatch, in completion order.
+    pub fn kernels(&self) -> Vec<KernelStats> {
+        lock(&self.kernels).clone()
+    }
+}

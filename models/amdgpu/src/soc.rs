@@ -1,0 +1,521 @@
+//! `amdgpu.soc`: the root of one GPU. It owns the GPU's memory (creating the shared
+//! [`GpuShared`] resource), processes the AQL queues (kernel dispatch and barrier-AND/OR
+//! packets, barrier bits, completion signals with HSA semantics: value decrement, event
+//! mailbox and interrupt), hands each dispatch to every XCD's command processor, gathers
+//! grid completion across XCDs, is the system-coherent home that performs deferred
+//! coherent accesses in simulated-time order, and runs the host service poller (the RPC
+//! server of `dojo exec`) at a fixed simulated interval, so host services are
+//! deterministic too.
+//!
+//! Doorbells arrive as external input ([`SocInput::Doorbell`]) from any thread.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use amdgpu_isa::exec::AtomicOp;
+use amdgpu_isa::Target;
+use serde::{Deserialize, Serialize};
+use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError, TimerId};
+use simdojo::engine::Context;
+use simdojo::params::ParamKind;
+use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::stats::{Counter, StatsSink};
+use simdojo::time::Tick;
+
+use crate::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
+use crate::ids::{DispatchSeq, GpuAddr, QueueId};
+use crate::memory::{MemView, MemorySnapshot};
+use crate::messages::{DispatchOrder, MemMsg, XcdMsg};
+use crate::shared::{GpuFault, GpuShared, QueueDesc};
+use crate::stats::KernelStats;
+
+/// Input from outside the simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocInput {
+    /// The producer advanced the write index of this queue.
+    Doorbell(QueueId),
+}
+
+/// Host work polled by the SoC while dispatches run (the RPC server of `dojo exec`).
+pub trait HostPoller: Send + Sync {
+    /// Serves whatever is pending; returns a fault message to stop the GPU.
+    fn poll(&self) -> Result<(), String>;
+    /// Whether the host asked the simulation to stop (the program called `exit`).
+    fn exit_requested(&self) -> Option<i32> {
+        None
+    }
+}
+
+/// Token of the poll timer.
+const POLL: u64 = 1;
+/// Token of the barrier re-check timer.
+const RECHECK: u64 = 2;
+
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+struct QueueState {
+    /// Next packet index to read.
+    read: u64,
+    /// Dispatches of this queue still running.
+    running: Vec<DispatchSeq>,
+    /// A fault stopped the queue.
+    dead: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Running {
+    queue: QueueId,
+    signal: GpuAddr,
+    pending_xcds: u32,
+    /// Statistics flush stage: 0 none, 1 L2s, 2 memory-side caches, 3 HBM; replies pending.
+    stage: u8,
+    pending_l2: u32,
+    faulted: bool,
+    scratch: Option<GpuAddr>,
+    stats: KernelStats,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+struct SocState {
+    xcds: Vec<Option<(u32, u32)>>,
+    queues: Vec<QueueState>,
+    running: BTreeMap<DispatchSeq, Running>,
+    next_seq: u64,
+    poll_armed: bool,
+    recheck_armed: bool,
+    dispatches: Counter,
+    coherent: Counter,
+    faults: Counter,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    state: SocState,
+    memory: MemorySnapshot,
+    queues: Vec<QueueDesc>,
+}
+
+/// See the [module docs](self).
+pub struct Soc {
+    xcd: Vec<Port<XcdMsg>>,
+    l2: Vec<Port<MemMsg>>,
+    mall: Vec<Port<MemMsg>>,
+    hbm: Vec<Port<MemMsg>>,
+    shared: Arc<GpuShared>,
+    view: Option<MemView>,
+    poll_every: Tick,
+    period: Tick,
+    state: SocState,
+    timer: Option<TimerId>,
+}
+
+impl Soc {
+    fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+        let p = ctx.params().clone();
+        let target = match p.string("target")?.as_str() {
+            "gfx90a" => Target::Gfx90a,
+            "gfx942" => Target::Gfx942,
+            "gfx950" => Target::Gfx950,
+            other => return Err(BuildError::Invalid(format!("target = {other:?}: expected gfx90a, gfx942 or gfx950"))),
+        };
+        let name = p.string("name")?;
+        let shared = ctx.resource(&name, GpuShared::default);
+        shared.init_memory(p.bytes("memory")?).map_err(|e| BuildError::Invalid(e.to_string()))?;
+        shared.set_target(target);
+        let xcd = ctx.port_array::<XcdMsg>("xcd")?;
+        if xcd.is_empty() {
+            return Err(BuildError::Invalid("a SoC needs at least one `xcd[i]` link".into()));
+        }
+        let l2 = ctx.port_array::<MemMsg>("l2")?;
+        let mall = ctx.port_array::<MemMsg>("mall")?;
+        let hbm = ctx.port_array::<MemMsg>("hbm")?;
+        let state = SocState { xcds: vec![None; xcd.len()], ..SocState::default() };
+        Ok(Box::new(Soc {
+            xcd,
+            l2,
+            mall,
+            hbm,
+            shared,
+            view: None,
+            poll_every: p.duration("host_poll")?.max(Tick(1)),
+            period: p.clock("clock")?.period(),
+            state,
+            timer: None,
+        }))
+    }
+
+    fn memory(&self) -> &crate::memory::GpuMemory {
+        // Built in `build`; the SoC cannot exist without it.
+        self.shared.memory().expect("the SoC creates the memory at build")
+    }
+
+    fn arm_poll(&mut self, ctx: &mut Context<'_>) {
+        if !self.state.poll_armed && self.shared.poller().is_some() {
+            self.state.poll_armed = true;
+            ctx.schedule(self.poll_every, POLL);
+        }
+    }
+
+    fn fault(&mut self, queue: QueueId, f: GpuFault) {
+        self.state.faults.inc();
+        if let Some(q) = self.state.queues.get_mut(queue.index()) {
+            q.dead = true;
+        }
+        self.shared.record_fault(f);
+    }
+
+    /// Reads and runs packets of queue `q` until one must wait.
+    fn process(&mut self, qid: QueueId, ctx: &mut Context<'_>) {
+        if self.state.xcds.iter().any(|x| x.is_none()) {
+            return; // the XCDs have not reported their capacity yet; Hello re-runs this
+        }
+        let Some(desc) = self.shared.queue(qid) else { return };
+        while self.state.queues.len() <= qid.index() {
+            self.state.queues.push(QueueState::default());
+        }
+        loop {
+            let q = &self.state.queues[qid.index()];
+            if q.dead {
+                return;
+            }
+            let write = self.memory().read_u64(desc.write_index).unwrap_or(0);
+            let read = q.read;
+            if read >= write {
+                return;
+            }
+            let slot = read % desc.packets.max(1);
+            let at = GpuAddr(desc.ring.0 + slot * PACKET_BYTES);
+            let mut bytes = [0u8; 64];
+            if let Err(e) = self.memory().read(at, &mut bytes) {
+                let f = GpuFault { kernel: "-".into(), dispatch: 0, place: format!("queue {qid} ring"), message: e.to_string(), addr: Some(e.addr) };
+                return self.fault(qid, f);
+            }
+            let packet = match Packet::decode(&bytes, slot) {
+                Ok(p) => p,
+                Err(e) => {
+                    let f = GpuFault { kernel: "-".into(), dispatch: 0, place: format!("queue {qid}"), message: e.to_string(), addr: Some(at.0) };
+                    return self.fault(qid, f);
+                }
+            };
+            let busy = !self.state.queues[qid.index()].running.is_empty();
+            match packet {
+                Packet::Invalid => return,
+                Packet::Dispatch(d) => {
+                    if d.header.barrier && busy {
+                        return;
+                    }
+                    self.launch(qid, &desc, at, d, ctx);
+                }
+                Packet::Barrier(b) => {
+                    if b.header.barrier && busy {
+                        return;
+                    }
+                    let values: Vec<i64> = b.deps.iter().filter(|a| a.0 != 0).map(|a| self.memory().read_u64(GpuAddr(a.0 + signal::VALUE)).map_or(0, |v| v as i64)).collect();
+                    let and = matches!(b.header.kind, crate::aql::PacketType::BarrierAnd);
+                    let met = if and { values.iter().all(|&v| v == 0) } else { values.is_empty() || values.iter().any(|&v| v == 0) };
+                    if !met {
+                        if !self.state.recheck_armed {
+                            self.state.recheck_armed = true;
+                            ctx.schedule(self.poll_every, RECHECK);
+                        }
+                        return;
+                    }
+                    self.complete_signal(b.completion_signal, ctx.now());
+                }
+            }
+            let _ = self.memory().write(at, &INVALID_HEADER.to_le_bytes());
+            let q = &mut self.state.queues[qid.index()];
+            q.read += 1;
+            let _ = self.memory().write_u64(desc.read_index, q.read);
+        }
+    }
+
+    fn launch(&mut self, qid: QueueId, desc: &QueueDesc, at: GpuAddr, d: crate::aql::KernelDispatch, ctx: &mut Context<'_>) {
+        self.state.next_seq += 1;
+        let seq = DispatchSeq(self.state.next_seq);
+        self.state.dispatches.inc();
+        let kernel = self.shared.kernel_name(d.kernel_object);
+        let mut descriptor = vec![0u8; 64];
+        if let Err(e) = self.memory().read(d.kernel_object, &mut descriptor) {
+            let f = GpuFault { kernel, dispatch: seq.0, place: format!("queue {qid}"), message: format!("kernel object unreadable: {e}"), addr: Some(e.addr) };
+            return self.fault(qid, f);
+        }
+        let fixed = u32::from_le_bytes([descriptor[4], descriptor[5], descriptor[6], descriptor[7]]);
+        let dynamic_stack = descriptor[56] & (1 << 3) != 0 || u16::from_le_bytes([descriptor[56], descriptor[57]]) & (1 << 11) != 0;
+        let lane = d.private_segment_size.max(fixed).max(if dynamic_stack { 16 * 1024 } else { 0 }).next_multiple_of(16);
+        let total_slots: u64 = self.state.xcds.iter().flatten().map(|&(cus, slots)| u64::from(cus) * u64::from(slots)).sum();
+        let mut scratch = None;
+        if lane > 0 {
+            match self.memory().alloc(total_slots * 64 * u64::from(lane), 1 << 16) {
+                Ok(a) => scratch = Some(a),
+                Err(e) => {
+                    let f = GpuFault { kernel, dispatch: seq.0, place: format!("queue {qid}"), message: format!("scratch: {e}"), addr: None };
+                    return self.fault(qid, f);
+                }
+            }
+        }
+        if d.completion_signal.0 != 0 {
+            let _ = self.memory().write_u64(GpuAddr(d.completion_signal.0 + signal::START_TS), ctx.now().0 / 1000);
+        }
+        let n = self.xcd.len() as u32;
+        let mut first_slot = 0u64;
+        for (i, port) in self.xcd.iter().enumerate() {
+            let order = DispatchOrder {
+                seq,
+                kernel: kernel.clone(),
+                packet: d.clone(),
+                packet_addr: at,
+                queue_ptr: desc.queue_object,
+                descriptor: descriptor.clone(),
+                xcd: i as u32,
+                xcds: n,
+                scratch_base: scratch.unwrap_or_default(),
+                lane_scratch: lane,
+                first_slot,
+            };
+            if let Some((cus, slots)) = self.state.xcds[i] {
+                first_slot += u64::from(cus) * u64::from(slots);
+            }
+            ctx.send(port, XcdMsg::Dispatch(Box::new(order)));
+        }
+        self.state.queues[qid.index()].running.push(seq);
+        let stats = KernelStats { kernel, dispatch: seq.0, grid: d.grid, block: d.block, start_ps: ctx.now().0, ..KernelStats::default() };
+        self.state.running.insert(seq, Running { queue: qid, signal: d.completion_signal, pending_xcds: n, stage: 0, pending_l2: 0, faulted: false, scratch, stats });
+        self.arm_poll(ctx);
+    }
+
+    /// HSA completion: decrement the signal's value, stamp the end time, raise its event.
+    fn complete_signal(&self, sig: GpuAddr, now: Tick) {
+        if sig.0 == 0 {
+            return;
+        }
+        let mem = self.memory();
+        let _ = mem.write_u64(GpuAddr(sig.0 + signal::END_TS), now.0 / 1000);
+        let _ = mem.atomic_u64(GpuAddr(sig.0 + signal::VALUE), AtomicOp::Sub, 1, 0);
+        let mailbox = mem.read_u64(GpuAddr(sig.0 + signal::EVENT_MAILBOX)).unwrap_or(0);
+        if mailbox != 0 {
+            let mut id = [0u8; 4];
+            if mem.read(GpuAddr(sig.0 + signal::EVENT_ID), &mut id).is_ok() {
+                let id = u32::from_le_bytes(id);
+                let _ = mem.write_u64(GpuAddr(mailbox), u64::from(id));
+                if let Some(h) = self.shared.hooks() {
+                    h.signal_event(id);
+                }
+            }
+        }
+    }
+
+    /// Moves a dispatch whose XCDs are done through the statistics flush stages (L2s,
+    /// then memory-side caches, then HBM: each level has sent its traffic below before
+    /// it answers), then finishes it.
+    fn advance_flush(&mut self, seq: DispatchSeq, ctx: &mut Context<'_>) {
+        loop {
+            let Some(r) = self.state.running.get_mut(&seq) else { return };
+            if r.faulted || r.pending_xcds > 0 || r.pending_l2 > 0 || r.stage >= 3 {
+                break;
+            }
+            r.stage += 1;
+            let ports = match r.stage {
+                1 => &self.l2,
+                2 => &self.mall,
+                _ => &self.hbm,
+            };
+            r.pending_l2 = ports.len() as u32;
+            for p in ports {
+                ctx.send(p, MemMsg::Flush { seq });
+            }
+        }
+        self.maybe_finish(seq, ctx);
+    }
+
+    fn maybe_finish(&mut self, seq: DispatchSeq, ctx: &mut Context<'_>) {
+        let Some(r) = self.state.running.get(&seq) else { return };
+        if r.pending_xcds > 0 || r.pending_l2 > 0 || (!r.faulted && r.stage < 3) {
+            return;
+        }
+        let Some(mut r) = self.state.running.remove(&seq) else { return };
+        if let Some(q) = self.state.queues.get_mut(r.queue.index()) {
+            q.running.retain(|s| *s != seq);
+        }
+        if let Some(s) = r.scratch {
+            let _ = self.memory().free(s);
+        }
+        if !r.faulted {
+            r.stats.end_ps = ctx.now().0;
+            r.stats.cycles = (r.stats.end_ps - r.stats.start_ps) / self.period.0.max(1);
+            self.complete_signal(r.signal, ctx.now());
+            self.shared.record_kernel(r.stats);
+        }
+        let q = r.queue;
+        self.process(q, ctx);
+    }
+
+    fn on_xcd(&mut self, i: usize, msg: XcdMsg, ctx: &mut Context<'_>) {
+        match msg {
+            XcdMsg::Hello { cus, slots_per_cu } => {
+                self.state.xcds[i] = Some((cus, slots_per_cu));
+                if self.state.xcds.iter().all(|x| x.is_some()) {
+                    for q in 0..self.shared.queues().len() {
+                        self.process(QueueId(q as u32), ctx);
+                    }
+                }
+            }
+            XcdMsg::Done { seq, counters } => {
+                if let Some(r) = self.state.running.get_mut(&seq) {
+                    r.stats.counters.add(&counters);
+                    r.pending_xcds = r.pending_xcds.saturating_sub(1);
+                }
+                self.advance_flush(seq, ctx);
+            }
+            XcdMsg::Fault { seq, fault } => {
+                if let Some(r) = self.state.running.get_mut(&seq) {
+                    // The dispatch will never complete: the queue stops, like hardware
+                    // raising a queue error; its signal is not decremented.
+                    r.faulted = true;
+                    r.pending_xcds = 0;
+                    r.pending_l2 = 0;
+                    let q = r.queue;
+                    self.fault(q, *fault);
+                }
+                self.maybe_finish(seq, ctx);
+            }
+            XcdMsg::Dispatch(_) => {}
+        }
+    }
+
+    fn on_l2(&mut self, i: usize, msg: MemMsg, ctx: &mut Context<'_>) {
+        match msg {
+            MemMsg::Request { tag, req, .. } => {
+                self.state.coherent.inc();
+                let result = match self.view.as_mut() {
+                    Some(v) => req.perform(v).map(Box::new),
+                    None => Err(amdgpu_isa::exec::MemFault { addr: 0, kind: amdgpu_isa::exec::MemFaultKind::Unmapped }),
+                };
+                ctx.send(&self.l2[i], MemMsg::Response { tag, result });
+            }
+            MemMsg::Counters { seq, l2, read_bytes, write_bytes } => self.on_counters(seq, &l2, read_bytes, write_bytes, ctx),
+            _ => {}
+        }
+    }
+
+    /// A level's per-dispatch counters. HBM bytes are the HBM's own counts when an HBM
+    /// is linked, else the last cache level's traffic below it.
+    fn on_counters(&mut self, seq: DispatchSeq, counts: &crate::stats::CacheCounts, read: u64, write: u64, ctx: &mut Context<'_>) {
+        let (has_mall, has_hbm) = (!self.mall.is_empty(), !self.hbm.is_empty());
+        if let Some(r) = self.state.running.get_mut(&seq) {
+            let last_cache = (r.stage == 1 && !has_mall) || r.stage == 2;
+            match r.stage {
+                1 => r.stats.l2.add(counts),
+                2 => r.stats.mall.add(counts),
+                _ => {}
+            }
+            if (r.stage == 3) || (last_cache && !has_hbm) {
+                r.stats.hbm_read_bytes += read;
+                r.stats.hbm_write_bytes += write;
+            }
+            r.pending_l2 = r.pending_l2.saturating_sub(1);
+        }
+        self.advance_flush(seq, ctx);
+    }
+
+    fn poll_host(&mut self, ctx: &mut Context<'_>) {
+        self.state.poll_armed = false;
+        if let Some(p) = self.shared.poller() {
+            if let Err(message) = p.poll() {
+                let f = GpuFault { kernel: "-".into(), dispatch: 0, place: "host services".into(), message, addr: None };
+                self.shared.record_fault(f);
+                ctx.request_exit("host service fault", 1);
+                return;
+            }
+            if let Some(code) = p.exit_requested() {
+                ctx.request_exit("the GPU program called exit", code);
+                return;
+            }
+        }
+        if !self.state.running.is_empty() {
+            self.arm_poll(ctx);
+        }
+    }
+}
+
+impl Component for Soc {
+    fn init(&mut self, _ctx: &mut Context<'_>) {
+        self.view = self.shared.memory().map(|m| m.view());
+    }
+
+    fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
+        let event = match event.take_external::<SocInput>() {
+            Ok(SocInput::Doorbell(q)) => return self.process(q, ctx),
+            Err(e) => e,
+        };
+        match event {
+            Event::Timer { token: POLL, .. } => self.poll_host(ctx),
+            Event::Timer { token: RECHECK, .. } => {
+                self.state.recheck_armed = false;
+                for q in 0..self.shared.queues().len() {
+                    self.process(QueueId(q as u32), ctx);
+                }
+            }
+            Event::Message { port, .. } => {
+                if let Some(i) = self.xcd.iter().position(|p| p.idx() == port) {
+                    if let Ok(m) = event.take(&self.xcd[i]) {
+                        self.on_xcd(i, m, ctx);
+                    }
+                } else if let Some(i) = self.l2.iter().position(|p| p.idx() == port) {
+                    if let Ok(m) = event.take(&self.l2[i]) {
+                        self.on_l2(i, m, ctx);
+                    }
+                } else if let Some(i) = self.mall.iter().chain(&self.hbm).position(|p| p.idx() == port) {
+                    let p = if i < self.mall.len() { &self.mall[i] } else { &self.hbm[i - self.mall.len()] };
+                    if let Ok(MemMsg::Counters { seq, l2, read_bytes, write_bytes }) = event.take(p) {
+                        self.on_counters(seq, &l2, read_bytes, write_bytes, ctx);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let _ = &self.timer;
+    }
+
+    fn stats(&self, out: &mut StatsSink<'_>) {
+        out.counter("dispatches", &self.state.dispatches);
+        out.counter("coherent", &self.state.coherent);
+        out.counter("faults", &self.state.faults);
+    }
+
+    fn save(&self) -> Result<Vec<u8>, StateError> {
+        save_state(&Saved { state: self.state.clone(), memory: self.memory().snapshot(), queues: self.shared.queues() })
+    }
+
+    fn restore(&mut self, bytes: &[u8]) -> Result<(), StateError> {
+        let saved: Saved = load_state(bytes)?;
+        self.memory().restore(&saved.memory).map_err(|e| StateError::Codec(e.to_string()))?;
+        self.shared.set_queues(saved.queues);
+        self.state = saved.state;
+        Ok(())
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "amdgpu.soc",
+    doc: "The root of one GPU: its memory, AQL queue processing (dispatch, barrier-AND/OR, completion signals), \
+          grid completion across XCDs, the system-coherent home, and host services polled at `host_poll`.",
+    params: &[
+        ParamSpec { name: "name", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU's shared state (components refer to it by `gpu`)" },
+        ParamSpec { name: "target", kind: ParamKind::String, default: Some("\"gfx942\""), doc: "ISA: gfx90a, gfx942 or gfx950" },
+        ParamSpec { name: "memory", kind: ParamKind::Bytes, default: Some("\"64GiB\""), doc: "device memory (address space reserved, touched lazily)" },
+        ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (for kernel cycle counts)" },
+        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run" },
+    ],
+    ports: &[
+        PortSpec { name: "xcd", doc: "to each XCD's command processor", dir: PortDir::InOut, array: true, message: MessageKind::of::<XcdMsg> },
+        PortSpec { name: "l2", doc: "from each XCD's L2 (coherent home, statistics)", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
+        PortSpec { name: "mall", doc: "to each memory-side cache slice (statistics)", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
+        PortSpec { name: "hbm", doc: "to the HBM controllers (statistics)", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
+    ],
+    stats: &[
+        StatSpec { name: "dispatches", kind: StatKind::Counter, unit: "dispatches", doc: "kernel dispatches launched" },
+        StatSpec { name: "coherent", kind: StatKind::Counter, unit: "instructions", doc: "coherent memory instructions performed at the home" },
+        StatSpec { name: "faults", kind: StatKind::Counter, unit: "faults", doc: "faults that stopped a queue" },
+    ],
+    build: Soc::build,
+});
