@@ -669,7 +669,7 @@ mod hbm {
     #[test]
     fn one_pseudo_channel_limits_a_stream_to_its_share() {
         let config = HbmConfig::hbm3_mi300x();
-        let pcs = u64::from(config.geometry.total_pseudo_channels());
+        let pcs = config.geometry.total_pseudo_channels();
         let share = config.peak_bytes_per_caller_cycle() / pcs as f64;
         let mut m = HbmModel::new(&config).unwrap();
         // Granules 256 B apart land on different pseudo-channels; 256 B x pcs apart on the
@@ -807,5 +807,71 @@ mod latency {
         }
         println!("idle MI300X: {models} cache models, {heap} bytes");
         assert!(heap < 2 << 20, "{heap} bytes");
+    }
+}
+
+mod interleave {
+    use amdgpu::timing::cache::{AccessKind, CacheConfig, CacheModel, WritePolicy};
+    use amdgpu::timing::{ByteAddr, ChannelId, ChannelInterleave, ConfigError, LineAddr, ReplacementPolicy};
+    use proptest::prelude::*;
+
+    #[test]
+    fn mi300x_l2_routing_strips_channel_bits() {
+        // 16 channels, 256 B interleave, 128 B lines.
+        let il = ChannelInterleave::new(16, 256, 128).unwrap();
+        assert_eq!(il.route(ByteAddr(0)), (ChannelId(0), LineAddr(0)));
+        assert_eq!(il.route(ByteAddr(128)), (ChannelId(0), LineAddr(1)));
+        assert_eq!(il.route(ByteAddr(256)), (ChannelId(1), LineAddr(0)));
+        assert_eq!(il.route(ByteAddr(16 * 256)), (ChannelId(0), LineAddr(2)));
+        assert_eq!(il.to_global(ChannelId(1), LineAddr(3)), ByteAddr(16 * 256 + 256 + 128));
+    }
+
+    #[test]
+    fn a_channelled_l2_holds_its_full_capacity() {
+        // 16 x 256 KiB channels hold a 4 MiB working set when routed; fed global line
+        // addresses instead, each channel would only use 1/16 of its sets.
+        let il = ChannelInterleave::new(16, 256, 128).unwrap();
+        let config = CacheConfig {
+            size_bytes: 256 * 1024,
+            line_bytes: 128,
+            ways: 16,
+            policy: ReplacementPolicy::Lru,
+            write_policy: WritePolicy::WriteBack,
+        };
+        let mut routed: Vec<CacheModel> = (0..16).map(|_| CacheModel::new(&config).unwrap()).collect();
+        let mut naive: Vec<CacheModel> = (0..16).map(|_| CacheModel::new(&config).unwrap()).collect();
+        for pass in 0..2 {
+            for addr in (0..4u64 << 20).step_by(128) {
+                let (channel, local) = il.route(ByteAddr(addr));
+                routed[channel.0 as usize].access(local, AccessKind::Read, true);
+                naive[channel.0 as usize].access(ByteAddr(addr).line(128), AccessKind::Read, true);
+            }
+            if pass == 0 {
+                routed.iter_mut().chain(naive.iter_mut()).for_each(CacheModel::reset_stats);
+            }
+        }
+        let misses = |caches: &[CacheModel]| caches.iter().map(|c| c.stats().misses()).sum::<u64>();
+        assert_eq!(misses(&routed), 0);
+        assert_eq!(misses(&naive), 32768, "the naive mapping thrashes");
+    }
+
+    #[test]
+    fn bad_interleave_is_a_config_error() {
+        assert_eq!(
+            ChannelInterleave::new(12, 256, 128).unwrap_err(),
+            ConfigError::NotPowerOfTwo { model: "interleave", field: "channels", value: 12 }
+        );
+        assert!(matches!(ChannelInterleave::new(16, 64, 128).unwrap_err(), ConfigError::TooLarge { field: "line_bytes", .. }));
+        assert_eq!(ChannelInterleave::new(16, 0, 128).unwrap_err(), ConfigError::Zero { model: "interleave", field: "granule_bytes" });
+    }
+
+    proptest! {
+        #[test]
+        fn route_and_to_global_are_inverse(addr in 0u64..(1 << 48), channels_log in 0u32..8, granule_log in 7u32..13) {
+            let il = ChannelInterleave::new(1 << channels_log, 1 << granule_log, 128).unwrap();
+            let (channel, local) = il.route(ByteAddr(addr));
+            prop_assert!(channel.0 < il.channels());
+            prop_assert_eq!(il.to_global(channel, local), ByteAddr(addr & !127));
+        }
     }
 }

@@ -7,6 +7,7 @@
 //!          cache::CacheModel            CacheModel     CacheModel          hbm::HbmModel
 //!          + mshr::MshrFile             + MshrFile     + MshrFile
 //!                   links between them: bandwidth::BandwidthPort
+//!   channel selection of channelled caches: interleave::ChannelInterleave
 //!   defaults for each part: latency::PartTiming
 //! ```
 //!
@@ -25,6 +26,7 @@ pub mod bandwidth;
 pub mod cache;
 pub mod error;
 pub mod hbm;
+pub mod interleave;
 pub mod latency;
 pub mod mshr;
 pub mod part;
@@ -34,6 +36,7 @@ pub use self::bandwidth::{Bandwidth, BandwidthPort};
 pub use self::cache::{AccessKind, AccessOutcome, CacheConfig, CacheModel, ReplacementPolicy, WritePolicy};
 pub use self::error::{ConfigError, MshrError};
 pub use self::hbm::{HbmConfig, HbmModel};
+pub use self::interleave::{ChannelId, ChannelInterleave};
 pub use self::latency::PartTiming;
 pub use self::mshr::{MshrAllocation, MshrConfig, MshrFile};
 pub use self::part::Part;

@@ -101,6 +101,7 @@ impl TagStore {
         let (group_idx, first) = self.locate(set);
         let ways = self.ways;
         let ways_in_group = self.sets_per_group as usize * ways;
+        // The set index is masked to the set count, so its group is always in range.
         let slot = &mut self.groups[group_idx];
         let group = slot.get_or_insert_with(|| Box::new(SetGroup::new(ways_in_group)));
         SetView {
@@ -110,7 +111,7 @@ impl TagStore {
         }
     }
 
-    /// Every allocated group, in set order, with the index of its first set.
+    /// Every allocated group, in set order.
     pub(crate) fn groups_mut(&mut self) -> impl Iterator<Item = &mut SetGroup> {
         self.groups.iter_mut().filter_map(|slot| slot.as_deref_mut())
     }

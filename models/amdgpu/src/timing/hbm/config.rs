@@ -56,19 +56,19 @@ pub struct HbmGeometry {
 }
 
 impl HbmGeometry {
-    /// Pseudo-channels in the whole system.
-    pub fn total_pseudo_channels(&self) -> u32 {
-        self.stacks * self.channels_per_stack * self.pseudo_channels_per_channel
+    /// Pseudo-channels in the whole system (saturating).
+    pub fn total_pseudo_channels(&self) -> u64 {
+        self.total_channels().saturating_mul(u64::from(self.pseudo_channels_per_channel))
     }
 
     /// Channels in the whole system.
-    pub fn total_channels(&self) -> u32 {
-        self.stacks * self.channels_per_stack
+    pub fn total_channels(&self) -> u64 {
+        u64::from(self.stacks) * u64::from(self.channels_per_stack)
     }
 
     /// Banks per pseudo-channel.
-    pub fn banks_per_pseudo_channel(&self) -> u32 {
-        self.bank_groups * self.banks_per_group
+    pub fn banks_per_pseudo_channel(&self) -> u64 {
+        u64::from(self.bank_groups) * u64::from(self.banks_per_group)
     }
 }
 
@@ -179,7 +179,7 @@ impl HbmConfig {
     /// Peak data bandwidth of all pseudo-channels together, bytes per second.
     pub fn peak_bytes_per_second(&self) -> f64 {
         let per_clock = self.geometry.burst_bytes as f64 / f64::from(self.timing.t_burst.max(1));
-        per_clock * f64::from(self.geometry.total_pseudo_channels()) * f64::from(self.memory_clock_mhz) * 1e6
+        per_clock * self.geometry.total_pseudo_channels() as f64 * f64::from(self.memory_clock_mhz) * 1e6
     }
 
     /// Peak data bandwidth in bytes per caller cycle.

@@ -160,9 +160,11 @@ impl HbmModel {
         let (t_rcd, t_cl, t_rp, t_ras) =
             (u64::from(t.t_rcd) * clock, u64::from(t.t_cl) * clock, u64::from(t.t_rp) * clock, u64::from(t.t_ras) * clock);
         let bursts = bytes.div_ceil(g.burst_bytes);
-        let data_time = bursts * u64::from(t.t_burst) * clock;
+        let data_time = bursts.saturating_mul(u64::from(t.t_burst)).saturating_mul(clock);
 
         let loc = self.decoder.decode(addr);
+        // Field values are below their counts and `check` bounded the product of the
+        // counts by 2^24, so these indices are in range and cannot overflow.
         let channel = (loc.stack * g.channels_per_stack + loc.channel) as usize;
         let pc = channel * g.pseudo_channels_per_channel as usize + loc.pseudo_channel as usize;
         let bank_idx = pc * g.banks_per_pseudo_channel() as usize + (loc.bank_group * g.banks_per_group + loc.bank) as usize;
