@@ -17,11 +17,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::code_object::{ArgValueKind, CodeObject, InitialSgpr, Kernel, WorkitemIdVgprs};
+use crate::code_object::{ArgValueKind, CodeObject, InitialSgpr, Kernel, KernelDescriptor, WorkitemIdVgprs};
 use crate::decode::{Encoding, Opcode};
 use crate::numeric::Mode;
 
 use super::interp::{run_wave, Ctx, Stop, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::device::DeviceMemory;
 use super::memory::Memory;
 use super::program::Program;
 use super::wave::{Wave, WaveStatus, FLAT_SCRATCH_LO, WAVE_LANES};
@@ -98,8 +99,9 @@ pub fn run_kernel(
 }
 
 /// Writes the relocated image of `code` at `base` and pre-decodes it.
-pub fn load(code: &CodeObject, base: u64, mem: &mut Memory) -> Result<Program, ExecFault> {
+pub fn load<M: DeviceMemory + ?Sized>(code: &CodeObject, base: u64, mem: &mut M) -> Result<Program, ExecFault> {
     let image = code.load_image(base).map_err(|e| ExecFault::Load { reason: e.to_string() })?;
+    mem.reserve(base, image.len() as u64).map_err(|e| ExecFault::Load { reason: e.to_string() })?;
     mem.write(base, &image).map_err(|e| ExecFault::Load { reason: e.to_string() })?;
     Program::new(code, base)
 }
@@ -169,13 +171,15 @@ fn dispatch_packet(kernel: &Kernel, config: &DispatchConfig, lds: u32, program: 
     p
 }
 
-/// Runs `kernel` of an already loaded `program`.
-pub fn run_program(
+/// Runs `kernel` of an already loaded `program` on any [`DeviceMemory`] (its `route` is
+/// consulted, but deferral is not supported here: a deferred access is performed at once
+/// with [`VmemRequest::perform`](super::VmemRequest::perform)).
+pub fn run_program<M: DeviceMemory>(
     program: &Program,
     kernel: &Kernel,
     config: &DispatchConfig,
     kernarg: &[u8],
-    mem: &mut Memory,
+    mem: &mut M,
 ) -> Result<DispatchStats, ExecFault> {
     let kd = &kernel.descriptor;
     if kd.wavefront_size() != 64 {
@@ -194,8 +198,11 @@ pub fn run_program(
     }
     let seg = kernarg_segment(kernel, config, kernarg);
     let mem_err = |e: super::MemFault| ExecFault::Load { reason: e.to_string() };
+    mem.reserve(KERNARG_BASE, seg.len() as u64).map_err(mem_err)?;
     mem.write(KERNARG_BASE, &seg).map_err(mem_err)?;
+    mem.reserve(DISPATCH_BASE, 64).map_err(mem_err)?;
     mem.write(DISPATCH_BASE, &dispatch_packet(kernel, config, lds_bytes, program)).map_err(mem_err)?;
+    mem.reserve(QUEUE_BASE, 256).map_err(mem_err)?;
     mem.write(QUEUE_BASE, &[0u8; 256]).map_err(mem_err)?;
 
     let waves_per_group = group_items.div_ceil(WAVE_LANES as u64) as usize;
@@ -205,67 +212,51 @@ pub fn run_program(
         return Err(ExecFault::BadDispatch { reason: format!("{lane_bytes} bytes of scratch per work-item exceed {MAX_SCRATCH_PER_LANE}") });
     }
     if lane_bytes > 0 {
-        mem.map(SCRATCH_BASE, lane_bytes as u64 * WAVE_LANES as u64 * waves_per_group as u64).map_err(mem_err)?;
+        mem.reserve(SCRATCH_BASE, lane_bytes as u64 * WAVE_LANES as u64 * waves_per_group as u64).map_err(mem_err)?;
     }
-    let mode_bits = Mode::from_pgm_rsrc1(kd.rsrc1.raw).encode();
+    let mode_bits = initial_mode_bits(kd);
     let groups = [0, 1, 2].map(|d| config.grid[d].div_ceil(config.block[d]));
     let mut counts = vec![0u64; OPCODE_SLOTS];
     let mut lds = vec![0u8; lds_bytes as usize];
     let mut stats = DispatchStats::default();
     let mut budget = config.max_wave_instructions;
-    let user = kd.user_sgprs();
-    let system = kd.system_sgprs();
-    let workitem_vgprs = kd.rsrc2.enable_vgpr_workitem_id;
 
     for gz in 0..groups[2] {
         for gy in 0..groups[1] {
             for gx in 0..groups[0] {
                 let gid = [gx, gy, gz];
-                let size = [0, 1, 2].map(|d| config.block[d].min(config.grid[d] - gid[d] * config.block[d]));
-                let items = size[0] * size[1] * size[2];
-                let n_waves = items.div_ceil(WAVE_LANES as u32) as usize;
                 lds.fill(0);
-                let mut waves: Vec<Wave> = (0..n_waves)
-                    .map(|wi| {
-                        let mut w = Wave::new(program.base().wrapping_add(kernel.entry.0), mode_bits);
-                        w.wave_in_group = wi as u32;
-                        w.scratch_lane_bytes = lane_bytes;
-                        w.scratch_base = SCRATCH_BASE + (wi as u64) * WAVE_LANES as u64 * lane_bytes as u64;
-                        init_wave(&mut w, &user, &system, gid, mem, &seg);
-                        let mut exec = 0u64;
-                        for lane in 0..WAVE_LANES {
-                            let flat = (wi * WAVE_LANES + lane) as u32;
-                            if flat >= items {
-                                continue;
-                            }
-                            exec |= 1 << lane;
-                            // Work-item ids within the (possibly partial) group use the
-                            // dispatch's block shape, as the hardware does.
-                            let x = flat % size[0];
-                            let y = (flat / size[0]) % size[1];
-                            let z = flat / (size[0] * size[1]);
-                            let (y, z) = match workitem_vgprs {
-                                WorkitemIdVgprs::X => (0, 0),
-                                WorkitemIdVgprs::Xy => (y, 0),
-                                WorkitemIdVgprs::Xyz => (y, z),
-                            };
-                            w.vgpr[0][lane] = x | (y << 10) | (z << 20);
-                        }
-                        w.set_exec(exec);
-                        w
-                    })
-                    .collect();
+                let launch = WaveLaunch {
+                    descriptor: kd,
+                    entry_pc: program.base().wrapping_add(kernel.entry.0),
+                    grid: config.grid,
+                    block: config.block,
+                    group_id: gid,
+                    dispatch_ptr: DISPATCH_BASE,
+                    queue_ptr: QUEUE_BASE,
+                    kernarg_ptr: KERNARG_BASE,
+                    dispatch_id: 0,
+                    kernarg: &seg,
+                    scratch_base: SCRATCH_BASE,
+                    scratch_lane_bytes: lane_bytes,
+                    mode_bits,
+                };
+                let mut waves = init_group_waves(&launch);
+                let n_waves = waves.len();
                 stats.waves += n_waves as u64;
                 stats.workgroups += 1;
-                let mut ctx = Ctx { mem, lds: &mut lds, target: program.target(), counts: &mut counts };
+                let mut ctx = Ctx { mem: &mut *mem, lds: &mut lds, target: program.target(), counts: &mut counts, clock: 0, realtime: 0 };
                 let before = budget;
                 loop {
                     for w in waves.iter_mut() {
-                        if w.status == WaveStatus::Running && run_wave(w, program, &mut ctx, &mut budget)? == Stop::Budget {
-                            return Err(ExecFault::Hang {
-                                group: gid,
-                                reason: format!("instruction budget of {} wave-instructions exhausted", config.max_wave_instructions),
-                            });
+                        while w.status == WaveStatus::Running {
+                            if run_wave(w, program, &mut ctx, &mut budget)? == Stop::Budget {
+                                return Err(ExecFault::Hang {
+                                    group: gid,
+                                    reason: format!("instruction budget of {} wave-instructions exhausted", config.max_wave_instructions),
+                                });
+                            }
+                            resume_functionally(w, ctx.mem)?;
                         }
                     }
                     if waves.iter().all(|w| w.status == WaveStatus::Ended) {
@@ -307,9 +298,106 @@ fn program_text_addr(program: &Program, slot: usize) -> u64 {
     program.text_start().wrapping_add(4 * slot as u64)
 }
 
+/// The initial MODE register of a kernel's waves (from `COMPUTE_PGM_RSRC1`).
+pub fn initial_mode_bits(kd: &KernelDescriptor) -> u32 {
+    Mode::from_pgm_rsrc1(kd.rsrc1.raw).encode()
+}
+
+/// Everything the initial state of a work-group's waves depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct WaveLaunch<'a> {
+    /// The kernel descriptor (which user/system SGPRs and work-item VGPRs to set up).
+    pub descriptor: &'a KernelDescriptor,
+    /// Device address of the kernel's first instruction.
+    pub entry_pc: u64,
+    /// Work-items per dimension of the whole dispatch.
+    pub grid: [u32; 3],
+    /// Work-group size per dimension.
+    pub block: [u32; 3],
+    /// This work-group's id.
+    pub group_id: [u32; 3],
+    /// Device address of the AQL dispatch packet.
+    pub dispatch_ptr: u64,
+    /// Device address of the AQL queue descriptor.
+    pub queue_ptr: u64,
+    /// Device address of the kernarg segment.
+    pub kernarg_ptr: u64,
+    /// The dispatch id (`DispatchId` SGPRs).
+    pub dispatch_id: u64,
+    /// The kernarg segment's bytes (source of preloaded kernarg SGPRs).
+    pub kernarg: &'a [u8],
+    /// Scratch of wave 0 of the group; wave `i` gets `scratch_base + i * 64 * scratch_lane_bytes`.
+    pub scratch_base: u64,
+    /// Bytes of scratch per work-item.
+    pub scratch_lane_bytes: u32,
+    /// Initial MODE register ([`initial_mode_bits`]).
+    pub mode_bits: u32,
+}
+
+/// The waves of work-group `l.group_id`, ready to run: a partial group at the grid's edge
+/// gets only its work-items, the last wave a partial EXEC; work-item ids are packed in v0
+/// (x | y << 10 | z << 20, as the descriptor enables them); user and system SGPRs hold what
+/// the descriptor asks for. Empty when the group lies outside the grid.
+pub fn init_group_waves(l: &WaveLaunch) -> Vec<Wave> {
+    let kd = l.descriptor;
+    let size = [0, 1, 2].map(|d| l.block[d].min(l.grid[d].saturating_sub(l.group_id[d].saturating_mul(l.block[d]))));
+    let items = size[0] * size[1] * size[2];
+    let n_waves = items.div_ceil(WAVE_LANES as u32) as usize;
+    let user = kd.user_sgprs();
+    let system = kd.system_sgprs();
+    let workitem_vgprs = kd.rsrc2.enable_vgpr_workitem_id;
+    (0..n_waves)
+        .map(|wi| {
+            let mut w = Wave::new(l.entry_pc, l.mode_bits);
+            w.wave_in_group = wi as u32;
+            w.scratch_lane_bytes = l.scratch_lane_bytes;
+            w.scratch_base = l.scratch_base.wrapping_add((wi as u64) * WAVE_LANES as u64 * l.scratch_lane_bytes as u64);
+            init_wave(&mut w, &user, &system, l);
+            let mut exec = 0u64;
+            for lane in 0..WAVE_LANES {
+                let flat = (wi * WAVE_LANES + lane) as u32;
+                if flat >= items {
+                    continue;
+                }
+                exec |= 1 << lane;
+                // Work-item ids within the (possibly partial) group.
+                let x = flat % size[0];
+                let y = (flat / size[0]) % size[1];
+                let z = flat / (size[0] * size[1]);
+                let (y, z) = match workitem_vgprs {
+                    WorkitemIdVgprs::X => (0, 0),
+                    WorkitemIdVgprs::Xy => (y, 0),
+                    WorkitemIdVgprs::Xyz => (y, z),
+                };
+                w.vgpr[0][lane] = x | (y << 10) | (z << 20);
+            }
+            w.set_exec(exec);
+            w
+        })
+        .collect()
+}
+
+/// After [`run_wave`] stopped a wave outside [`step`](super::step::step): an `s_sleep` is a
+/// no-op and a deferred access is performed at once.
+fn resume_functionally<M: DeviceMemory>(w: &mut Wave, mem: &mut M) -> Result<(), ExecFault> {
+    match w.status {
+        WaveStatus::Sleep { .. } => w.status = WaveStatus::Running,
+        WaveStatus::WaitMemory => {
+            if let Some(request) = w.take_request() {
+                match request.perform(mem) {
+                    Ok(resp) => w.complete(&resp)?,
+                    Err(fault) => return Err(w.fail_pending(fault)),
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// Initial scalar registers of a wave.
-fn init_wave(w: &mut Wave, user: &[crate::code_object::SgprSlot], system: &[crate::code_object::SgprSlot], gid: [u32; 3], mem: &Memory, kernarg: &[u8]) {
-    let _ = mem;
+fn init_wave(w: &mut Wave, user: &[crate::code_object::SgprSlot], system: &[crate::code_object::SgprSlot], l: &WaveLaunch) {
+    let (gid, kernarg) = (l.group_id, l.kernarg);
     for slot in user.iter().chain(system) {
         let s = slot.first as usize;
         match slot.value {
@@ -321,10 +409,10 @@ fn init_wave(w: &mut Wave, user: &[crate::code_object::SgprSlot], system: &[crat
                 w.set_sgpr(s + 2, u32::MAX);
                 w.set_sgpr(s + 3, 1 << 23);
             }
-            InitialSgpr::DispatchPtr => w.set_sgpr_pair(s, DISPATCH_BASE),
-            InitialSgpr::QueuePtr => w.set_sgpr_pair(s, QUEUE_BASE),
-            InitialSgpr::KernargSegmentPtr => w.set_sgpr_pair(s, KERNARG_BASE),
-            InitialSgpr::DispatchId => w.set_sgpr_pair(s, 0),
+            InitialSgpr::DispatchPtr => w.set_sgpr_pair(s, l.dispatch_ptr),
+            InitialSgpr::QueuePtr => w.set_sgpr_pair(s, l.queue_ptr),
+            InitialSgpr::KernargSegmentPtr => w.set_sgpr_pair(s, l.kernarg_ptr),
+            InitialSgpr::DispatchId => w.set_sgpr_pair(s, l.dispatch_id),
             InitialSgpr::FlatScratchInit => {
                 w.set_sgpr(s, 0);
                 w.set_sgpr(s + 1, w.scratch_lane_bytes);
@@ -349,15 +437,14 @@ fn init_wave(w: &mut Wave, user: &[crate::code_object::SgprSlot], system: &[crat
 
 /// Runs one wave on its own until `s_endpgm` (an `s_barrier` releases at once, since the
 /// wave is alone in its work-group). Returns the wave-instructions executed.
-pub fn run_single_wave(
+pub fn run_single_wave<M: DeviceMemory>(
     program: &Program,
     wave: &mut Wave,
-    mem: &mut Memory,
+    mem: &mut M,
     lds: &mut [u8],
     max_instructions: u64,
 ) -> Result<u64, ExecFault> {
-    let mut counts = vec![0u64; OPCODE_SLOTS];
-    let mut ctx = Ctx { mem, lds, target: program.target(), counts: &mut counts };
+    let mut ctx = Ctx { mem, lds, target: program.target(), counts: &mut [], clock: 0, realtime: 0 };
     let mut budget = max_instructions;
     loop {
         if run_wave(wave, program, &mut ctx, &mut budget)? == Stop::Budget {
@@ -365,7 +452,8 @@ pub fn run_single_wave(
         }
         match wave.status {
             WaveStatus::Ended => return Ok(max_instructions - budget),
-            _ => wave.status = WaveStatus::Running,
+            WaveStatus::Barrier => wave.status = WaveStatus::Running,
+            _ => resume_functionally(wave, ctx.mem)?,
         }
     }
 }

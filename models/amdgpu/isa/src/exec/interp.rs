@@ -8,7 +8,7 @@
 use crate::decode::{Encoding, Inst, Opcode};
 use crate::Target;
 
-use super::memory::Memory;
+use super::device::{AccessKind, CachePolicy, DeviceMemory, Space, VmemAccess};
 use super::program::{CachedInst, Program};
 use super::wave::{Wave, WaveStatus, VCC_LO};
 use super::{valu, vmem, ExecFault};
@@ -19,25 +19,30 @@ pub const SHARED_APERTURE_HI: u32 = 0x0001_0000;
 pub const PRIVATE_APERTURE_HI: u32 = 0x0002_0000;
 
 /// Everything a wave's instructions touch besides the wave itself.
-pub(crate) struct Ctx<'a> {
-    pub(crate) mem: &'a mut Memory,
+pub(crate) struct Ctx<'a, M: ?Sized> {
+    pub(crate) mem: &'a mut M,
     pub(crate) lds: &'a mut [u8],
     pub(crate) target: Target,
-    /// Executed wave-instructions per opcode (indexed by `Opcode as usize`).
+    /// Executed wave-instructions per opcode (indexed by `Opcode as usize`; empty: none).
     pub(crate) counts: &'a mut [u64],
+    /// What `s_memtime` returns.
+    pub(crate) clock: u64,
+    /// What `s_memrealtime` returns.
+    pub(crate) realtime: u64,
 }
 
 /// Why [`run_wave`] returned.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Stop {
-    /// The wave ended or reached a barrier.
+    /// The wave's status is no longer `Running` (ended, barrier, sleep, memory wait).
     Yield,
     /// The instruction budget ran out.
     Budget,
 }
 
-/// Runs `wave` until it ends, waits at a barrier, faults or executes `budget` instructions.
-pub(crate) fn run_wave(wave: &mut Wave, program: &Program, ctx: &mut Ctx, budget: &mut u64) -> Result<Stop, ExecFault> {
+/// Runs `wave` until its status leaves `Running`, it faults or executes `budget`
+/// instructions.
+pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx: &mut Ctx<M>, budget: &mut u64) -> Result<Stop, ExecFault> {
     while wave.status == WaveStatus::Running {
         if *budget == 0 {
             return Ok(Stop::Budget);
@@ -55,15 +60,15 @@ pub(crate) fn run_wave(wave: &mut Wave, program: &Program, ctx: &mut Ctx, budget
 }
 
 /// Executes one instruction; `wave.pc` already points at the next one.
-pub(crate) fn execute(wave: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+pub(crate) fn execute<M: DeviceMemory>(wave: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     match c.enc {
         Encoding::Sop2 => sop2(wave, &c.inst, pc),
         Encoding::Sopk => sopk(wave, &c.inst, pc),
-        Encoding::Sop1 => sop1(wave, &c.inst, pc, ctx),
+        Encoding::Sop1 => sop1(wave, &c.inst, pc),
         Encoding::Sopc => sopc(wave, &c.inst, pc),
         Encoding::Sopp => sopp(wave, &c.inst, pc),
         Encoding::Smem => smem(wave, &c.inst, pc, ctx),
-        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu::execute(wave, c, pc, ctx),
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu::execute(wave, c, pc, ctx.target),
         Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => {
             vmem::execute(wave, c, pc, ctx)
         }
@@ -380,7 +385,7 @@ fn hwreg(imm: u32) -> (u32, u32, u32) {
     (imm & 0x3f, (imm >> 6) & 0x1f, ((imm >> 11) & 0x1f) + 1)
 }
 
-fn sop1(w: &mut Wave, inst: &Inst, pc: u64, _ctx: &mut Ctx) -> Result<(), ExecFault> {
+fn sop1(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
     use Opcode as O;
     let word = inst.words()[0];
     let l = lit(inst);
@@ -589,7 +594,11 @@ fn sopp(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
         O::SCbranchExecz => w.exec() == 0,
         O::SCbranchExecnz => w.exec() != 0,
         O::STrap => return Err(ExecFault::Trap { pc, code: imm & 0xff }),
-        O::SNop | O::SWaitcnt | O::SSleep | O::SSetprio | O::SIcacheInv | O::SSendmsg | O::SIncperflevel | O::SDecperflevel
+        O::SSleep => {
+            w.status = WaveStatus::Sleep { cycles: 64 * (imm & 0x7f) as u64 };
+            return Ok(());
+        }
+        O::SNop | O::SWaitcnt | O::SSetprio | O::SIcacheInv | O::SSendmsg | O::SIncperflevel | O::SDecperflevel
         | O::STtracedata | O::SWakeup | O::SSethalt | O::SCbranchCdbgsys | O::SCbranchCdbguser
         | O::SCbranchCdbgsysOrUser | O::SCbranchCdbgsysAndUser => false,
         _ => return Err(unsupported(inst, pc)),
@@ -600,7 +609,7 @@ fn sopp(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
     Ok(())
 }
 
-fn smem(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+fn smem<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     use Opcode as O;
     let [w0, w1] = [inst.words()[0], inst.words()[1]];
     let sbase = ((w0 & 0x3f) * 2) as usize;
@@ -619,9 +628,19 @@ fn smem(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFau
         O::SLoadDwordx4 | O::SBufferLoadDwordx4 => 4,
         O::SLoadDwordx8 | O::SBufferLoadDwordx8 => 8,
         O::SLoadDwordx16 | O::SBufferLoadDwordx16 => 16,
-        O::SDcacheInv | O::SDcacheWb | O::SDcacheInvVol | O::SDcacheWbVol => return Ok(()),
-        O::SMemtime | O::SMemrealtime => {
-            w.set_sgpr_pair(sdata, 0);
+        O::SDcacheInv | O::SDcacheWb | O::SDcacheInvVol | O::SDcacheWbVol => {
+            let kind = if matches!(op, O::SDcacheWb | O::SDcacheWbVol) { AccessKind::Writeback } else { AccessKind::Invalidate };
+            let addrs = [0u64; 64];
+            let access = VmemAccess { pc, kind, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 0, mask: 1, addrs: &addrs };
+            ctx.mem.route(&access);
+            return Ok(());
+        }
+        O::SMemtime => {
+            w.set_sgpr_pair(sdata, ctx.clock);
+            return Ok(());
+        }
+        O::SMemrealtime => {
+            w.set_sgpr_pair(sdata, ctx.realtime);
             return Ok(());
         }
         _ => return Err(unsupported(inst, pc)),
@@ -637,6 +656,12 @@ fn smem(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFau
     };
     let offset = (offset as u64) & !3;
     let addr = base.wrapping_add(offset);
+    let mut addrs = [0u64; 64];
+    addrs[0] = addr;
+    let access =
+        VmemAccess { pc, kind: AccessKind::ScalarLoad, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 4 * count as u32, mask: 1, addrs: &addrs };
+    // Scalar loads are always performed at once; the route only observes them.
+    ctx.mem.route(&access);
     for i in 0..count {
         let byte = offset.wrapping_add(4 * i as u64);
         let value = match limit {
@@ -646,6 +671,11 @@ fn smem(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFau
         w.set_sgpr(sdata + i, value);
     }
     Ok(())
+}
+
+/// The cache-policy bits of an SMEM instruction: glc (bit 16) is sc0.
+fn smem_policy(w0: u32) -> CachePolicy {
+    CachePolicy { sc0: (w0 >> 16) & 1 != 0, sc1: false, nt: false }
 }
 
 /// `vcc_lo` slot, shared with the vector handlers.

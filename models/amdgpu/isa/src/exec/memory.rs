@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::device::DeviceMemory;
+
 /// Bytes per page.
 pub const PAGE_SIZE: u64 = 64 * 1024;
 const PAGE_SHIFT: u32 = 16;
@@ -402,6 +404,46 @@ impl Memory {
             *w = self.read_u32(addr.wrapping_add(4 * i as u64))?;
         }
         Ok(())
+    }
+}
+
+/// The standalone executor's memory. Its [`DeviceMemory::write`] has the executor's store
+/// semantics ([`Memory::store`]: a write to an unmapped page faults when unmapped reads
+/// fault), and [`DeviceMemory::reserve`] maps pages; the inherent [`Memory::write`] keeps
+/// allocating pages on demand.
+impl DeviceMemory for Memory {
+    #[inline]
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), MemFault> {
+        Memory::read(self, addr, buf)
+    }
+
+    #[inline]
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
+        self.store(addr, data)
+    }
+
+    fn reserve(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
+        self.map(addr, len)
+    }
+
+    #[inline]
+    fn read_u32(&mut self, addr: u64) -> Result<u32, MemFault> {
+        Memory::read_u32(self, addr)
+    }
+
+    #[inline]
+    fn write_u32(&mut self, addr: u64, v: u32) -> Result<(), MemFault> {
+        self.store_u32(addr, v)
+    }
+
+    #[inline]
+    fn gather_u32(&mut self, addrs: &[u64; 64], mask: u64, out: &mut [u32; 64]) -> Result<(), MemFault> {
+        Memory::gather_u32(self, addrs, mask, out)
+    }
+
+    #[inline]
+    fn scatter_u32(&mut self, addrs: &[u64; 64], mask: u64, vals: &[u32; 64]) -> Result<(), MemFault> {
+        Memory::scatter_u32(self, addrs, mask, vals)
     }
 }
 

@@ -13,7 +13,7 @@
 use crate::numeric::{dot, Fp8Format};
 use crate::Target;
 
-use super::interp::{unsupported, Ctx};
+use super::interp::unsupported;
 use super::program::CachedInst;
 use super::valu::fetch;
 use super::wave::Wave;
@@ -131,7 +131,7 @@ fn element(regs: &[[u32; 64]], lane: usize, e: usize, bits: u32) -> u64 {
     }
 }
 
-pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
     let Some(shape) = parse(c.op.mnemonic()) else { return Err(unsupported(&c.inst, pc)) };
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
     let vdst = (w0 & 0xff) as usize;
@@ -167,7 +167,7 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
     };
     let a_at = |i: usize, kk: usize| element(&a_regs, i + m * (kk / kpl), kk % kpl, shape.a.bits());
     let b_at = |kk: usize, j: usize| element(&b_regs, j + n * (kk / kpl), kk % kpl, shape.b.bits());
-    let ocp = ctx.target == Target::Gfx950;
+    let ocp = target == Target::Gfx950;
     let fp8_fmt = |e: Elem| if e == Elem::Fp8 { Fp8Format::fp8(ocp) } else { Fp8Format::bf8(ocp) };
     let exec_all = true;
     let mut out = vec![[0u32; 64]; out_regs];

@@ -2,22 +2,27 @@
 //! on a flat memory, one wavefront instruction at a time, without any notion of time.
 //!
 //! Codemap:
+//! - [`device`]: the [`DeviceMemory`] trait the executor is generic over, atomics
+//!   ([`AtomicOp`]) and the routing/deferral of vector memory accesses ([`VmemRequest`]).
 //! - [`memory`]: the sparse paged device memory ([`Memory`], [`MemFault`]).
+//! - [`step`]: stepping one wave for an external scheduler ([`step::step`]).
 //! - [`wave`]: the architectural state of one wavefront ([`Wave`]).
 //! - [`program`]: the per-code-object decoded-instruction cache ([`Program`]).
 //! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
 //! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
 //! - `mfma`: matrix fused multiply-add.
-//! - [`dispatch`]: work-group scheduling, initial register state, kernarg layout
-//!   ([`run_kernel`]).
+//! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
+//!   kernarg layout ([`run_kernel`]).
 //!
 //! **Architecture Invariant:** no input (instruction words, addresses, register values)
 //! makes the executor panic: an unsupported instruction or a bad access stops the wave
 //! with an [`ExecFault`] value.
 //!
-//! **Architecture Invariant:** this module knows nothing about simulated time; s_waitcnt,
-//! s_sleep and s_nop are functional no-ops.
+//! **Architecture Invariant:** this module knows nothing about simulated time; s_waitcnt
+//! and s_nop are functional no-ops. `s_sleep` stops a stepped wave ([`step::StepStop::Sleep`])
+//! and is a no-op for [`run_kernel`]; `s_memtime`/`s_memrealtime` return the clocks the
+//! caller passes in [`step::StepEnv`] (0 under [`run_kernel`]).
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
@@ -48,19 +53,29 @@
 //! # }
 //! ```
 
+pub mod device;
 pub mod dispatch;
 mod interp;
 mod mfma;
 pub mod memory;
 pub mod program;
+pub mod step;
 mod valu;
 mod vmem;
 pub mod wave;
 
-pub use dispatch::{load, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchStats, CODE_BASE};
+pub use device::{
+    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
+    VmemResponse,
+};
+pub use dispatch::{
+    init_group_waves, initial_mode_bits, load, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchStats, WaveLaunch,
+    CODE_BASE,
+};
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
 pub use program::{CachedInst, Extension, Program};
-pub use wave::{Wave, WaveStatus};
+pub use step::{step, StepEnv, StepOutcome, StepStop};
+pub use wave::{PendingAccess, Wave, WaveStatus};
 
 /// Why a wave (and its dispatch) stopped abnormally.
 ///
@@ -138,6 +153,21 @@ pub enum ExecFault {
     Load {
         /// What failed.
         reason: String,
+    },
+    /// [`Wave::complete`] was called on a wave that waits for no access, or with a response
+    /// that does not fit the destination. Recoverable: the wave is unchanged.
+    #[error("bad completion of the memory access at {pc:#x}: {reason}")]
+    BadCompletion {
+        /// Address of the memory instruction (or the wave's PC when it waits for nothing).
+        pc: u64,
+        /// What does not fit.
+        reason: String,
+    },
+    /// [`step()`] was called on a wave that stopped at an earlier fault.
+    #[error("the wave at {pc:#x} stopped at an earlier fault")]
+    WaveFaulted {
+        /// The wave's PC.
+        pc: u64,
     },
     /// Every unfinished wave of a work-group waits at a barrier that can never open, or a
     /// wave exceeded the instruction budget.

@@ -13,7 +13,7 @@ use crate::numeric::valu::{fma_f32_rne, max_f32, max_f64, min_f32, min_f64, outp
 use crate::numeric::{dot, fp8, transcendental, valu, DenormMode, Fp8Format, Mode, RoundMode};
 use crate::Target;
 
-use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, Ctx, VCC};
+use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, VCC};
 use super::program::{CachedInst, Extension};
 use super::wave::{VReg, Wave, WAVE_LANES};
 use super::{mfma, ExecFault};
@@ -478,22 +478,22 @@ impl Srcs<'_> {
 /// Executes a VALU instruction: the hot unmodified forms through [`fast`] without entering
 /// the general handler (whose stack frame is large).
 #[inline]
-pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
     if c.fields.plain && fast(w, c.op, &c.fields, w.exec()) {
         return Ok(());
     }
-    execute_general(w, c, pc, ctx)
+    execute_general(w, c, pc, target)
 }
 
 /// Executes any VALU instruction (modifiers, DPP, SDWA, compares, VOP3P, 64-bit and
 /// transcendental operations).
 #[inline(never)]
-fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
     use Opcode as O;
     let op = c.op;
     let enc = c.enc;
     if enc == Encoding::Vop3p {
-        return vop3p(w, c, pc, ctx);
+        return vop3p(w, c, pc, target);
     }
     let fl = c.fields;
     let exec = w.exec();
@@ -985,7 +985,7 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Resu
         }
         // fp8 conversions (gfx940 family).
         O::VCvtF32Fp8E32 | O::VCvtF32Fp8E64 | O::VCvtF32Bf8E32 | O::VCvtF32Bf8E64 => {
-            let ocp = ctx.target == Target::Gfx950;
+            let ocp = target == Target::Gfx950;
             let fmt = if matches!(op, O::VCvtF32Fp8E32 | O::VCvtF32Fp8E64) { Fp8Format::fp8(ocp) } else { Fp8Format::bf8(ocp) };
             let mut a = s.get(0, false);
             if vop3 {
@@ -996,7 +996,7 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Resu
             R::F32(map1(&a, |x| table[(x & 0xff) as usize]))
         }
         O::VCvtPkFp8F32 | O::VCvtPkBf8F32 => {
-            let ocp = ctx.target == Target::Gfx950;
+            let ocp = target == Target::Gfx950;
             let fmt = if op == O::VCvtPkFp8F32 { Fp8Format::fp8(ocp) } else { Fp8Format::bf8(ocp) };
             let (a, b) = (s.f32(0), s.f32(1));
             let hi = (fl.opsel >> 3) & 1 != 0;
@@ -1386,12 +1386,12 @@ fn class_f64(x: f64, mask: u32, half: bool) -> bool {
 }
 
 /// VOP3P: packed math, `v_pk_mov_b32`, dot products and MFMA.
-fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
     use Opcode as O;
     let op = c.op;
     let mnemonic = op.mnemonic();
     if mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") {
-        return mfma::execute(w, c, pc, ctx);
+        return mfma::execute(w, c, pc, target);
     }
     let fl = c.fields;
     let exec = w.exec();

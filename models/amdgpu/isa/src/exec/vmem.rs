@@ -4,16 +4,20 @@
 //! width, atomic operation) so the hot path does not look at mnemonics. LDS accesses out
 //! of the work-group's allocation read zero and drop writes; buffer accesses outside the
 //! resource's `num_records` do the same; global accesses to unmapped memory fault.
+//!
+//! Every FLAT/GLOBAL/SCRATCH/MUBUF load, store and atomic, and every `buffer_*` cache
+//! operation, first asks [`DeviceMemory::route`]; a deferred access becomes a
+//! [`VmemRequest`] parked in the wave (see [`super::device`]).
 
 #![allow(clippy::needless_range_loop)] // lane loops index lane arrays in lockstep
 
 use crate::decode::{Encoding, Opcode};
 use crate::Target;
 
+use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest};
 use super::interp::{scalar_src, unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
-use super::memory::MemFault;
 use super::program::CachedInst;
-use super::wave::{VReg, Wave, WAVE_LANES};
+use super::wave::{PendingAccess, VReg, Wave, WaveStatus, WAVE_LANES};
 use super::ExecFault;
 
 const N: usize = WAVE_LANES;
@@ -22,53 +26,6 @@ const KIND_LOAD: u16 = 1;
 const KIND_STORE: u16 = 2;
 const KIND_ATOMIC: u16 = 3;
 
-/// Atomic operations (bits 8..13 of an atomic descriptor).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[repr(u16)]
-enum AtomicOp {
-    Swap,
-    Cmpswap,
-    Add,
-    Sub,
-    Smin,
-    Umin,
-    Smax,
-    Umax,
-    And,
-    Or,
-    Xor,
-    Inc,
-    Dec,
-    AddF32,
-    AddF64,
-    MinF64,
-    MaxF64,
-    MinF32,
-    MaxF32,
-    /// `(old & !src) | cmp` (DS mask-or: data0 is the mask, data1 the bits).
-    Mskor,
-}
-
-const ATOMIC_OPS: [(&str, AtomicOp); 17] = [
-    ("swap", AtomicOp::Swap),
-    ("cmpswap", AtomicOp::Cmpswap),
-    ("add", AtomicOp::Add),
-    ("sub", AtomicOp::Sub),
-    ("smin", AtomicOp::Smin),
-    ("umin", AtomicOp::Umin),
-    ("smax", AtomicOp::Smax),
-    ("umax", AtomicOp::Umax),
-    ("and", AtomicOp::And),
-    ("or", AtomicOp::Or),
-    ("xor", AtomicOp::Xor),
-    ("inc", AtomicOp::Inc),
-    ("dec", AtomicOp::Dec),
-    ("add_f32", AtomicOp::AddF32),
-    ("add_f64", AtomicOp::AddF64),
-    ("min_f64", AtomicOp::MinF64),
-    ("max_f64", AtomicOp::MaxF64),
-];
-
 /// Element types of loads and stores (bits 4..7).
 const T_DWORDS: u16 = 0;
 const T_UBYTE: u16 = 1;
@@ -76,9 +33,15 @@ const T_SBYTE: u16 = 2;
 const T_USHORT: u16 = 3;
 const T_SSHORT: u16 = 4;
 
+/// The aux descriptor of `global_load_dword`.
+const LOAD_DWORD: u16 = KIND_LOAD | (T_DWORDS << 4) | (1 << 8);
+/// The aux descriptor of `global_store_dword`.
+const STORE_DWORD: u16 = KIND_STORE | (T_DWORDS << 4) | (1 << 8);
+
 /// Memory descriptor of a global/flat/scratch/buffer mnemonic: bits 3:0 kind, 7:4 element
-/// type, 11:8 dword count (loads/stores) or atomic op, bit 12 64-bit atomic. 0 when the
-/// form is not supported (d16, lds, format conversions).
+/// type, 11:8 dword count (loads/stores); for atomics bits 12:8 the index of the
+/// operation in [`AtomicOp::ALL`] and bit 13 the `_x2` (64-bit) form. 0 when the form is
+/// not supported (d16, lds, format conversions).
 pub(crate) fn mem_aux(mnemonic: &str) -> u16 {
     let rest = ["global_", "flat_", "scratch_", "buffer_"].iter().find_map(|p| mnemonic.strip_prefix(p));
     let Some(rest) = rest else { return 0 };
@@ -87,8 +50,8 @@ pub(crate) fn mem_aux(mnemonic: &str) -> u16 {
             Some(n) => (n, true),
             None => (a, false),
         };
-        return match ATOMIC_OPS.iter().find(|(n, _)| *n == name) {
-            Some((_, op)) => KIND_ATOMIC | ((*op as u16) << 8) | ((x2 as u16) << 13),
+        return match AtomicOp::ALL.iter().position(|op| *op != AtomicOp::Mskor && op.stem() == name) {
+            Some(index) => KIND_ATOMIC | ((index as u16) << 8) | ((x2 as u16) << 13),
             None => 0,
         };
     }
@@ -113,16 +76,35 @@ pub(crate) fn mem_aux(mnemonic: &str) -> u16 {
     kind | (t << 4) | (count << 8)
 }
 
+/// The atomic operation and width (64-bit?) of an atomic aux descriptor.
+fn aux_atomic(aux: u16) -> (AtomicOp, bool) {
+    let index = ((aux >> 8) & 0x1f) as usize;
+    // mem_aux only stores indices of AtomicOp::ALL; Swap is never reached for valid aux.
+    let op = AtomicOp::ALL.get(index).copied().unwrap_or(AtomicOp::Swap);
+    (op, (aux >> 13) & 1 != 0 || op.is_f64())
+}
+
+/// The element and dword count of a load/store aux descriptor.
+fn aux_element(aux: u16) -> (Element, usize) {
+    match (aux >> 4) & 0xf {
+        T_DWORDS => (Element::Dwords, ((aux >> 8) & 0xf) as usize),
+        T_UBYTE => (Element::U8, 1),
+        T_SBYTE => (Element::I8, 1),
+        T_USHORT => (Element::U16, 1),
+        _ => (Element::I16, 1),
+    }
+}
+
 /// Where a lane's flat address points.
-enum Space {
+enum LaneAddr {
     Global(u64),
     Lds(u32),
     Private(u64),
 }
 
-pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+pub(crate) fn execute<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     match c.enc {
-        Encoding::Ds => ds(w, c, pc, ctx),
+        Encoding::Ds => ds(w, c, pc, ctx.lds),
         Encoding::Flat | Encoding::Global | Encoding::Scratch => flat(w, c, pc, ctx),
         Encoding::Mubuf => mubuf(w, c, pc, ctx),
         _ => Err(unsupported(&c.inst, pc)),
@@ -130,7 +112,7 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> R
 }
 
 /// Per-lane addresses of a FLAT/GLOBAL/SCRATCH instruction.
-fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [Space; N] {
+fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [LaneAddr; N] {
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
     let enc = c.enc;
     let raw_off = w0 & 0x1fff;
@@ -140,7 +122,7 @@ fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [Space; N] {
     let exec = w.exec();
     std::array::from_fn(|lane| {
         if (exec >> lane) & 1 == 0 {
-            return Space::Global(0);
+            return LaneAddr::Global(0);
         }
         match enc {
             Encoding::Global => {
@@ -149,7 +131,7 @@ fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [Space; N] {
                 } else {
                     w.sgpr_pair(saddr).wrapping_add(w.vgpr[vaddr][lane] as u64)
                 };
-                Space::Global(a.wrapping_add(offset as u64))
+                LaneAddr::Global(a.wrapping_add(offset as u64))
             }
             Encoding::Scratch => {
                 let uses_v = if target.is_gfx940_family() { (w0 >> 13) & 1 != 0 } else { saddr == 0x7f };
@@ -160,14 +142,14 @@ fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [Space; N] {
                 if saddr != 0x7f {
                     a += w.sgpr[saddr] as i32 as i64;
                 }
-                Space::Private(a as u64 & 0xffff_ffff)
+                LaneAddr::Private(a as u64 & 0xffff_ffff)
             }
             _ => {
                 let a = ((w.vgpr[vaddr][lane] as u64) | ((w.vgpr[(vaddr + 1) & 255][lane] as u64) << 32)).wrapping_add(offset as u64);
                 match (a >> 32) as u32 {
-                    SHARED_APERTURE_HI => Space::Lds(a as u32),
-                    PRIVATE_APERTURE_HI => Space::Private(a & 0xffff_ffff),
-                    _ => Space::Global(a),
+                    SHARED_APERTURE_HI => LaneAddr::Lds(a as u32),
+                    PRIVATE_APERTURE_HI => LaneAddr::Private(a & 0xffff_ffff),
+                    _ => LaneAddr::Global(a),
                 }
             }
         }
@@ -251,29 +233,6 @@ fn lds_set_u32(lds: &mut [u8], addr: u32, v: u32) {
     }
 }
 
-/// Reads `buf.len()` bytes at a lane's address in any space.
-fn space_read(w: &Wave, ctx: &Ctx, lane: usize, space: &Space, delta: u64, buf: &mut [u8]) -> Result<(), MemFault> {
-    match space {
-        Space::Global(a) => ctx.mem.read(a.wrapping_add(delta), buf),
-        Space::Lds(a) => {
-            lds_read(ctx.lds, a.wrapping_add(delta as u32), buf);
-            Ok(())
-        }
-        Space::Private(a) => ctx.mem.read(private_addr(w, lane, a.wrapping_add(delta)), buf),
-    }
-}
-
-fn space_write(w: &Wave, ctx: &mut Ctx, lane: usize, space: &Space, delta: u64, data: &[u8]) -> Result<(), MemFault> {
-    match space {
-        Space::Global(a) => ctx.mem.store(a.wrapping_add(delta), data),
-        Space::Lds(a) => {
-            lds_write(ctx.lds, a.wrapping_add(delta as u32), data);
-            Ok(())
-        }
-        Space::Private(a) => ctx.mem.write(private_addr(w, lane, a.wrapping_add(delta)), data),
-    }
-}
-
 fn file(w: &mut Wave, acc: bool) -> &mut Vec<VReg> {
     if acc {
         &mut w.agpr
@@ -282,113 +241,254 @@ fn file(w: &mut Wave, acc: bool) -> &mut Vec<VReg> {
     }
 }
 
-fn flat(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+/// Applies an atomic to an LDS value of 4 or 8 bytes.
+fn apply(op: AtomicOp, old: u64, src: u64, cmp: u64, wide: bool) -> u64 {
+    if wide {
+        op.apply_u64(old, src, cmp)
+    } else {
+        op.apply_u32(old as u32, src as u32, cmp as u32) as u64
+    }
+}
+
+/// The operands of one FLAT/GLOBAL/SCRATCH/MUBUF load, store or atomic.
+struct MemOp {
+    pc: u64,
+    aux: u16,
+    /// First data (store/atomic source) register.
+    data: usize,
+    /// First destination register.
+    vdst: usize,
+    /// AccVGPRs instead of VGPRs.
+    acc: bool,
+    /// glc/sc0: atomics return the old value.
+    glc: bool,
+    policy: CachePolicy,
+    space: Space,
+}
+
+impl MemOp {
+    fn kind(&self) -> AccessKind {
+        match self.aux & 0xf {
+            KIND_LOAD => AccessKind::Load,
+            KIND_STORE => AccessKind::Store,
+            _ => AccessKind::Atomic { returns: self.glc },
+        }
+    }
+
+    /// Bytes per lane.
+    fn bytes(&self) -> u32 {
+        match self.aux & 0xf {
+            KIND_ATOMIC => {
+                if aux_atomic(self.aux).1 {
+                    8
+                } else {
+                    4
+                }
+            }
+            _ => {
+                let (element, dwords) = aux_element(self.aux);
+                element.bytes(dwords as u32)
+            }
+        }
+    }
+}
+
+/// Asks the memory where `op` goes; `mask` lanes at `addrs`.
+#[inline]
+fn route<M: DeviceMemory>(ctx: &mut Ctx<M>, op: &MemOp, mask: u64, addrs: &[u64; N]) -> Route {
+    let access = VmemAccess { pc: op.pc, kind: op.kind(), space: op.space, policy: op.policy, bytes_per_lane: op.bytes(), mask, addrs };
+    ctx.mem.route(&access)
+}
+
+/// Parks `op` in the wave as a [`VmemRequest`] and stops the wave.
+#[cold]
+fn defer(w: &mut Wave, op: &MemOp, mask: u64, addrs: [u64; N]) {
+    let regs = if op.acc { &w.agpr } else { &w.vgpr };
+    let reg = |r: usize| LaneDwords(regs[r & 255]);
+    let kind = op.kind();
+    let (request_op, element, dwords, data, cmp, dest) = match kind {
+        AccessKind::Load => {
+            let (element, dwords) = aux_element(op.aux);
+            (None, element, dwords, Vec::new(), Vec::new(), Some(dwords))
+        }
+        AccessKind::Store => {
+            let (element, dwords) = aux_element(op.aux);
+            (None, element, dwords, (0..dwords).map(|k| reg(op.data + k)).collect(), Vec::new(), None)
+        }
+        _ => {
+            let (aop, wide) = aux_atomic(op.aux);
+            let dwords = if wide { 2 } else { 1 };
+            let data = (0..dwords).map(|k| reg(op.data + k)).collect();
+            let cmp = if aop == AtomicOp::Cmpswap { (0..dwords).map(|k| reg(op.data + dwords + k)).collect() } else { Vec::new() };
+            (Some(aop), Element::Dwords, dwords, data, cmp, op.glc.then_some(dwords))
+        }
+    };
+    let dest = dest.map(|count| VgprDest { first: op.vdst as u8, count: count as u8, acc: op.acc });
+    let request = VmemRequest {
+        pc: op.pc,
+        kind,
+        space: op.space,
+        op: request_op,
+        element,
+        dwords: dwords as u32,
+        mask,
+        addrs,
+        data,
+        cmp,
+        policy: op.policy,
+        dest,
+    };
+    w.waiting = Some(PendingAccess { pc: op.pc, mask, dest });
+    w.pending = Some(Box::new(request));
+    w.status = WaveStatus::WaitMemory;
+}
+
+/// The cache-policy bits of a FLAT/GLOBAL/SCRATCH instruction.
+fn flat_policy(w0: u32) -> CachePolicy {
+    CachePolicy { sc0: (w0 >> 16) & 1 != 0, nt: (w0 >> 17) & 1 != 0, sc1: (w0 >> 25) & 1 != 0 }
+}
+
+/// The cache-policy bits of a MUBUF instruction.
+fn mubuf_policy(w0: u32, w1: u32) -> CachePolicy {
+    CachePolicy { sc0: (w0 >> 14) & 1 != 0, sc1: (w0 >> 15) & 1 != 0, nt: (w1 >> 22) & 1 != 0 }
+}
+
+fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     let aux = c.aux;
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
-    let data = ((w1 >> 8) & 0xff) as usize;
-    let vdst = ((w1 >> 24) & 0xff) as usize;
-    let acc = (w1 >> 23) & 1 != 0;
-    let glc = (w0 >> 16) & 1 != 0;
     if aux == 0 || (w0 >> 13) & 1 != 0 && c.enc != Encoding::Scratch {
         return Err(unsupported(&c.inst, pc));
     }
+    let op = MemOp {
+        pc,
+        aux,
+        data: ((w1 >> 8) & 0xff) as usize,
+        vdst: ((w1 >> 24) & 0xff) as usize,
+        acc: (w1 >> 23) & 1 != 0,
+        glc: (w0 >> 16) & 1 != 0,
+        policy: flat_policy(w0),
+        space: if c.enc == Encoding::Scratch { Space::Scratch } else { Space::Global },
+    };
     let exec = w.exec();
-    if c.enc == Encoding::Global && aux & 0xfff == (KIND_LOAD | (T_DWORDS << 4) | (1 << 8)) && !acc {
+    if c.enc == Encoding::Global && (aux & 0xfff == LOAD_DWORD || aux & 0xfff == STORE_DWORD) && !op.acc {
         let addrs = global_addresses(w, c);
-        return ctx.mem.gather_u32(&addrs, exec, &mut w.vgpr[vdst]).map_err(|f| ExecFault::mem(pc, f));
+        if route(ctx, &op, exec, &addrs) == Route::Defer {
+            defer(w, &op, exec, addrs);
+            return Ok(());
+        }
+        return if aux & 0xfff == LOAD_DWORD {
+            ctx.mem.gather_u32(&addrs, exec, &mut w.vgpr[op.vdst]).map_err(|f| ExecFault::mem(pc, f))
+        } else {
+            ctx.mem.scatter_u32(&addrs, exec, &w.vgpr[op.data]).map_err(|f| ExecFault::mem(pc, f))
+        };
     }
-    if c.enc == Encoding::Global && aux & 0xfff == (KIND_STORE | (T_DWORDS << 4) | (1 << 8)) && !acc {
-        let addrs = global_addresses(w, c);
-        return ctx.mem.scatter_u32(&addrs, exec, &w.vgpr[data]).map_err(|f| ExecFault::mem(pc, f));
-    }
-    let spaces = flat_addresses(w, c, ctx.target);
-    access(w, ctx, pc, aux, exec, &spaces, data, vdst, acc, glc)
+    let lanes = flat_addresses(w, c, ctx.target);
+    access(w, ctx, &op, exec, &lanes)
 }
 
-/// Performs a load, store or atomic for every lane of `exec` at `spaces`.
-#[allow(clippy::too_many_arguments)]
-fn access(w: &mut Wave, ctx: &mut Ctx, pc: u64, aux: u16, exec: u64, spaces: &[Space; N], data: usize, vdst: usize, acc: bool, glc: bool) -> Result<(), ExecFault> {
-    let kind = aux & 0xf;
-    let ty = (aux >> 4) & 0xf;
-    let fault = |space: &Space, lane: usize, f: MemFault, w: &Wave| {
-        let _ = (space, lane, w);
-        ExecFault::mem(pc, f)
-    };
-    match kind {
+/// Performs (or defers) a load, store or atomic for every lane of `exec` at `lanes`.
+fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, exec: u64, lanes: &[LaneAddr; N]) -> Result<(), ExecFault> {
+    // Device addresses of the lanes that go to memory; LDS-aperture lanes stay local.
+    let mut addrs = [0u64; N];
+    let mut device = 0u64;
+    let mut lds_lanes = 0u64;
+    for lane in 0..N {
+        if (exec >> lane) & 1 == 0 {
+            continue;
+        }
+        match lanes[lane] {
+            LaneAddr::Global(a) => {
+                addrs[lane] = a;
+                device |= 1 << lane;
+            }
+            LaneAddr::Private(a) => {
+                addrs[lane] = private_addr(w, lane, a);
+                device |= 1 << lane;
+            }
+            LaneAddr::Lds(a) => {
+                addrs[lane] = a as u64;
+                lds_lanes |= 1 << lane;
+            }
+        }
+    }
+    if route(ctx, op, device, &addrs) == Route::Defer && lds_lanes == 0 {
+        defer(w, op, device, addrs);
+        return Ok(());
+    }
+    let fault = |f| ExecFault::mem(op.pc, f);
+    let (data, vdst, acc) = (op.data, op.vdst, op.acc);
+    match op.aux & 0xf {
         KIND_LOAD => {
-            let count = ((aux >> 8) & 0xf) as usize;
+            let (element, count) = aux_element(op.aux);
+            let size = element.bytes(count as u32) as usize;
             for lane in 0..N {
                 if (exec >> lane) & 1 == 0 {
                     continue;
                 }
-                let space = &spaces[lane];
-                if ty == T_DWORDS {
-                    let mut buf = [0u8; 16];
-                    space_read(w, ctx, lane, space, 0, &mut buf[..4 * count]).map_err(|f| fault(space, lane, f, w))?;
-                    let regs = file(w, acc);
-                    for k in 0..count {
-                        regs[(vdst + k) & 255][lane] = u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
-                    }
+                let mut buf = [0u8; 16];
+                if (lds_lanes >> lane) & 1 != 0 {
+                    lds_read(ctx.lds, addrs[lane] as u32, &mut buf[..size]);
                 } else {
-                    let size = if ty <= T_SBYTE { 1 } else { 2 };
-                    let mut buf = [0u8; 2];
-                    space_read(w, ctx, lane, space, 0, &mut buf[..size]).map_err(|f| fault(space, lane, f, w))?;
-                    let v = match ty {
-                        T_UBYTE => buf[0] as u32,
-                        T_SBYTE => buf[0] as i8 as i32 as u32,
-                        T_USHORT => u16::from_le_bytes(buf) as u32,
-                        _ => u16::from_le_bytes(buf) as i16 as i32 as u32,
-                    };
-                    file(w, acc)[vdst][lane] = v;
+                    ctx.mem.read(addrs[lane], &mut buf[..size]).map_err(fault)?;
+                }
+                let regs = file(w, acc);
+                match element {
+                    Element::Dwords => {
+                        for k in 0..count {
+                            regs[(vdst + k) & 255][lane] = u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
+                        }
+                    }
+                    Element::U8 => regs[vdst][lane] = buf[0] as u32,
+                    Element::I8 => regs[vdst][lane] = buf[0] as i8 as i32 as u32,
+                    Element::U16 => regs[vdst][lane] = u16::from_le_bytes([buf[0], buf[1]]) as u32,
+                    Element::I16 => regs[vdst][lane] = u16::from_le_bytes([buf[0], buf[1]]) as i16 as i32 as u32,
                 }
             }
             Ok(())
         }
         KIND_STORE => {
-            let count = ((aux >> 8) & 0xf) as usize;
+            let (element, count) = aux_element(op.aux);
+            let size = element.bytes(count as u32) as usize;
             for lane in 0..N {
                 if (exec >> lane) & 1 == 0 {
                     continue;
                 }
-                let space = &spaces[lane];
                 let regs = if acc { &w.agpr } else { &w.vgpr };
                 let mut buf = [0u8; 16];
                 for k in 0..count {
                     buf[4 * k..4 * k + 4].copy_from_slice(&regs[(data + k) & 255][lane].to_le_bytes());
                 }
-                let size = match ty {
-                    T_DWORDS => 4 * count,
-                    T_UBYTE | T_SBYTE => 1,
-                    _ => 2,
-                };
-                space_write(w, ctx, lane, space, 0, &buf[..size]).map_err(|f| fault(space, lane, f, w))?;
+                if (lds_lanes >> lane) & 1 != 0 {
+                    lds_write(ctx.lds, addrs[lane] as u32, &buf[..size]);
+                } else {
+                    ctx.mem.write(addrs[lane], &buf[..size]).map_err(fault)?;
+                }
             }
             Ok(())
         }
         _ => {
-            let op = (aux >> 8) & 0x1f;
-            let wide = (aux >> 13) & 1 != 0;
-            let op = ATOMIC_OPS.iter().map(|(_, o)| *o).find(|o| *o as u16 == op).unwrap_or(AtomicOp::Swap);
-            let wide = wide || matches!(op, AtomicOp::AddF64 | AtomicOp::MinF64 | AtomicOp::MaxF64);
+            let (aop, wide) = aux_atomic(op.aux);
             let bytes = if wide { 8 } else { 4 };
             for lane in 0..N {
                 if (exec >> lane) & 1 == 0 {
                     continue;
                 }
-                let space = &spaces[lane];
                 let regs = if acc { &w.agpr } else { &w.vgpr };
                 let rd = |k: usize| regs[(data + k) & 255][lane] as u64;
-                let (src, cmp) = if wide {
-                    (rd(0) | (rd(1) << 32), rd(2) | (rd(3) << 32))
+                let (src, cmp) = if wide { (rd(0) | (rd(1) << 32), rd(2) | (rd(3) << 32)) } else { (rd(0), rd(1)) };
+                let old = if (lds_lanes >> lane) & 1 != 0 {
+                    let at = addrs[lane] as u32;
+                    let mut buf = [0u8; 8];
+                    lds_read(ctx.lds, at, &mut buf[..bytes]);
+                    let old = u64::from_le_bytes(buf);
+                    lds_write(ctx.lds, at, &apply(aop, old, src, cmp, wide).to_le_bytes()[..bytes]);
+                    old
+                } else if wide {
+                    ctx.mem.atomic_u64(addrs[lane], aop, src, cmp).map_err(fault)?
                 } else {
-                    (rd(0), rd(1))
+                    ctx.mem.atomic_u32(addrs[lane], aop, src as u32, cmp as u32).map_err(fault)? as u64
                 };
-                let mut buf = [0u8; 8];
-                space_read(w, ctx, lane, space, 0, &mut buf[..bytes]).map_err(|f| fault(space, lane, f, w))?;
-                let old = u64::from_le_bytes(buf);
-                let new = atomic_apply(op, old, src, cmp, wide);
-                space_write(w, ctx, lane, space, 0, &new.to_le_bytes()[..bytes]).map_err(|f| fault(space, lane, f, w))?;
-                if glc {
+                if op.glc {
                     let regs = file(w, acc);
                     regs[vdst][lane] = old as u32;
                     if wide {
@@ -401,54 +501,25 @@ fn access(w: &mut Wave, ctx: &mut Ctx, pc: u64, aux: u16, exec: u64, spaces: &[S
     }
 }
 
-fn atomic_apply(op: AtomicOp, old: u64, src: u64, cmp: u64, wide: bool) -> u64 {
-    let mask = if wide { u64::MAX } else { 0xffff_ffff };
-    let (o, s) = (old & mask, src & mask);
-    let signed = |x: u64| if wide { x as i64 } else { x as u32 as i32 as i64 };
-    let r = match op {
-        AtomicOp::Swap => s,
-        AtomicOp::Cmpswap => {
-            if o == cmp & mask {
-                s
-            } else {
-                o
-            }
-        }
-        AtomicOp::Add => o.wrapping_add(s),
-        AtomicOp::Sub => o.wrapping_sub(s),
-        AtomicOp::Smin => signed(o).min(signed(s)) as u64,
-        AtomicOp::Smax => signed(o).max(signed(s)) as u64,
-        AtomicOp::Umin => o.min(s),
-        AtomicOp::Umax => o.max(s),
-        AtomicOp::And => o & s,
-        AtomicOp::Or => o | s,
-        AtomicOp::Xor => o ^ s,
-        AtomicOp::Inc => {
-            if o >= s {
-                0
-            } else {
-                o + 1
-            }
-        }
-        AtomicOp::Dec => {
-            if o == 0 || o > s {
-                s
-            } else {
-                o - 1
-            }
-        }
-        AtomicOp::AddF32 => (f32::from_bits(o as u32) + f32::from_bits(s as u32)).to_bits() as u64,
-        AtomicOp::AddF64 => (f64::from_bits(o) + f64::from_bits(s)).to_bits(),
-        AtomicOp::MinF64 => f64::from_bits(o).min(f64::from_bits(s)).to_bits(),
-        AtomicOp::MaxF64 => f64::from_bits(o).max(f64::from_bits(s)).to_bits(),
-        AtomicOp::MinF32 => f32::from_bits(o as u32).min(f32::from_bits(s as u32)).to_bits() as u64,
-        AtomicOp::MaxF32 => f32::from_bits(o as u32).max(f32::from_bits(s as u32)).to_bits() as u64,
-        AtomicOp::Mskor => (o & !s) | (cmp & mask),
+/// `buffer_wbl2`, `buffer_inv`, `buffer_invl2`, `buffer_wbinvl1*`: reported to the route,
+/// otherwise no-ops (the functional memory has no caches).
+fn buffer_cache_op<M: DeviceMemory>(c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Option<()> {
+    let kind = match c.op {
+        Opcode::BufferWbl2 => AccessKind::Writeback,
+        Opcode::BufferInv | Opcode::BufferInvl2 | Opcode::BufferWbinvl1 | Opcode::BufferWbinvl1Vol => AccessKind::Invalidate,
+        _ => return None,
     };
-    r & mask
+    let [w0, w1] = [c.inst.words()[0], c.inst.words().get(1).copied().unwrap_or(0)];
+    let addrs = [0u64; N];
+    let access = VmemAccess { pc, kind, space: Space::Buffer, policy: mubuf_policy(w0, w1), bytes_per_lane: 0, mask: 1, addrs: &addrs };
+    ctx.mem.route(&access);
+    Some(())
 }
 
-fn mubuf(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+fn mubuf<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
+    if buffer_cache_op(c, pc, ctx).is_some() {
+        return Ok(());
+    }
     let aux = c.aux;
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
     if aux == 0 || (w0 >> 16) & 1 != 0 {
@@ -457,11 +528,19 @@ fn mubuf(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exe
     let inst_offset = (w0 & 0xfff) as u64;
     let offen = (w0 >> 12) & 1 != 0;
     let idxen = (w0 >> 13) & 1 != 0;
-    let glc = (w0 >> 14) & 1 != 0;
     let vaddr = (w1 & 0xff) as usize;
     let vdata = ((w1 >> 8) & 0xff) as usize;
     let srsrc = (((w1 >> 16) & 0x1f) * 4) as usize;
-    let acc = (w1 >> 23) & 1 != 0;
+    let op = MemOp {
+        pc,
+        aux,
+        data: vdata,
+        vdst: vdata,
+        acc: (w1 >> 23) & 1 != 0,
+        glc: (w0 >> 14) & 1 != 0,
+        policy: mubuf_policy(w0, w1),
+        space: Space::Buffer,
+    };
     let soffset = scalar_src(w, (w1 >> 24) & 0xff, 0, false) as u64;
     let d = [w.sgpr[srsrc & 127], w.sgpr[(srsrc + 1) & 127], w.sgpr[(srsrc + 2) & 127], w.sgpr[(srsrc + 3) & 127]];
     let base = d[0] as u64 | (((d[1] & 0xffff) as u64) << 32);
@@ -469,21 +548,10 @@ fn mubuf(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exe
     let num_records = d[2] as u64;
     let add_tid = (d[3] >> 23) & 1 != 0;
     let kind = aux & 0xf;
-    let size = match (kind, (aux >> 4) & 0xf) {
-        (KIND_ATOMIC, _) => {
-            if (aux >> 13) & 1 != 0 {
-                8
-            } else {
-                4
-            }
-        }
-        (_, T_DWORDS) => 4 * ((aux >> 8) & 0xf) as u64,
-        (_, T_UBYTE | T_SBYTE) => 1,
-        _ => 2,
-    };
+    let size = op.bytes() as u64;
     let exec = w.exec();
     let mut in_range = 0u64;
-    let spaces: [Space; N] = std::array::from_fn(|lane| {
+    let lanes: [LaneAddr; N] = std::array::from_fn(|lane| {
         let mut index = if idxen { w.vgpr[vaddr][lane] as u64 } else { 0 };
         if add_tid {
             index += lane as u64;
@@ -498,13 +566,13 @@ fn mubuf(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exe
         if ok {
             in_range |= 1 << lane;
         }
-        Space::Global(base.wrapping_add(soffset).wrapping_add(offset).wrapping_add(index * stride))
+        LaneAddr::Global(base.wrapping_add(soffset).wrapping_add(offset).wrapping_add(index * stride))
     });
     let active = exec & in_range;
     // Out-of-range loads return zero.
     if kind == KIND_LOAD {
-        let count = if (aux >> 4) & 0xf == T_DWORDS { ((aux >> 8) & 0xf) as usize } else { 1 };
-        let regs = file(w, acc);
+        let count = aux_element(aux).1;
+        let regs = file(w, op.acc);
         for lane in 0..N {
             if (exec & !in_range) >> lane & 1 != 0 {
                 for k in 0..count {
@@ -513,10 +581,10 @@ fn mubuf(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), Exe
             }
         }
     }
-    access(w, ctx, pc, aux, active, &spaces, vdata, vdata, acc, glc)
+    access(w, ctx, &op, active, &lanes)
 }
 
-fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFault> {
+fn ds(w: &mut Wave, c: &CachedInst, pc: u64, lds: &mut [u8]) -> Result<(), ExecFault> {
     use Opcode as O;
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
     let off0 = w0 & 0xff;
@@ -536,7 +604,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
     if !acc && op == O::DsReadB32 {
         let addr = &w.vgpr[addr_r];
         if exec == u64::MAX {
-            if let Some(bytes) = lds_unit_stride(addr, offset).and_then(|r| ctx.lds.get(r)) {
+            if let Some(bytes) = lds_unit_stride(addr, offset).and_then(|r| lds.get(r)) {
                 let mut out = [0u32; N];
                 for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
                     *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
@@ -547,7 +615,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
         }
         let mut out = w.vgpr[vdst];
         for lane in 0..N {
-            let v = lds_u32(ctx.lds, addr[lane].wrapping_add(offset));
+            let v = lds_u32(lds, addr[lane].wrapping_add(offset));
             if (exec >> lane) & 1 != 0 {
                 out[lane] = v;
             }
@@ -558,7 +626,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
     if !acc && op == O::DsWriteB32 {
         let (addr, data) = (&w.vgpr[addr_r], &w.vgpr[d0]);
         if exec == u64::MAX {
-            if let Some(bytes) = lds_unit_stride(addr, offset).and_then(|r| ctx.lds.get_mut(r)) {
+            if let Some(bytes) = lds_unit_stride(addr, offset).and_then(|r| lds.get_mut(r)) {
                 for (b, &v) in bytes.chunks_exact_mut(4).zip(data) {
                     b.copy_from_slice(&v.to_le_bytes());
                 }
@@ -567,7 +635,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
         }
         for lane in 0..N {
             if (exec >> lane) & 1 != 0 {
-                lds_set_u32(ctx.lds, addr[lane].wrapping_add(offset), data[lane]);
+                lds_set_u32(lds, addr[lane].wrapping_add(offset), data[lane]);
             }
         }
         return Ok(());
@@ -596,7 +664,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
             lanes!(lane, {
                 let a = addr[lane].wrapping_add(offset);
                 for k in 0..n {
-                    let v = lds_u32(ctx.lds, a.wrapping_add(4 * k as u32));
+                    let v = lds_u32(lds, a.wrapping_add(4 * k as u32));
                     file(w, acc)[(vdst + k) & 255][lane] = v;
                 }
             });
@@ -606,7 +674,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                 let a = addr[lane].wrapping_add(offset);
                 let mut b = [0u8; 2];
                 let size = if matches!(op, O::DsReadU8 | O::DsReadI8) { 1 } else { 2 };
-                lds_read(ctx.lds, a, &mut b[..size]);
+                lds_read(lds, a, &mut b[..size]);
                 let v = match op {
                     O::DsReadU8 => b[0] as u32,
                     O::DsReadI8 => b[0] as i8 as i32 as u32,
@@ -624,7 +692,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                 for (slot, o) in [off0, off1].into_iter().enumerate() {
                     let a = addr[lane].wrapping_add(o * unit);
                     for k in 0..n {
-                        let v = lds_u32(ctx.lds, a.wrapping_add(4 * k as u32));
+                        let v = lds_u32(lds, a.wrapping_add(4 * k as u32));
                         file(w, acc)[(vdst + slot * n + k) & 255][lane] = v;
                     }
                 }
@@ -645,7 +713,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                 for k in 0..n {
                     buf[4 * k..4 * k + 4].copy_from_slice(&regs_data(w, d0 + k, lane).to_le_bytes());
                 }
-                lds_write(ctx.lds, a, &buf[..bytes]);
+                lds_write(lds, a, &buf[..bytes]);
             });
         }
         O::DsWrite2B32 | O::DsWrite2st64B32 | O::DsWrite2B64 | O::DsWrite2st64B64 => {
@@ -656,7 +724,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                 for (o, src) in [(off0, d0), (off1, d1)] {
                     let a = addr[lane].wrapping_add(o * unit);
                     for k in 0..n {
-                        lds_set_u32(ctx.lds, a.wrapping_add(4 * k as u32), regs_data(w, src + k, lane));
+                        lds_set_u32(lds, a.wrapping_add(4 * k as u32), regs_data(w, src + k, lane));
                     }
                 }
             });
@@ -670,8 +738,8 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                     let a = addr[lane].wrapping_add(o * unit);
                     for k in 0..n {
                         let at = a.wrapping_add(4 * k as u32);
-                        let old = lds_u32(ctx.lds, at);
-                        lds_set_u32(ctx.lds, at, regs_data(w, src + k, lane));
+                        let old = lds_u32(lds, at);
+                        lds_set_u32(lds, at, regs_data(w, src + k, lane));
                         file(w, acc)[(vdst + slot * n + k) & 255][lane] = old;
                     }
                 }
@@ -730,7 +798,7 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                 let (src, cmp_v) = if wide { (rd(d0) | (rd(d0 + 1) << 32), rd(d1) | (rd(d1 + 1) << 32)) } else { (rd(d0), rd(d1)) };
                 let bytes = if wide { 8 } else { 4 };
                 let mut buf = [0u8; 8];
-                lds_read(ctx.lds, a, &mut buf[..bytes]);
+                lds_read(lds, a, &mut buf[..bytes]);
                 let old = u64::from_le_bytes(buf);
                 // ds_cmpst: data0 is the compare value, data1 the new value.
                 let new = match aop {
@@ -743,9 +811,9 @@ fn ds(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx) -> Result<(), ExecFa
                     AtomicOp::Cmpswap => {
                         if old == src { cmp_v } else { old }
                     }
-                    _ => atomic_apply(aop, old, src, cmp_v, wide),
+                    _ => apply(aop, old, src, cmp_v, wide),
                 };
-                lds_write(ctx.lds, a, &new.to_le_bytes()[..bytes]);
+                lds_write(lds, a, &new.to_le_bytes()[..bytes]);
                 if ret {
                     let regs = file(w, acc);
                     regs[vdst][lane] = old as u32;

@@ -6,6 +6,12 @@
 //! indexes [`Wave::sgpr`] directly. VGPRs and AccVGPRs are lane-contiguous `[u32; 64]`
 //! arrays so per-lane loops vectorize.
 
+use serde::{Deserialize, Serialize};
+use serde_big_array::BigArray;
+
+use super::device::{VgprDest, VmemRequest, VmemResponse};
+use super::memory::MemFault;
+use super::ExecFault;
 use crate::numeric::Mode;
 
 /// Lanes per wavefront (wave64; CDNA has no wave32).
@@ -31,32 +37,60 @@ pub const EXEC_LO: usize = 126;
 pub type VReg = [u32; WAVE_LANES];
 
 /// Scheduling status of a wave.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WaveStatus {
     /// Ready to execute.
     Running,
-    /// Waiting at `s_barrier` for the rest of its work-group.
+    /// Waiting at `s_barrier` for the rest of its work-group; the scheduler releases it by
+    /// setting [`WaveStatus::Running`].
     Barrier,
     /// Finished (`s_endpgm`).
     Ended,
+    /// Waiting for a deferred vector memory access ([`Wave::complete`] resumes it).
+    WaitMemory,
+    /// Executed `s_sleep`; transient: [`step`](super::step::step) turns it back into
+    /// [`WaveStatus::Running`] before it reports the sleep.
+    Sleep {
+        /// Requested sleep in clock cycles (64 per unit of the immediate).
+        cycles: u64,
+    },
+    /// Stopped at a fault; it never runs again.
+    Faulted,
+}
+
+/// The deferred access a [`WaveStatus::WaitMemory`] wave waits for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingAccess {
+    /// Address of the memory instruction.
+    pub pc: u64,
+    /// Lanes the access covers.
+    pub mask: u64,
+    /// Registers its response writes (`None` for stores and non-returning atomics).
+    pub dest: Option<VgprDest>,
 }
 
 /// A wavefront's architectural state. See the [module docs](self).
-#[derive(Clone)]
+///
+/// Serializable (with serde) for checkpoints, including a parked [`VmemRequest`].
+#[derive(Clone, Serialize, Deserialize)]
 pub struct Wave {
     /// Scalar registers indexed by operand encoding (VCC at 106/107, M0 at 124, EXEC at 126/127).
+    #[serde(with = "BigArray")]
     pub sgpr: [u32; SGPR_SLOTS],
     /// Scalar condition code.
     pub scc: bool,
     /// Architected VGPRs `v0..v255`.
+    #[serde(with = "reg_file")]
     pub vgpr: Vec<VReg>,
     /// Accumulation VGPRs `a0..a255`.
+    #[serde(with = "reg_file")]
     pub agpr: Vec<VReg>,
     /// Address of the next instruction.
     pub pc: u64,
     /// The MODE hardware register, raw.
     pub mode_bits: u32,
     /// The decoded MODE register.
+    #[serde(with = "mode_serde")]
     pub mode: Mode,
     /// Scheduling status.
     pub status: WaveStatus,
@@ -66,6 +100,11 @@ pub struct Wave {
     pub scratch_base: u64,
     /// Bytes of scratch per lane.
     pub scratch_lane_bytes: u32,
+    /// A deferred access not yet taken by the scheduler ([`Wave::take_request`]).
+    pub pending: Option<Box<VmemRequest>>,
+    /// The deferred access the wave waits for (set with `pending`, kept until
+    /// [`Wave::complete`] or [`Wave::fail_pending`]).
+    pub waiting: Option<PendingAccess>,
 }
 
 impl std::fmt::Debug for Wave {
@@ -89,6 +128,8 @@ impl Wave {
             wave_in_group: 0,
             scratch_base: 0,
             scratch_lane_bytes: 0,
+            pending: None,
+            waiting: None,
         };
         wave.set_exec(u64::MAX);
         wave
@@ -156,5 +197,105 @@ impl Wave {
     /// True once the wave executed `s_endpgm`.
     pub fn ended(&self) -> bool {
         self.status == WaveStatus::Ended
+    }
+}
+
+impl Wave {
+    /// Takes the parked deferred request, if any, for the scheduler to perform. The wave
+    /// stays in [`WaveStatus::WaitMemory`] until [`Wave::complete`].
+    pub fn take_request(&mut self) -> Option<VmemRequest> {
+        self.pending.take().map(|r| *r)
+    }
+
+    /// Finishes the deferred access: writes the returned dwords of the lanes of both the
+    /// request and `resp` to the destination registers (if any) and makes the wave
+    /// [`WaveStatus::Running`].
+    ///
+    /// Errors (recoverable: the wave is unchanged) when the wave waits for nothing or
+    /// `resp` carries fewer dwords than the destination needs.
+    pub fn complete(&mut self, resp: &VmemResponse) -> Result<(), ExecFault> {
+        let Some(waiting) = self.waiting else {
+            return Err(ExecFault::BadCompletion { pc: self.pc, reason: "the wave waits for no memory access".into() });
+        };
+        if self.status != WaveStatus::WaitMemory {
+            return Err(ExecFault::BadCompletion { pc: waiting.pc, reason: format!("the wave is {:?}, not waiting for memory", self.status) });
+        }
+        if let Some(dest) = waiting.dest {
+            if resp.data.len() < dest.count as usize {
+                return Err(ExecFault::BadCompletion {
+                    pc: waiting.pc,
+                    reason: format!("the response has {} dwords per lane, the destination needs {}", resp.data.len(), dest.count),
+                });
+            }
+            let lanes = waiting.mask & resp.mask;
+            let file = if dest.acc { &mut self.agpr } else { &mut self.vgpr };
+            for (k, dwords) in resp.data.iter().take(dest.count as usize).enumerate() {
+                let reg = &mut file[(dest.first as usize + k) & (VGPR_SLOTS - 1)];
+                for (lane, r) in reg.iter_mut().enumerate() {
+                    if (lanes >> lane) & 1 != 0 {
+                        *r = dwords.0[lane];
+                    }
+                }
+            }
+        }
+        self.pending = None;
+        self.waiting = None;
+        self.status = WaveStatus::Running;
+        Ok(())
+    }
+
+    /// Ends the deferred access with a memory fault: the wave stops for good
+    /// ([`WaveStatus::Faulted`]) and the returned [`ExecFault::Memory`] names the memory
+    /// instruction.
+    pub fn fail_pending(&mut self, fault: MemFault) -> ExecFault {
+        let pc = self.waiting.take().map_or(self.pc, |w| w.pc);
+        self.pending = None;
+        self.status = WaveStatus::Faulted;
+        ExecFault::mem(pc, fault)
+    }
+}
+
+/// Serde form of a register file: a sequence of lane-contiguous registers.
+mod reg_file {
+    use super::{VReg, WAVE_LANES};
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_big_array::BigArray;
+
+    struct Reg<'a>(&'a VReg);
+
+    impl Serialize for Reg<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            BigArray::serialize(self.0, s)
+        }
+    }
+
+    #[derive(Deserialize)]
+    struct OwnedReg(#[serde(with = "BigArray")] [u32; WAVE_LANES]);
+
+    pub(super) fn serialize<S: Serializer>(file: &[VReg], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(file.iter().map(Reg))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<VReg>, D::Error> {
+        let regs: Vec<OwnedReg> = Vec::deserialize(d)?;
+        if regs.len() != super::VGPR_SLOTS {
+            return Err(D::Error::invalid_length(regs.len(), &"256 registers"));
+        }
+        Ok(regs.into_iter().map(|r| r.0).collect())
+    }
+}
+
+/// Serde form of the decoded MODE register: its encoded bits.
+mod mode_serde {
+    use crate::numeric::Mode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(mode: &Mode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(mode.encode())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
+        Ok(Mode::decode(u32::deserialize(d)?))
     }
 }
