@@ -146,7 +146,7 @@ pub struct CommandProcessor {
 
 fn needs_of(order: &DispatchOrder) -> Result<(Needs, KernelDescriptor), String> {
     let bytes: &[u8; KERNEL_DESCRIPTOR_SIZE] = order.descriptor.as_slice().try_into().map_err(|_| "descriptor is not 64 bytes".to_string())?;
-    let kd = KernelDescriptor::decode(bytes).map_err(|e| format!("kernel descriptor at {}: {e}", order.packet.kernel_object))?;
+    let kd = KernelDescriptor::decode(bytes).map_err(|e| format!("kernel descriptor at {}: {e:?}", order.packet.kernel_object))?;
     if kd.wavefront_size() != 64 {
         return Err(format!("kernel {} is wave32; CDNA runs wave64 only", order.kernel));
     }

@@ -448,8 +448,14 @@ impl ComputeUnit {
         let wi = (slot - self.state.groups[g].launch.first_slot) as usize;
         match result {
             Ok(resp) => {
-                if let Some(s) = self.state.groups[g].waves.get_mut(wi) {
-                    s.wave.complete(&resp);
+                let done = match self.state.groups[g].waves.get_mut(wi) {
+                    Some(s) => s.wave.complete(&resp),
+                    None => Ok(()),
+                };
+                if let Err(e) = done {
+                    // A response that does not fit the waiting instruction is a model bug
+                    // surfaced as a fault of this group, not a crash.
+                    return self.fault_group(ctx, g, wi, e.to_string(), None);
                 }
                 let now = ctx.now();
                 self.arm(ctx, now + self.clock.period());
@@ -467,7 +473,7 @@ impl ComputeUnit {
         if let Some((mut c, counts)) = self.state.counters.remove(&seq) {
             for (op, &n) in counts.iter().enumerate() {
                 if n > 0 {
-                    let class = amdgpu_isa::tables::opcode_mnemonic(op).map_or(3, class_of);
+                    let class = amdgpu_isa::opcode_mnemonic(op).map_or(3, class_of);
                     c.classes[class] += n;
                 }
             }

@@ -223,9 +223,9 @@ impl Soc {
                 }
             }
             let _ = self.memory().write(at, &INVALID_HEADER.to_le_bytes());
-            let q = &mut self.state.queues[qid.index()];
-            q.read += 1;
-            let _ = self.memory().write_u64(desc.read_index, q.read);
+            self.state.queues[qid.index()].read += 1;
+            let read = self.state.queues[qid.index()].read;
+            let _ = self.memory().write_u64(desc.read_index, read);
         }
     }
 

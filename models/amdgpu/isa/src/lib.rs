@@ -13,3 +13,9 @@ mod tables;
 pub mod target;
 
 pub use target::Target;
+
+/// The mnemonic (as LLVM prints it) of the opcode whose flat index is `index`, the
+/// number `Inst::opcode() as usize` gives and the executor's per-opcode tallies use.
+pub fn opcode_mnemonic(index: usize) -> Option<&'static str> {
+    tables::MNEMONICS.get(index).copied()
+}

@@ -40,7 +40,7 @@ impl Hasher for PageHasher {
 type PageMap = HashMap<u64, Box<[u8]>, BuildHasherDefault<PageHasher>>;
 
 /// Why an access failed.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum MemFaultKind {
     /// A read of a page that was never mapped or written.
     Unmapped,
@@ -49,7 +49,7 @@ pub enum MemFaultKind {
 }
 
 /// A failed memory access (a value the executor turns into a wave fault).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("memory fault at {addr:#x}: {kind:?}")]
 pub struct MemFault {
     /// First byte of the access that failed.
