@@ -5,3 +5,6 @@
 //! the timed components built on it and on `simdojo`.
 
 pub use amdgpu_isa as isa;
+
+pub mod cc;
+pub mod rpc;
