@@ -21,18 +21,18 @@
 pub use amdgpu_isa as isa;
 
 pub mod aql;
-// pub mod cc;
+pub mod cc;
 pub mod cp;
 pub mod cu;
 pub mod hbm;
 pub mod ids;
 pub mod l2;
 pub mod line_cache;
-// pub mod loader;
+pub mod loader;
 pub mod mall;
 pub mod memory;
 pub mod messages;
-// pub mod rpc;
+pub mod rpc;
 pub mod shared;
 pub mod soc;
 pub mod stats;

@@ -83,18 +83,22 @@ pub enum ExecError {
 /// Name of the GPU's shared state in the standard topologies.
 pub const GPU: &str = "gpu";
 
+fn rpc_err(addr: u64, len: usize, e: amdgpu_isa::exec::MemFault) -> RpcError {
+    RpcError::Memory { addr, len: len as u64, reason: e.to_string() }
+}
+
 impl RpcMemory for GpuMemory {
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), RpcError> {
-        GpuMemory::read(self, GpuAddr(addr), buf).map_err(|e| RpcError::BadPointer { addr: e.addr, len: buf.len() as u64 })
+        GpuMemory::read(self, GpuAddr(addr), buf).map_err(|e| rpc_err(addr, buf.len(), e))
     }
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), RpcError> {
-        GpuMemory::write(self, GpuAddr(addr), data).map_err(|e| RpcError::BadPointer { addr: e.addr, len: data.len() as u64 })
+        GpuMemory::write(self, GpuAddr(addr), data).map_err(|e| rpc_err(addr, data.len(), e))
     }
     fn load_u32_acquire(&self, addr: u64) -> Result<u32, RpcError> {
-        self.atomic_u32(GpuAddr(addr), amdgpu_isa::exec::AtomicOp::Or, 0, 0).map_err(|e| RpcError::BadPointer { addr: e.addr, len: 4 })
+        self.atomic_u32(GpuAddr(addr), amdgpu_isa::exec::AtomicOp::Or, 0, 0).map_err(|e| rpc_err(addr, 4, e))
     }
     fn store_u32_release(&self, addr: u64, v: u32) -> Result<(), RpcError> {
-        self.atomic_u32(GpuAddr(addr), amdgpu_isa::exec::AtomicOp::Swap, v, 0).map(|_| ()).map_err(|e| RpcError::BadPointer { addr: e.addr, len: 4 })
+        self.atomic_u32(GpuAddr(addr), amdgpu_isa::exec::AtomicOp::Swap, v, 0).map(|_| ()).map_err(|e| rpc_err(addr, 4, e))
     }
 }
 
@@ -179,14 +183,15 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
     let mut sim = Simulation::build(&opts.topology, &config).map_err(|e| ExecError::Build(e.to_string()))?;
     let shared: Arc<GpuShared> = sim.resource(GPU).ok_or_else(|| ExecError::Build(format!("the topology has no `amdgpu.soc` named `{GPU}`")))?;
     let mem = shared.memory().cloned().ok_or_else(|| ExecError::Build("the GPU has no memory".into()))?;
+    let image_target = amdgpu_isa::exec::program::isa_target(&code).map_err(|e| ExecError::Image(e.to_string()))?;
     if let Some(t) = shared.target() {
-        if t != code.target() {
-            return Err(ExecError::Image(format!("the image is for {}, the GPU is {}", code.target(), t)));
+        if t != image_target {
+            return Err(ExecError::Image(format!("the image is for {image_target:?}, the GPU is {t:?}")));
         }
     }
 
     // 1. The code object.
-    let size = code.flat_image_size().map_err(|e| ExecError::Image(e.to_string()))?;
+    let size = code.flat_image().map_err(|e| ExecError::Image(e.to_string()))?.len() as u64;
     let base = mem.alloc(size, 1 << 16).map_err(load_err)?;
     let bytes = code.load_image(base.0).map_err(|e| ExecError::Image(e.to_string()))?;
     mem.write(base, &bytes).map_err(load_err)?;

@@ -106,9 +106,10 @@ pub fn load<M: DeviceMemory + ?Sized>(code: &CodeObject, base: u64, mem: &mut M)
     Program::new(code, base)
 }
 
-/// Lays out the kernarg segment: explicit bytes first, hidden arguments at their metadata
-/// offsets.
-fn kernarg_segment(kernel: &Kernel, config: &DispatchConfig, explicit: &[u8]) -> Vec<u8> {
+/// Lays out the kernarg segment: explicit bytes first, hidden arguments (grid and
+/// work-group sizes, dimensions, remainders...) at their metadata offsets. Loaders use
+/// it to build what a dispatch packet's `kernarg_address` points to.
+pub fn kernarg_segment(kernel: &Kernel, config: &DispatchConfig, explicit: &[u8]) -> Vec<u8> {
     let size = (kernel.descriptor.kernarg_size as usize).max(explicit.len()).max(256);
     let mut seg = vec![0u8; size];
     seg[..explicit.len()].copy_from_slice(explicit);

@@ -68,7 +68,7 @@ pub use device::{
     AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
     VmemResponse,
 };
-pub use dispatch::{
+pub use dispatch::{kernarg_segment, 
     init_group_waves, initial_mode_bits, load, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchStats, WaveLaunch,
     CODE_BASE,
 };
