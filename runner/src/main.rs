@@ -5,6 +5,7 @@
 
 mod bench;
 mod disasm;
+mod exec;
 mod plan;
 mod plugins;
 mod sim;
@@ -54,12 +55,17 @@ enum Command {
         /// The code object (ELF).
         file: std::path::PathBuf,
     },
+    /// Run a main() GPU program on a simulated GPU, serving its host calls.
+    Exec(exec::ExecArgs),
+    /// Compile C files into a GPU program with the device runtime (real clang).
+    Cc(exec::CcArgs),
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
+    amdgpu::link_components();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Plugins { name } => plugins::run(name.as_deref()),
@@ -68,6 +74,8 @@ fn main() -> ExitCode {
         }
         Command::Sim(a) => sim::run(a),
         Command::Disasm { mcpu, file } => disasm::run(&file, mcpu.as_deref()),
+        Command::Exec(a) => exec::run(a),
+        Command::Cc(a) => exec::cc(a),
         Command::Bench(b) => bench::run(b),
     };
     match result {

@@ -60,6 +60,7 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         max_ticks,
         progress: true,
         fixed_partitions: a.fixed_partitions,
+        ..SimConfig::default()
     };
     let mut sim = match &a.restore {
         Some(path) => {

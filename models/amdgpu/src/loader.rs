@@ -63,6 +63,8 @@ pub struct ExecOutcome {
     pub end: Tick,
     /// Why the simulation stopped.
     pub reason: String,
+    /// The status the program passed to `exit` (or `abort`), if it did.
+    pub program_exit: Option<i32>,
 }
 
 /// Why the program could not be run.
@@ -286,5 +288,5 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
         ExitReason::Quiescent if !finished && faults.is_empty() && exit.is_none() => "the GPU went idle before the program finished".to_string(),
         _ => status.message.clone(),
     };
-    Ok(ExecOutcome { status: status_code, faults, kernels: shared.kernels(), end: status.tick, reason })
+    Ok(ExecOutcome { status: status_code, faults, kernels: shared.kernels(), end: status.tick, reason, program_exit: exit })
 }

@@ -1,0 +1,165 @@
+//! `dojo exec`: run a `main()` GPU program on a simulated GPU (see `amdgpu::loader`),
+//! and `dojo cc`: build one with the device runtime (see `amdgpu::cc`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use amdgpu::cc::{CcOptions, OptLevel};
+use amdgpu::isa::code_object::CodeObject;
+use amdgpu::isa::Target;
+use amdgpu::loader::{run_image, ExecOptions};
+use anyhow::{anyhow, bail, Context as _};
+use clap::Args;
+use simdojo::params::ParamValue;
+use simdojo::topology::{self, Format, Topology};
+
+use crate::plan;
+
+/// The embedded default topology of each ISA.
+pub fn default_topology(target: Target) -> (&'static str, &'static str) {
+    match target {
+        Target::Gfx90a => ("mi210.toml", include_str!("../../topologies/mi210.toml")),
+        Target::Gfx942 => ("mi300x.toml", include_str!("../../topologies/mi300x.toml")),
+        Target::Gfx950 => ("mi355x.toml", include_str!("../../topologies/mi355x.toml")),
+    }
+}
+
+/// Arguments of `dojo exec`.
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// Topology file (default: the embedded MI210, MI300X or MI355X matching the image's ISA).
+    #[arg(long, alias = "config")]
+    topology: Option<PathBuf>,
+    /// Worker threads.
+    #[arg(long)]
+    workers: Option<u32>,
+    /// Partitioner (default: the topology's, `subtree`: one XCD per partition).
+    #[arg(long)]
+    partitioner: Option<String>,
+    /// Work-items per work-group of `_start`: N or X,Y,Z.
+    #[arg(long, default_value = "1")]
+    threads: String,
+    /// Work-groups of `_start`: N or X,Y,Z.
+    #[arg(long, default_value = "1")]
+    blocks: String,
+    /// Simulation mode of the compute units.
+    #[arg(long, default_value = "functional")]
+    mode: String,
+    /// Write per-kernel statistics as JSON to FILE (and print a table on stderr).
+    #[arg(long)]
+    stats: Option<PathBuf>,
+    /// Stop after this much simulated time (e.g. `10ms`).
+    #[arg(long)]
+    max_ticks: Option<String>,
+    /// The GPU program (a code object built by `dojo cc`).
+    image: PathBuf,
+    /// Its arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+fn shape(flag: &str, text: &str) -> anyhow::Result<[u32; 3]> {
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        bail!("--{flag} {text}: expected N or X,Y,Z");
+    }
+    let mut v = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        v[i] = p.trim().parse().map_err(|_| anyhow!("--{flag} {text}: `{p}` is not a positive integer"))?;
+        if v[i] == 0 {
+            bail!("--{flag} {text}: sizes must be positive");
+        }
+    }
+    Ok(v)
+}
+
+/// Sets `mode` on every compute unit of the topology.
+fn set_mode(t: &mut Topology, mode: &str) -> anyhow::Result<()> {
+    if mode != "functional" && mode != "timing" {
+        bail!("--mode {mode}: expected functional or timing");
+    }
+    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu") {
+        c.params.set("mode", ParamValue::String(mode.to_string()));
+    }
+    Ok(())
+}
+
+/// Runs `dojo exec`.
+pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
+    let bytes = std::fs::read(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
+    let code = CodeObject::parse(&bytes).with_context(|| format!("{} is not an AMDGPU code object", a.image.display()))?;
+    let target = amdgpu::isa::exec::program::isa_target(&code).map_err(|e| anyhow!("{}: {e}", a.image.display()))?;
+    let mut t = match &a.topology {
+        Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
+        None => {
+            let (name, text) = default_topology(target);
+            topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
+        }
+    };
+    set_mode(&mut t, &a.mode)?;
+    let plan = plan::choose(&t, a.workers, a.partitioner.as_deref())?;
+    let max_ticks = match &a.max_ticks {
+        Some(text) => Some(simdojo::time::Tick::parse_duration(text).map_err(|e| anyhow!("--max-ticks {text}: {e}"))?),
+        None => None,
+    };
+    let mut args = vec![a.image.display().to_string()];
+    args.extend(a.args.iter().cloned());
+    let env: Vec<String> = std::env::vars().filter(|(k, _)| k.starts_with("DOJO_") || k == "HOME" || k == "PATH").map(|(k, v)| format!("{k}={v}")).collect();
+    let opts = ExecOptions {
+        topology: t,
+        assignment: Some(plan.assignment),
+        threads: shape("threads", &a.threads)?,
+        blocks: shape("blocks", &a.blocks)?,
+        args,
+        env,
+        max_ticks,
+    };
+    let out = run_image(&bytes, &opts).map_err(|e| anyhow!("{}: {e}", a.image.display()))?;
+    for f in &out.faults {
+        eprintln!("dojo exec: {f}");
+    }
+    if out.faults.is_empty() && out.program_exit.is_none() && out.status != 0 {
+        eprintln!("dojo exec: {}", out.reason);
+    }
+    if let Some(path) = &a.stats {
+        eprint!("{}", amdgpu::stats::table(&out.kernels));
+        let json = serde_json::to_string_pretty(&out.kernels)?;
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::from((out.status & 0xff) as u8))
+}
+
+/// Arguments of `dojo cc`.
+#[derive(Args, Debug)]
+pub struct CcArgs {
+    /// Target processor: gfx90a, gfx942 or gfx950.
+    #[arg(long)]
+    mcpu: String,
+    /// Optimization level (0-3).
+    #[arg(short = 'O', default_value = "2")]
+    opt: String,
+    /// Output code object.
+    #[arg(short = 'o')]
+    output: PathBuf,
+    /// Extra flag for clang (repeatable), e.g. `-X=-DN=4`.
+    #[arg(short = 'X', allow_hyphen_values = true)]
+    extra: Vec<String>,
+    /// C source files.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+}
+
+/// Runs `dojo cc`.
+pub fn cc(a: CcArgs) -> anyhow::Result<ExitCode> {
+    let mcpu: Target = a.mcpu.parse().map_err(|e| anyhow!("--mcpu: {e}"))?;
+    let opt = match a.opt.as_str() {
+        "0" => OptLevel::O0,
+        "1" => OptLevel::O1,
+        "2" => OptLevel::O2,
+        "3" => OptLevel::O3,
+        other => bail!("-O{other}: expected -O0, -O1, -O2 or -O3"),
+    };
+    let opts = CcOptions { mcpu, opt, output: a.output, inputs: a.inputs, extra_flags: a.extra };
+    amdgpu::cc::compile(&opts).map_err(|e| anyhow!("{e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
