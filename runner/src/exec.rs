@@ -113,6 +113,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         args,
         env,
         max_ticks,
+        capture: false,
     };
     let out = run_image(&bytes, &opts).map_err(|e| anyhow!("{}: {e}", a.image.display()))?;
     for f in &out.faults {

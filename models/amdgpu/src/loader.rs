@@ -48,6 +48,9 @@ pub struct ExecOptions {
     pub env: Vec<String>,
     /// Simulated-time limit.
     pub max_ticks: Option<Tick>,
+    /// Keep the program's output in [`ExecOutcome`] instead of writing it to this
+    /// process's stdout and stderr.
+    pub capture: bool,
 }
 
 /// How the program ended.
@@ -65,6 +68,10 @@ pub struct ExecOutcome {
     pub reason: String,
     /// The status the program passed to `exit` (or `abort`), if it did.
     pub program_exit: Option<i32>,
+    /// What the program wrote to stdout, with `capture`.
+    pub stdout: Vec<u8>,
+    /// What the program wrote to stderr, with `capture`.
+    pub stderr: Vec<u8>,
 }
 
 /// Why the program could not be run.
@@ -108,10 +115,19 @@ impl RpcMemory for GpuMemory {
 struct Services {
     memory: Arc<GpuMemory>,
     exit: Option<i32>,
+    /// Captured (stdout, stderr), when capturing.
+    captured: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl HostServices for Services {
     fn write(&mut self, stream: OutputStream, bytes: &[u8]) -> std::io::Result<()> {
+        if let Some((out, err)) = &mut self.captured {
+            match stream {
+                OutputStream::Stdout => out.extend_from_slice(bytes),
+                OutputStream::Stderr => err.extend_from_slice(bytes),
+            }
+            return Ok(());
+        }
         match stream {
             OutputStream::Stdout => {
                 let mut out = std::io::stdout().lock();
@@ -149,6 +165,12 @@ impl HostPoller for RpcPoller {
     }
     fn exit_requested(&self) -> Option<i32> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.exit
+    }
+}
+
+impl RpcPoller {
+    fn take_output(&self) -> (Vec<u8>, Vec<u8>) {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.captured.take().unwrap_or_default()
     }
 }
 
@@ -212,7 +234,8 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
         let client = server.client_image();
         mem.write(GpuAddr(base.0 + sym.value.0), &client).map_err(load_err)?;
     }
-    shared.set_poller(Arc::new(RpcPoller { inner: Mutex::new((server, Services { memory: mem.clone(), exit: None })) }));
+    let poller = Arc::new(RpcPoller { inner: Mutex::new((server, Services { memory: mem.clone(), exit: None, captured: opts.capture.then(Default::default) })) });
+    shared.set_poller(poller.clone());
 
     // 3. Arguments.
     let argv = write_strings(&mem, &opts.args)?;
@@ -275,7 +298,8 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
     let status = sim.run();
     let _ = sim.shutdown();
     let faults = shared.faults();
-    let exit = shared.poller().and_then(|p| p.exit_requested());
+    let exit = poller.exit_requested();
+    let (stdout, stderr) = poller.take_output();
     let code_ret = mem.read_u64(ret).map(|v| v as i32).unwrap_or(1);
     let finished = mem.read_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE)).map(|v| v == 0).unwrap_or(false);
     let status_code = match exit {
@@ -288,5 +312,5 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
         ExitReason::Quiescent if !finished && faults.is_empty() && exit.is_none() => "the GPU went idle before the program finished".to_string(),
         _ => status.message.clone(),
     };
-    Ok(ExecOutcome { status: status_code, faults, kernels: shared.kernels(), end: status.tick, reason, program_exit: exit })
+    Ok(ExecOutcome { status: status_code, faults, kernels: shared.kernels(), end: status.tick, reason, program_exit: exit, stdout, stderr })
 }

@@ -172,16 +172,61 @@ fn dispatch_packet(kernel: &Kernel, config: &DispatchConfig, lds: u32, program: 
     p
 }
 
-/// Runs `kernel` of an already loaded `program` on any [`DeviceMemory`] (its `route` is
-/// consulted, but deferral is not supported here: a deferred access is performed at once
-/// with [`VmemRequest::perform`](super::VmemRequest::perform)).
-pub fn run_program<M: DeviceMemory>(
+/// A dispatch whose kernarg segment, AQL packet, queue descriptor and scratch are in
+/// memory (at the `*_BASE` addresses): what [`run_program`] and external schedulers launch
+/// work-groups from.
+#[derive(Debug, Clone)]
+pub struct DispatchSetup<'k> {
+    /// The kernel.
+    pub kernel: &'k Kernel,
+    /// Launch parameters.
+    pub config: DispatchConfig,
+    /// The kernarg segment as written to [`KERNARG_BASE`] (hidden arguments included).
+    pub kernarg: Vec<u8>,
+    /// Bytes of LDS per work-group (static plus dynamic).
+    pub lds_bytes: u32,
+    /// Bytes of scratch per work-item (0: none).
+    pub scratch_lane_bytes: u32,
+    /// Initial MODE register.
+    pub mode_bits: u32,
+    /// Work-groups per dimension.
+    pub groups: [u32; 3],
+    /// Device address of the kernel's first instruction.
+    pub entry_pc: u64,
+}
+
+impl DispatchSetup<'_> {
+    /// The launch of work-group `group_id` (all work-groups share the scratch at
+    /// [`SCRATCH_BASE`], so only one group may run at a time).
+    pub fn launch(&self, group_id: [u32; 3]) -> WaveLaunch<'_> {
+        WaveLaunch {
+            descriptor: &self.kernel.descriptor,
+            entry_pc: self.entry_pc,
+            grid: self.config.grid,
+            block: self.config.block,
+            group_id,
+            dispatch_ptr: DISPATCH_BASE,
+            queue_ptr: QUEUE_BASE,
+            kernarg_ptr: KERNARG_BASE,
+            dispatch_id: 0,
+            kernarg: &self.kernarg,
+            scratch_base: SCRATCH_BASE,
+            scratch_lane_bytes: self.scratch_lane_bytes,
+            mode_bits: self.mode_bits,
+        }
+    }
+}
+
+/// Checks the dispatch and writes its kernarg segment (explicit bytes `kernarg`, hidden
+/// arguments from the metadata), AQL packet and queue descriptor to `mem`, and reserves
+/// the scratch of one work-group.
+pub fn prepare_dispatch<'k, M: DeviceMemory + ?Sized>(
     program: &Program,
-    kernel: &Kernel,
+    kernel: &'k Kernel,
     config: &DispatchConfig,
     kernarg: &[u8],
     mem: &mut M,
-) -> Result<DispatchStats, ExecFault> {
+) -> Result<DispatchSetup<'k>, ExecFault> {
     let kd = &kernel.descriptor;
     if kd.wavefront_size() != 64 {
         return Err(ExecFault::BadDispatch { reason: format!("kernel {} is wave32; CDNA runs wave64 only", kernel.name) });
@@ -215,10 +260,32 @@ pub fn run_program<M: DeviceMemory>(
     if lane_bytes > 0 {
         mem.reserve(SCRATCH_BASE, lane_bytes as u64 * WAVE_LANES as u64 * waves_per_group as u64).map_err(mem_err)?;
     }
-    let mode_bits = initial_mode_bits(kd);
-    let groups = [0, 1, 2].map(|d| config.grid[d].div_ceil(config.block[d]));
+    Ok(DispatchSetup {
+        kernel,
+        config: *config,
+        kernarg: seg,
+        lds_bytes,
+        scratch_lane_bytes: lane_bytes,
+        mode_bits: initial_mode_bits(kd),
+        groups: [0, 1, 2].map(|d| config.grid[d].div_ceil(config.block[d])),
+        entry_pc: program.base().wrapping_add(kernel.entry.0),
+    })
+}
+
+/// Runs `kernel` of an already loaded `program` on any [`DeviceMemory`] (its `route` is
+/// consulted, but deferral is not supported here: a deferred access is performed at once
+/// with [`VmemRequest::perform`](super::VmemRequest::perform)).
+pub fn run_program<M: DeviceMemory>(
+    program: &Program,
+    kernel: &Kernel,
+    config: &DispatchConfig,
+    kernarg: &[u8],
+    mem: &mut M,
+) -> Result<DispatchStats, ExecFault> {
+    let setup = prepare_dispatch(program, kernel, config, kernarg, mem)?;
+    let groups = setup.groups;
     let mut counts = vec![0u64; OPCODE_SLOTS];
-    let mut lds = vec![0u8; lds_bytes as usize];
+    let mut lds = vec![0u8; setup.lds_bytes as usize];
     let mut stats = DispatchStats::default();
     let mut budget = config.max_wave_instructions;
 
@@ -227,21 +294,7 @@ pub fn run_program<M: DeviceMemory>(
             for gx in 0..groups[0] {
                 let gid = [gx, gy, gz];
                 lds.fill(0);
-                let launch = WaveLaunch {
-                    descriptor: kd,
-                    entry_pc: program.base().wrapping_add(kernel.entry.0),
-                    grid: config.grid,
-                    block: config.block,
-                    group_id: gid,
-                    dispatch_ptr: DISPATCH_BASE,
-                    queue_ptr: QUEUE_BASE,
-                    kernarg_ptr: KERNARG_BASE,
-                    dispatch_id: 0,
-                    kernarg: &seg,
-                    scratch_base: SCRATCH_BASE,
-                    scratch_lane_bytes: lane_bytes,
-                    mode_bits,
-                };
+                let launch = setup.launch(gid);
                 let mut waves = init_group_waves(&launch);
                 let n_waves = waves.len();
                 stats.waves += n_waves as u64;

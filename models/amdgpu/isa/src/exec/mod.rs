@@ -68,9 +68,10 @@ pub use device::{
     AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
     VmemResponse,
 };
-pub use dispatch::{kernarg_segment, 
-    init_group_waves, initial_mode_bits, load, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchStats, WaveLaunch,
-    CODE_BASE,
+pub use dispatch::{
+    kernarg_segment,
+    init_group_waves, initial_mode_bits, load, prepare_dispatch, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchSetup, DispatchStats, WaveLaunch,
+    CODE_BASE, DISPATCH_BASE, KERNARG_BASE, QUEUE_BASE, SCRATCH_BASE,
 };
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
 pub use program::{CachedInst, Extension, Program};

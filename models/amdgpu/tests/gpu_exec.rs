@@ -1,0 +1,158 @@
+//! End-to-end: main() GPU programs built by the real clang with the device runtime
+//! (`amdgpu::cc`) run on whole simulated GPUs (`amdgpu::loader`), through the SoC's AQL
+//! queue, the command processors, compute units, caches and the RPC server.
+
+use std::path::{Path, PathBuf};
+
+use amdgpu::cc::{compile, CcOptions, OptLevel};
+use amdgpu::isa::Target;
+use amdgpu::loader::{run_image, ExecOptions, ExecOutcome};
+use simdojo::partition::{plan, Strategy};
+use simdojo::topology::{self, Topology};
+
+fn topologies() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies")
+}
+
+fn build(name: &str, target: Target, source: &str) -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu-exec");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let out = dir.join(format!("{name}-{target}.co"));
+    let opts = CcOptions { mcpu: target, opt: OptLevel::O2, output: out.clone(), inputs: vec![src], extra_flags: Vec::new() };
+    compile(&opts).unwrap_or_else(|e| panic!("compiling {name} for {target}: {e}"));
+    std::fs::read(out).unwrap()
+}
+
+fn small(target: Target) -> Topology {
+    topology::load(&topologies().join(format!("test-{target}.toml"))).unwrap()
+}
+
+fn run(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u32, blocks: u32, args: &[&str]) -> ExecOutcome {
+    let strategy: Strategy = strategy.parse().unwrap();
+    let assignment = plan(&t, &strategy, workers).unwrap().assignment;
+    let opts = ExecOptions {
+        topology: t,
+        assignment: Some(assignment),
+        threads: [threads, 1, 1],
+        blocks: [blocks, 1, 1],
+        args: std::iter::once("prog").chain(args.iter().copied()).map(String::from).collect(),
+        env: vec!["DOJO_TEST=1".into()],
+        max_ticks: None,
+        capture: true,
+    };
+    run_image(image, &opts).unwrap()
+}
+
+const HELLO: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv, char **envp) {
+  printf("hello %d %s %s\n", argc, argv[1], envp[0]);
+  return 5;
+}
+"#;
+
+#[test]
+fn hello_on_every_target_returns_mains_status() {
+    for target in Target::ALL {
+        let image = build("hello", target, HELLO);
+        let out = run(&image, small(target), 1, "single", 1, 1, &["world"]);
+        assert!(out.faults.is_empty(), "{target}: {:?}", out.faults);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "hello 2 world DOJO_TEST=1\n", "{target}");
+        assert_eq!(out.status, 5, "{target}");
+    }
+}
+
+const MANY: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv, char **envp) {
+  unsigned id = __builtin_amdgcn_workitem_id_x() + __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x();
+  unsigned *p = malloc(16 * sizeof(unsigned));
+  for (int i = 0; i < 16; i++) p[i] = id * i;
+  unsigned s = 0;
+  for (int i = 0; i < 16; i++) s += p[i];
+  free(p);
+  printf("thread %u sum %u\n", id, s);
+  if (id == 0) {
+    char msg[200];
+    memset(msg, 'x', sizeof msg - 2);
+    msg[sizeof msg - 2] = '\n';
+    msg[sizeof msg - 1] = 0;
+    fputs(msg, stderr);
+  }
+  return 0;
+}
+"#;
+
+#[test]
+fn many_waves_print_malloc_and_stream_long_messages() {
+    let image = build("many", Target::Gfx942, MANY);
+    let out = run(&image, small(Target::Gfx942), 1, "single", 64, 5, &[]);
+    assert!(out.faults.is_empty(), "{:?}", out.faults);
+    assert_eq!(out.status, 0);
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    let mut want: Vec<String> = (0..320u32).map(|id| format!("thread {id} sum {}", id * 120)).collect();
+    want.sort();
+    assert_eq!(lines, want);
+    assert_eq!(out.stderr, [vec![b'x'; 198], vec![b'\n']].concat());
+}
+
+#[test]
+fn results_do_not_depend_on_workers_or_partitioning() {
+    let image = build("many", Target::Gfx942, MANY);
+    let reference = run(&image, small(Target::Gfx942), 1, "single", 64, 6, &[]);
+    assert!(reference.faults.is_empty(), "{:?}", reference.faults);
+    for (workers, strategy) in [(2, "subtree"), (3, "round-robin"), (2, "mincut")] {
+        let out = run(&image, small(Target::Gfx942), workers, strategy, 64, 6, &[]);
+        assert_eq!(out.stdout, reference.stdout, "{workers} x {strategy}: output order");
+        assert_eq!(out.kernels, reference.kernels, "{workers} x {strategy}: statistics");
+        assert_eq!(out.end, reference.end, "{workers} x {strategy}: end time");
+    }
+}
+
+#[test]
+fn exit_status_and_faults_reach_the_host() {
+    let exit = build("exit7", Target::Gfx942, "#include <stdlib.h>\nint main(void) { exit(7); }\n");
+    let out = run(&exit, small(Target::Gfx942), 1, "single", 1, 1, &[]);
+    assert_eq!((out.status, out.program_exit), (7, Some(7)));
+
+    let wild = build(
+        "wild",
+        Target::Gfx942,
+        "int main(int argc, char **argv) { volatile int *p = (volatile int *)0x1000; *p = argc; return 0; }\n",
+    );
+    let out = run(&wild, small(Target::Gfx942), 1, "single", 1, 1, &[]);
+    assert_ne!(out.status, 0);
+    let f = out.faults.first().expect("a fault");
+    assert_eq!(f.kernel, "_start");
+    assert_eq!(f.addr, Some(0x1000), "{f}");
+    assert!(f.to_string().contains("0x1000"), "{f}");
+}
+
+#[test]
+fn cache_models_swap_by_type_name() {
+    let image = build("many", Target::Gfx942, MANY);
+    let mut outputs = Vec::new();
+    for l2 in ["amdgpu.l2.lru", "amdgpu.l2.srrip", "amdgpu.l2.ideal"] {
+        let mut t = small(Target::Gfx942);
+        for c in t.components.iter_mut().filter(|c| c.type_name.starts_with("amdgpu.l2.")) {
+            c.type_name = l2.to_string();
+        }
+        let out = run(&image, t, 1, "single", 64, 2, &[]);
+        assert!(out.faults.is_empty(), "{l2}: {:?}", out.faults);
+        let start = out.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats");
+        assert!(start.l2.hits + start.l2.misses > 0, "{l2}: no L2 traffic");
+        if l2 == "amdgpu.l2.ideal" {
+            assert_eq!(start.l2.misses, 0, "an ideal L2 never misses");
+        } else {
+            assert!(start.l2.misses > 0, "{l2}: cold misses expected");
+        }
+        outputs.push(out.stdout);
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+}
