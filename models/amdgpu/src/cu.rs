@@ -81,10 +81,9 @@ impl DeviceMemory for CuMemory {
         self.view.atomic_u64(addr, op, src, cmp)
     }
 
-    /// Atomics are performed at the L2 (gfx90a, and workgroup-scope ones elsewhere are
-    /// too: they are deferred to keep one place that orders them), device- and
-    /// system-scope atomics (`sc1`) and system-coherent loads and stores (`sc0 sc1`) at
-    /// the SoC's coherent home; everything else is performed at once.
+    /// Atomics and system-coherent loads and stores (`sc0 sc1` on gfx942/gfx950) are
+    /// deferred to the place that orders them (see `goes_to_home`); everything else is
+    /// performed at once.
     fn route(&mut self, a: &VmemAccess<'_>) -> Route {
         match a.kind {
             AccessKind::Atomic { .. } => {
@@ -118,9 +117,12 @@ impl DeviceMemory for CuMemory {
 /// Line size of the scalar cache.
 const SCALAR_LINE: u64 = 64;
 
-/// Whether a deferred request goes past the L2 to the system-coherent home.
-fn goes_to_home(target: Target, req: &amdgpu_isa::exec::VmemRequest) -> bool {
-    target != Target::Gfx90a && req.policy.sc1
+/// Whether a deferred request goes past the L2 to the coherent home. On gfx942 and
+/// gfx950 the XCDs' L2s are not coherent with each other and an atomic's cache bits do
+/// not say its scope (sc0 only asks for the old value), so every deferred access goes to
+/// the one home where all XCDs' accesses meet; on gfx90a (one L2) the L2 is that place.
+fn goes_to_home(target: Target, _req: &amdgpu_isa::exec::VmemRequest) -> bool {
+    target != Target::Gfx90a
 }
 
 /// One wave in a slot.
