@@ -121,10 +121,15 @@ pub enum EngineError {
     Checkpoint(String),
 }
 
-/// Below this many events per epoch (all partitions), a run merges its partitions
-/// into one: synchronizing threads and exchanging messages every epoch would cost
-/// more than the second thread gains (measured with PHOLD on 2 cores).
-pub const PARALLEL_MIN_EVENTS_PER_EPOCH: f64 = 256.0;
+/// Below this much work per epoch (wall time of a segment on one thread divided by its
+/// epochs), worker threads cost more than they gain: a barrier and a message exchange
+/// per epoch cost about a microsecond on 2 cores, and PHOLD breaks even at about 250
+/// events (~15 us) per epoch. Measured as time, not events, because a GPU model's
+/// events (a compute unit's quantum of hundreds of wave-instructions) are heavy.
+pub const PARALLEL_MIN_EPOCH_WORK: std::time::Duration = std::time::Duration::from_micros(15);
+/// After this many consecutive light segments a run merges its partitions into one
+/// for good (one partition needs no epochs at all).
+pub const LIGHT_SEGMENTS_BEFORE_MERGE: u32 = 16;
 /// Epochs per segment on one thread (short: the first one is the probe).
 const SERIAL_SEGMENT_EPOCHS: u64 = 64;
 /// Epochs per segment on worker threads.
@@ -175,10 +180,10 @@ pub struct Simulation {
     summary: RunSummary,
     topology_hash: u64,
     last_status: Option<ExitStatus>,
-    /// Events per epoch of the last multi-partition segment.
-    events_per_epoch: f64,
-    /// Whether a multi-partition segment has measured `events_per_epoch`.
-    probed: bool,
+    /// Whether the last multi-partition segment's epochs were heavy enough for threads.
+    heavy: bool,
+    /// Consecutive light multi-partition segments.
+    light_segments: u32,
     /// `SimConfig::fixed_partitions`.
     fixed: bool,
     /// Shared resources (`SimConfig::resources` plus what components added).
@@ -385,8 +390,8 @@ impl Simulation {
             summary: RunSummary { partitions: n_parts, ..RunSummary::default() },
             topology_hash: checkpoint::topology_hash(topology),
             last_status: None,
-            events_per_epoch: 0.0,
-            probed: false,
+            heavy: false,
+            light_segments: 0,
             fixed: config.fixed_partitions,
             resources: config.resources.clone(),
         })
@@ -425,11 +430,11 @@ impl Simulation {
         self.drive(Tick::MAX, true)
     }
 
-    /// Runs in segments of epochs. The first segment of a multi-partition run is a
-    /// probe on this thread; then, if its epochs held fewer than
-    /// [`PARALLEL_MIN_EVENTS_PER_EPOCH`] events, the partitions are merged into one
-    /// (threads would cost more than they gain), otherwise the rest runs on worker
-    /// threads, re-checking after every segment. No choice changes results.
+    /// Runs in segments of epochs. A multi-partition run starts with a short segment on
+    /// this thread; after each segment, if its epochs held at least
+    /// [`PARALLEL_MIN_EPOCH_WORK`] of work, the next runs on worker threads, else on this
+    /// thread; after [`LIGHT_SEGMENTS_BEFORE_MERGE`] light segments in a row the
+    /// partitions are merged into one for good. No choice changes results.
     fn drive(&mut self, until: Tick, step: bool) -> ExitStatus {
         if let Some(s) = &self.last_status {
             if !s.can_continue() {
@@ -439,23 +444,24 @@ impl Simulation {
         self.external.clear_stop();
         loop {
             let n = self.parts.len();
-            if n > 1 && self.probed && !self.fixed && self.events_per_epoch < PARALLEL_MIN_EVENTS_PER_EPOCH {
+            if n > 1 && !self.fixed && self.light_segments >= LIGHT_SEGMENTS_BEFORE_MERGE {
                 self.collapse();
                 continue;
             }
-            let threads = n > 1 && (self.probed || self.fixed);
+            let threads = n > 1 && (self.heavy || self.fixed);
             let max_epochs = match (n, threads) {
                 (1, _) => u64::MAX,
                 (_, true) => THREADED_SEGMENT_EPOCHS,
                 (_, false) => SERIAL_SEGMENT_EPOCHS,
             };
             let limits = Limits { max_ticks: self.max_ticks, until, step, max_epochs };
-            let (events, epochs) = (self.summary.events, self.summary.sync.epochs);
+            let epochs = self.summary.sync.epochs;
+            let started = std::time::Instant::now();
             let stop = self.segment(limits, threads);
             let epochs = self.summary.sync.epochs - epochs;
             if epochs > 0 && n > 1 {
-                self.events_per_epoch = (self.summary.events - events) as f64 / epochs as f64;
-                self.probed = true;
+                self.heavy = started.elapsed() >= PARALLEL_MIN_EPOCH_WORK * epochs.min(u32::MAX as u64) as u32;
+                self.light_segments = if self.heavy { 0 } else { self.light_segments + 1 };
             }
             if let Stop::Status(status) = stop {
                 self.now = status.tick;
