@@ -473,11 +473,13 @@ impl Packed for *const c_char {
 macro_rules! same_as_libc {
     ($fmt:expr $(, $arg:expr)*) => {{
         let fmt = CString::new($fmt).expect("no NUL");
-        let mut buf = vec![0 as c_char; 512];
+        let mut buf = vec![0 as c_char; 8192];
         // SAFETY: a NUL-terminated format whose conversions match the arguments.
         let n = unsafe { snprintf(buf.as_mut_ptr(), buf.len(), fmt.as_ptr() $(, $arg)*) };
+        assert!((n as usize) < buf.len(), "snprintf output fits");
         let want: Vec<u8> = buf[..n as usize].iter().map(|&c| c as u8).collect();
-        let (mut args, mut strings) = (Vec::new(), Vec::new());
+        #[allow(unused_mut)]
+        let (mut args, mut strings) = (Vec::<u8>::new(), Vec::<Vec<u8>>::new());
         $( Packed::pack(&$arg, &mut args, &mut strings); )*
         let got = format_printf_packed(fmt.as_bytes_with_nul(), &args, &strings);
         assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "format {:?}", $fmt);
@@ -505,7 +507,9 @@ fn printf_formatting_matches_the_c_library() {
     }
     same_as_libc!("[%s|%10s|%-10s|%.2s|%10.3s|%s|%.3s|%%|%5%]", s, s, s, s, s, null, null);
     same_as_libc!("[%*d|%-*d|%.*f|%*.*s|%*d]", 6i32, 42i32, 6i32, 42i32, 2i32, 3.14159, 8i32, 2i32, s, -6i32, 7i32);
-    same_as_libc!("[%p|%20p|%-20p|%p]", 0x1234u64 as *const c_char, 0xdeadbeefu64 as *const c_char, 0xabcu64 as *const c_char, null);
+    same_as_libc!("[%p|%20p|%-20p|%p]", 0x1234u64, 0xdeadbeefu64, 0xabcu64, 0u64);
     same_as_libc!("no conversions at all, just text");
-    same_as_libc!("trailing %");
+    // glibc rejects a format ending in a lone '%'; the server prints the text
+    // before it, like LLVM's parser, which stops there.
+    assert_eq!(format_printf_packed(b"trailing %\0", &[], &[]), b"trailing ");
 }
