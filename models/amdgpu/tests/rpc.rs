@@ -506,10 +506,26 @@ fn printf_formatting_matches_the_c_library() {
         same_as_libc!("[%a|%A|%.0a|%.3a|%.13a|%20a|%-20a|%020a|%#a]", v, v, v, v, v, v, v, v, v);
     }
     same_as_libc!("[%s|%10s|%-10s|%.2s|%10.3s|%s|%.3s|%%|%5%]", s, s, s, s, s, null, null);
-    same_as_libc!("[%*d|%-*d|%.*f|%*.*s|%*d]", 6i32, 42i32, 6i32, 42i32, 2i32, 3.14159, 8i32, 2i32, s, -6i32, 7i32);
+    same_as_libc!("[%*d|%-*d|%.*f|%*.*s|%*d]", 6i32, 42i32, 6i32, 42i32, 2i32, 1.23456, 8i32, 2i32, s, -6i32, 7i32);
     same_as_libc!("[%p|%20p|%-20p|%p]", 0x1234u64, 0xdeadbeefu64, 0xabcu64, 0u64);
     same_as_libc!("no conversions at all, just text");
     // glibc rejects a format ending in a lone '%'; the server prints the text
     // before it, like LLVM's parser, which stops there.
     assert_eq!(format_printf_packed(b"trailing %\0", &[], &[]), b"trailing ");
+}
+
+#[test]
+fn argv_block_and_kernel_arguments() {
+    use amdgpu::rpc::launch::{end_kernargs, ArgBlock};
+    let block = ArgBlock::new(0x1000, &["prog", "-x"], &["A=1"]);
+    assert_eq!((block.argc, block.argv, block.envp), (2, 0x1000, 0x1018));
+    let word = |i: usize| u64::from_le_bytes(block.bytes[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    // argv[0], argv[1], NULL, envp[0], NULL, then "prog\0-x\0A=1\0".
+    assert_eq!([word(0), word(1), word(2), word(3), word(4)], [0x1028, 0x102d, 0, 0x1030, 0]);
+    assert_eq!(&block.bytes[40..], b"prog\0-x\0A=1\0");
+    let k = block.start_kernargs(0x2000);
+    assert_eq!(k.len(), 32);
+    assert_eq!(&k[0..4], &2u32.to_le_bytes());
+    assert_eq!(&k[24..32], &0x2000u64.to_le_bytes());
+    assert_eq!(end_kernargs(0x2000), 0x2000u64.to_le_bytes());
 }

@@ -34,6 +34,7 @@
 
 mod error;
 mod host_buffer;
+pub mod launch;
 mod layout;
 mod link;
 mod opcode;
