@@ -529,3 +529,78 @@ fn argv_block_and_kernel_arguments() {
     assert_eq!(&k[24..32], &0x2000u64.to_le_bytes());
     assert_eq!(end_kernargs(0x2000), 0x2000u64.to_le_bytes());
 }
+
+impl RawClient {
+    /// Writes lane packets without touching the header, then flips.
+    fn send_packets(&self, port: u32, packets: &[(u32, [u8; 64])]) {
+        assert!(self.client_owns(port), "the client owns the port before sending");
+        let base = self.buffer.base();
+        for (lane, bytes) in packets {
+            let at = self.layout.packet_offset() + self.layout.port_packet_bytes() * u64::from(port) + 64 * u64::from(*lane);
+            self.buffer.write(base + at, bytes).expect("packet");
+        }
+        let outbox = base + self.layout.client_outbox_offset() + 4 * u64::from(port);
+        let v = self.buffer.load_u32_acquire(outbox).expect("outbox");
+        self.buffer.store_u32_release(outbox, v ^ 1).expect("outbox");
+    }
+
+    fn lane_word(&self, port: u32, lane: u32) -> u64 {
+        let at = self.layout.packet_offset() + self.layout.port_packet_bytes() * u64::from(port) + 64 * u64::from(lane);
+        let mut b = [0u8; 8];
+        self.buffer.read(self.buffer.base() + at, &mut b).expect("packet");
+        u64::from_le_bytes(b)
+    }
+}
+
+#[test]
+fn wave64_write_streams_across_polls_without_blocking() {
+    let mut c = RawClient::new(64, 2);
+    let lanes = [0u32, 5, 63];
+    let texts: Vec<Vec<u8>> = lanes.iter().map(|&l| (0..(40 + 50 * l as usize)).map(|k| b'a' + ((k + l as usize) % 26) as u8).collect()).collect();
+    let mask = lanes.iter().fold(0u64, |m, &l| m | 1 << l);
+    // First packet: the size and 56 bytes.
+    let first: Vec<(u32, [u8; 64])> = lanes
+        .iter()
+        .zip(&texts)
+        .map(|(&l, t)| {
+            let mut p = [0u8; 64];
+            p[..8].copy_from_slice(&(t.len() as u64).to_le_bytes());
+            let n = t.len().min(56);
+            p[8..8 + n].copy_from_slice(&t[..n]);
+            (l, p)
+        })
+        .collect();
+    let mut header = mask.to_le_bytes().to_vec();
+    header.extend_from_slice(&Opcode::WRITE_TO_STDOUT.0.to_le_bytes());
+    header.extend_from_slice(&[0; 4]);
+    c.buffer.write(c.buffer.base() + c.layout.header_offset() + 16, &header).expect("header");
+    c.send_packets(1, &first);
+    let mut idx = 56;
+    let longest = texts.iter().map(Vec::len).max().expect("three lanes");
+    while idx < longest {
+        assert_eq!(c.poll(), Ok(1), "the server takes a packet and returns without waiting");
+        assert_eq!(c.poll(), Ok(0), "nothing to do until the client sends again");
+        let next: Vec<(u32, [u8; 64])> = lanes
+            .iter()
+            .zip(&texts)
+            .map(|(&l, t)| {
+                let mut p = [0u8; 64];
+                if idx < t.len() {
+                    let n = (t.len() - idx).min(64);
+                    p[..n].copy_from_slice(&t[idx..idx + n]);
+                }
+                (l, p)
+            })
+            .collect();
+        c.send_packets(1, &next);
+        idx += 64;
+    }
+    assert_eq!(c.poll(), Ok(1));
+    assert!(c.client_owns(1), "the reply is there");
+    for (&l, t) in lanes.iter().zip(&texts) {
+        assert_eq!(c.lane_word(1, l), t.len() as u64, "lane {l} is told how much was written");
+    }
+    let record = c.host.with(|r| std::mem::take(&mut r.stdout));
+    assert_eq!(record, texts.concat(), "lanes print in lane order, each whole");
+    assert_eq!(c.poll(), Ok(0));
+}
