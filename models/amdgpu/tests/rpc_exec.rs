@@ -1,0 +1,271 @@
+//! The device runtime running on the ISA crate's functional executor, served
+//! by the Rust RPC server: compiled by `cc`, loaded, launched as
+//! `_begin` / `_start` / `_end` with the protocol of [`amdgpu::rpc::launch`],
+//! polled between slices of wave execution. This is the whole path `dojo
+//! exec` takes, minus the timed GPU model.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use amdgpu::cc::{compile, CcOptions, OptLevel};
+use amdgpu::isa::code_object::{ArgValueKind, CodeObject, InitialSgpr, WorkitemIdVgprs};
+use amdgpu::isa::exec::{self, ExecFault, MemFault, Memory, Program, Wave, WaveStatus};
+use amdgpu::isa::Target;
+use amdgpu::rpc::launch::{end_kernargs, ArgBlock, BEGIN_KERNEL, CLIENT_SYMBOL, END_KERNEL, START_KERNEL};
+use amdgpu::rpc::{GpuAddr, HostError, HostServices, OutputStream, RpcError, RpcLayout, RpcMemory, RpcServer};
+
+const RPC_BUFFER: u64 = 0x1000_0000;
+const ARGS: u64 = 0x2000_0000;
+const RET: u64 = 0x3000_0000;
+const HEAP: u64 = 0x4000_0000;
+const KERNARG: u64 = 0x7e00_0001_0000;
+const SCRATCH: u64 = 0x7d00_0000_0000;
+const SHARED_APERTURE_HI: u64 = 0x0001_0000;
+const PRIVATE_APERTURE_HI: u64 = 0x0002_0000;
+
+/// The executor's memory seen through the server's trait (the server only
+/// runs between execution slices, so a RefCell is enough).
+struct ExecMemory<'a>(RefCell<&'a mut Memory>);
+
+fn fault(addr: u64, len: usize, e: MemFault) -> RpcError {
+    RpcError::Memory { addr, len: len as u64, reason: e.to_string() }
+}
+
+impl RpcMemory for ExecMemory<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), RpcError> {
+        self.0.borrow().read(addr, buf).map_err(|e| fault(addr, buf.len(), e))
+    }
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), RpcError> {
+        self.0.borrow_mut().write(addr, data).map_err(|e| fault(addr, data.len(), e))
+    }
+    fn load_u32_acquire(&self, addr: u64) -> Result<u32, RpcError> {
+        self.0.borrow().read_u32(addr).map_err(|e| fault(addr, 4, e))
+    }
+    fn store_u32_release(&self, addr: u64, v: u32) -> Result<(), RpcError> {
+        self.0.borrow_mut().write_u32(addr, v).map_err(|e| fault(addr, 4, e))
+    }
+}
+
+#[derive(Default)]
+struct Host {
+    stdout: Vec<u8>,
+    exit: Option<i32>,
+    next: u64,
+    live: BTreeSet<u64>,
+}
+
+impl HostServices for Host {
+    fn write(&mut self, stream: OutputStream, bytes: &[u8]) -> std::io::Result<()> {
+        assert_eq!(stream, OutputStream::Stdout);
+        self.stdout.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn exit(&mut self, status: i32) {
+        self.exit.get_or_insert(status);
+    }
+    fn abort(&mut self) {
+        panic!("the program aborted");
+    }
+    fn malloc(&mut self, size: u64) -> Result<GpuAddr, HostError> {
+        let addr = HEAP + self.next;
+        self.next += size.next_multiple_of(64).max(64);
+        self.live.insert(addr);
+        Ok(GpuAddr(addr))
+    }
+    fn free(&mut self, addr: GpuAddr) -> Result<(), HostError> {
+        self.live.remove(&addr.0).then_some(()).ok_or_else(|| HostError("not allocated".into()))
+    }
+}
+
+/// Kernarg segment: explicit bytes, then the hidden arguments the runtime
+/// may read (group sizes, grid dims, apertures).
+fn kernarg_segment(kernel: &amdgpu::isa::code_object::Kernel, block: u32, explicit: &[u8]) -> Vec<u8> {
+    let mut seg = vec![0u8; (kernel.descriptor.kernarg_size as usize).max(explicit.len()).max(256)];
+    seg[..explicit.len()].copy_from_slice(explicit);
+    for arg in kernel.metadata.as_ref().map(|m| m.args.as_slice()).unwrap_or_default() {
+        let value: u64 = match arg.value_kind {
+            ArgValueKind::HiddenBlockCountX | ArgValueKind::HiddenBlockCountY | ArgValueKind::HiddenBlockCountZ => 1,
+            ArgValueKind::HiddenGroupSizeX => u64::from(block),
+            ArgValueKind::HiddenGroupSizeY | ArgValueKind::HiddenGroupSizeZ | ArgValueKind::HiddenGridDims => 1,
+            ArgValueKind::HiddenPrivateBase => PRIVATE_APERTURE_HI,
+            ArgValueKind::HiddenSharedBase => SHARED_APERTURE_HI,
+            _ => continue,
+        };
+        let (start, len) = (arg.offset as usize, (arg.size as usize).min(8));
+        if let Some(dst) = seg.get_mut(start..start + len) {
+            dst.copy_from_slice(&value.to_le_bytes()[..len]);
+        }
+    }
+    seg
+}
+
+/// Runs one work-group of `lanes` work-items (one wave) of `name`, serving
+/// RPC between slices of at most `slice` wave-instructions.
+fn launch(
+    co: &CodeObject,
+    code_base: u64,
+    program: &Program,
+    name: &str,
+    lanes: u32,
+    explicit: &[u8],
+    mem: &mut Memory,
+    server: &mut RpcServer,
+    host: &mut Host,
+) {
+    let kernel = co.kernel(name).unwrap_or_else(|| panic!("kernel {name}"));
+    let kd = &kernel.descriptor;
+    mem.write(KERNARG, &kernarg_segment(kernel, lanes, explicit)).expect("kernargs");
+    let lane_bytes = if kd.properties.uses_dynamic_stack { kd.private_segment_fixed_size.max(16 * 1024) } else { kd.private_segment_fixed_size }
+        .next_multiple_of(16);
+    mem.map(SCRATCH, u64::from(lane_bytes.max(16)) * 64).expect("scratch");
+    let mut w = Wave::new(code_base.wrapping_add(kernel.entry.0), amdgpu::isa::numeric::Mode::from_pgm_rsrc1(kd.rsrc1.raw).encode());
+    w.scratch_base = SCRATCH;
+    w.scratch_lane_bytes = lane_bytes;
+    for slot in kd.user_sgprs().iter().chain(&kd.system_sgprs()) {
+        let s = slot.first as usize;
+        match slot.value {
+            InitialSgpr::PrivateSegmentBuffer => {
+                w.set_sgpr(s, SCRATCH as u32);
+                w.set_sgpr(s + 1, ((SCRATCH >> 32) as u32 & 0xffff) | (lane_bytes.min(0x3fff) << 16));
+                w.set_sgpr(s + 2, u32::MAX);
+                w.set_sgpr(s + 3, 1 << 23);
+            }
+            InitialSgpr::KernargSegmentPtr => w.set_sgpr_pair(s, KERNARG),
+            InitialSgpr::FlatScratchInit => {
+                w.set_sgpr(s, 0);
+                w.set_sgpr(s + 1, lane_bytes);
+            }
+            InitialSgpr::PrivateSegmentSize => w.set_sgpr(s, lane_bytes),
+            _ => {}
+        }
+    }
+    if kd.user_sgprs().iter().any(|s| matches!(s.value, InitialSgpr::FlatScratchInit)) {
+        w.set_sgpr_pair(exec::wave::FLAT_SCRATCH_LO, SCRATCH);
+    }
+    // One work-group in x only: y and z ids are 0 whatever the descriptor
+    // enables (CDNA packs x | y << 10 | z << 20 into v0).
+    let _ = WorkitemIdVgprs::X;
+    for lane in 0..64 {
+        w.vgpr[0][lane] = lane as u32;
+    }
+    w.set_exec(if lanes >= 64 { u64::MAX } else { (1u64 << lanes) - 1 });
+    let mut lds = vec![0u8; kd.group_segment_fixed_size as usize];
+    let mut slices = 0;
+    loop {
+        match exec::run_single_wave(program, &mut w, mem, &mut lds, 20_000) {
+            Ok(_) => break,
+            Err(ExecFault::Hang { .. }) => {}
+            Err(e) => panic!("{name}: {e} at {w:?}"),
+        }
+        assert_ne!(w.status, WaveStatus::Ended);
+        let view = ExecMemory(RefCell::new(mem));
+        server.poll(&view, host).unwrap_or_else(|e| panic!("{name}: RPC error {e}"));
+        slices += 1;
+        assert!(slices < 5_000, "{name} does not finish");
+    }
+    // Requests sent right before s_endpgm (EXIT) still need serving.
+    let view = ExecMemory(RefCell::new(mem));
+    server.poll(&view, host).unwrap_or_else(|e| panic!("{name}: RPC error {e}"));
+}
+
+/// The executor does not implement the cache write-back / invalidate
+/// instructions that system-scope fences compile to (`buffer_wbinvl1_vol` on
+/// gfx90a, `buffer_inv` / `buffer_invl2` / `buffer_wbl2` on gfx94x). Its memory is one
+/// coherent store, where they do nothing; replace each with two `s_nop 0`.
+fn without_cache_maintenance(co: &CodeObject, loaded: &Program, mem: &Memory) -> Program {
+    const S_NOP_0: u32 = 0xbf80_0000;
+    let start = exec::CODE_BASE + co.text().address.0;
+    let mut bytes = vec![0u8; co.text().bytes.len()];
+    mem.read(start, &mut bytes).expect("loaded text");
+    let mut words: Vec<u32> = bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let mut i = 0;
+    while i < words.len() {
+        let Some(c) = loaded.inst_at(start + 4 * i as u64) else {
+            i += 1;
+            continue;
+        };
+        let size = (c.size as usize / 4).max(1);
+        if matches!(c.inst.opcode().mnemonic(), "buffer_wbinvl1_vol" | "buffer_wbinvl1" | "buffer_inv" | "buffer_invl2" | "buffer_wbl2") {
+            for w in &mut words[i..i + size] {
+                *w = S_NOP_0;
+            }
+        }
+        i += size;
+    }
+    Program::from_words(loaded.target(), start, &words)
+}
+
+fn build(target: Target, name: &str, source: &str) -> CodeObject {
+    let dir = std::env::temp_dir().join(format!("simdojo-rpc-exec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let src: PathBuf = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).expect("source");
+    let out = dir.join(format!("{name}-{target}.co"));
+    compile(&CcOptions { mcpu: target, opt: OptLevel::O2, output: out.clone(), inputs: vec![src], extra_flags: vec![] })
+        .unwrap_or_else(|e| panic!("{e}"));
+    CodeObject::parse(&std::fs::read(out).expect("code object")).expect("parse")
+}
+
+/// Runs a program on one wave of `lanes` work-items; returns stdout and the exit status.
+fn run(target: Target, name: &str, source: &str, lanes: u32, args: &[&str]) -> (String, i32, Host) {
+    let co = build(target, name, source);
+    let mut mem = Memory::new();
+    let loaded = exec::load(&co, exec::CODE_BASE, &mut mem).expect("load");
+    let program = without_cache_maintenance(&co, &loaded, &mem);
+    let layout = RpcLayout::new(64, 8).expect("layout");
+    mem.write(RPC_BUFFER, &vec![0u8; layout.allocation_size() as usize]).expect("rpc buffer");
+    let mut server = RpcServer::new(layout, RPC_BUFFER);
+    let client = co.symbol(CLIENT_SYMBOL).expect("client symbol");
+    mem.write(exec::CODE_BASE + client.value.0, &server.client_image()).expect("client image");
+    let block = ArgBlock::new(ARGS, args, &["HOME=/"]);
+    mem.write(ARGS, &block.bytes).expect("argv");
+    mem.write(RET, &[0; 4]).expect("ret");
+    mem.map(HEAP, 1 << 20).expect("heap");
+
+    let mut host = Host::default();
+    launch(&co, exec::CODE_BASE, &program, BEGIN_KERNEL, 1, &block.begin_kernargs(), &mut mem, &mut server, &mut host);
+    launch(&co, exec::CODE_BASE, &program, START_KERNEL, lanes, &block.start_kernargs(RET), &mut mem, &mut server, &mut host);
+    let ret = mem.read_u32(RET).expect("ret");
+    if host.exit.is_none() {
+        launch(&co, exec::CODE_BASE, &program, END_KERNEL, 1, &end_kernargs(RET), &mut mem, &mut server, &mut host);
+    }
+    let status = host.exit.expect("the program sent EXIT");
+    assert_eq!(status as u32, ret, "EXIT carries *ret");
+    (String::from_utf8(std::mem::take(&mut host.stdout)).expect("utf-8 output"), status, host)
+}
+
+#[test]
+fn hello_world_runs_on_the_functional_executor() {
+    // gfx950 code uses v_bitop3_b32, which the functional executor does not
+    // implement yet; the gfx950 code object itself is checked in tests/cc.rs.
+    for target in [Target::Gfx90a, Target::Gfx942] {
+        let (out, status, _) = run(target, "hello", "#include <stdio.h>\nint main(void) { puts(\"Hello from the GPU\"); return 0; }\n", 1, &["hello"]);
+        assert_eq!(out, "Hello from the GPU\n", "{target}");
+        assert_eq!(status, 0);
+    }
+}
+
+#[test]
+fn every_lane_of_a_wave_prints_and_allocates() {
+    let source = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+  unsigned lane = __builtin_amdgcn_workitem_id_x();
+  char *copy = malloc(32);
+  strcpy(copy, argv[argc - 1]);
+  printf("lane %2u of %d: %s %5.2f %lx %c\n", lane, argc, copy, lane * 0.25, (unsigned long)lane << 36, 'A' + (lane & 15));
+  free(copy);
+  return lane == 7 ? 4 : 0;
+}
+"#;
+    let (out, status, host) = run(Target::Gfx942, "lanes", source, 64, &["prog", "arg"]);
+    let want: String = (0..64u64)
+        .map(|l| format!("lane {l:2} of 2: arg {:5.2} {:x} {}\n", l as f64 * 0.25, l << 36, (b'A' + (l & 15) as u8) as char))
+        .collect();
+    assert_eq!(out, want, "lanes print whole lines in lane order");
+    assert_eq!(status, 4, "main's results are ORed into ret");
+    assert!(host.live.is_empty(), "every malloc was freed");
+}
