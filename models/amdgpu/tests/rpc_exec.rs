@@ -100,19 +100,20 @@ fn kernarg_segment(kernel: &amdgpu::isa::code_object::Kernel, block: u32, explic
     seg
 }
 
+/// A loaded program with its memory, RPC server and host.
+struct Machine {
+    co: CodeObject,
+    program: Program,
+    mem: Memory,
+    server: RpcServer,
+    host: Host,
+}
+
 /// Runs one work-group of `lanes` work-items (one wave) of `name`, serving
-/// RPC between slices of at most `slice` wave-instructions.
-fn launch(
-    co: &CodeObject,
-    code_base: u64,
-    program: &Program,
-    name: &str,
-    lanes: u32,
-    explicit: &[u8],
-    mem: &mut Memory,
-    server: &mut RpcServer,
-    host: &mut Host,
-) {
+/// RPC between slices of wave execution.
+fn launch(m: &mut Machine, name: &str, lanes: u32, explicit: &[u8]) {
+    let Machine { co, program, mem, server, host } = m;
+    let code_base = exec::CODE_BASE;
     let kernel = co.kernel(name).unwrap_or_else(|| panic!("kernel {name}"));
     let kd = &kernel.descriptor;
     mem.write(KERNARG, &kernarg_segment(kernel, lanes, explicit)).expect("kernargs");
@@ -215,7 +216,7 @@ fn run(target: Target, name: &str, source: &str, lanes: u32, args: &[&str]) -> (
     let program = without_cache_maintenance(&co, &loaded, &mem);
     let layout = RpcLayout::new(64, 8).expect("layout");
     mem.write(RPC_BUFFER, &vec![0u8; layout.allocation_size() as usize]).expect("rpc buffer");
-    let mut server = RpcServer::new(layout, RPC_BUFFER);
+    let server = RpcServer::new(layout, RPC_BUFFER);
     let client = co.symbol(CLIENT_SYMBOL).expect("client symbol");
     mem.write(exec::CODE_BASE + client.value.0, &server.client_image()).expect("client image");
     let block = ArgBlock::new(ARGS, args, &["HOME=/"]);
@@ -223,13 +224,14 @@ fn run(target: Target, name: &str, source: &str, lanes: u32, args: &[&str]) -> (
     mem.write(RET, &[0; 4]).expect("ret");
     mem.map(HEAP, 1 << 20).expect("heap");
 
-    let mut host = Host::default();
-    launch(&co, exec::CODE_BASE, &program, BEGIN_KERNEL, 1, &block.begin_kernargs(), &mut mem, &mut server, &mut host);
-    launch(&co, exec::CODE_BASE, &program, START_KERNEL, lanes, &block.start_kernargs(RET), &mut mem, &mut server, &mut host);
-    let ret = mem.read_u32(RET).expect("ret");
-    if host.exit.is_none() {
-        launch(&co, exec::CODE_BASE, &program, END_KERNEL, 1, &end_kernargs(RET), &mut mem, &mut server, &mut host);
+    let mut m = Machine { co, program, mem, server, host: Host::default() };
+    launch(&mut m, BEGIN_KERNEL, 1, &block.begin_kernargs());
+    launch(&mut m, START_KERNEL, lanes, &block.start_kernargs(RET));
+    let ret = m.mem.read_u32(RET).expect("ret");
+    if m.host.exit.is_none() {
+        launch(&mut m, END_KERNEL, 1, &end_kernargs(RET));
     }
+    let mut host = m.host;
     let status = host.exit.expect("the program sent EXIT");
     assert_eq!(status as u32, ret, "EXIT carries *ret");
     (String::from_utf8(std::mem::take(&mut host.stdout)).expect("utf-8 output"), status, host)
