@@ -50,6 +50,7 @@ impl RpcMemory for ExecMemory<'_> {
 #[derive(Default)]
 struct Host {
     stdout: Vec<u8>,
+    stderr: Vec<u8>,
     exit: Option<i32>,
     next: u64,
     live: BTreeSet<u64>,
@@ -57,8 +58,10 @@ struct Host {
 
 impl HostServices for Host {
     fn write(&mut self, stream: OutputStream, bytes: &[u8]) -> std::io::Result<()> {
-        assert_eq!(stream, OutputStream::Stdout);
-        self.stdout.extend_from_slice(bytes);
+        match stream {
+            OutputStream::Stdout => self.stdout.extend_from_slice(bytes),
+            OutputStream::Stderr => self.stderr.extend_from_slice(bytes),
+        }
         Ok(())
     }
     fn exit(&mut self, status: i32) {
@@ -109,26 +112,22 @@ struct Machine {
     host: Host,
 }
 
-/// Runs one work-group of `lanes` work-items (one wave) of `name`, serving
-/// RPC between slices of wave execution.
-fn launch(m: &mut Machine, name: &str, lanes: u32, explicit: &[u8]) {
-    let Machine { co, program, mem, server, host } = m;
-    let code_base = exec::CODE_BASE;
-    let kernel = co.kernel(name).unwrap_or_else(|| panic!("kernel {name}"));
+/// Wave `wi` of a work-group of `lanes` work-items, with its registers set
+/// as the hardware initializes them from the kernel descriptor.
+fn new_wave(kernel: &amdgpu::isa::code_object::Kernel, lane_bytes: u32, wi: u32, lanes: u32) -> Wave {
     let kd = &kernel.descriptor;
-    mem.write(KERNARG, &kernarg_segment(kernel, lanes, explicit)).expect("kernargs");
-    let lane_bytes = if kd.properties.uses_dynamic_stack { kd.private_segment_fixed_size.max(16 * 1024) } else { kd.private_segment_fixed_size }
-        .next_multiple_of(16);
-    mem.map(SCRATCH, u64::from(lane_bytes.max(16)) * 64).expect("scratch");
-    let mut w = Wave::new(code_base.wrapping_add(kernel.entry.0), amdgpu::isa::numeric::Mode::from_pgm_rsrc1(kd.rsrc1.raw).encode());
-    w.scratch_base = SCRATCH;
+    let scratch = SCRATCH + u64::from(wi) * 64 * u64::from(lane_bytes);
+    let mode = amdgpu::isa::numeric::Mode::from_pgm_rsrc1(kd.rsrc1.raw).encode();
+    let mut w = Wave::new(exec::CODE_BASE.wrapping_add(kernel.entry.0), mode);
+    w.scratch_base = scratch;
     w.scratch_lane_bytes = lane_bytes;
+    w.wave_in_group = wi;
     for slot in kd.user_sgprs().iter().chain(&kd.system_sgprs()) {
         let s = slot.first as usize;
         match slot.value {
             InitialSgpr::PrivateSegmentBuffer => {
-                w.set_sgpr(s, SCRATCH as u32);
-                w.set_sgpr(s + 1, ((SCRATCH >> 32) as u32 & 0xffff) | (lane_bytes.min(0x3fff) << 16));
+                w.set_sgpr(s, scratch as u32);
+                w.set_sgpr(s + 1, ((scratch >> 32) as u32 & 0xffff) | (lane_bytes.min(0x3fff) << 16));
                 w.set_sgpr(s + 2, u32::MAX);
                 w.set_sgpr(s + 3, 1 << 23);
             }
@@ -136,34 +135,52 @@ fn launch(m: &mut Machine, name: &str, lanes: u32, explicit: &[u8]) {
             InitialSgpr::FlatScratchInit => {
                 w.set_sgpr(s, 0);
                 w.set_sgpr(s + 1, lane_bytes);
+                w.set_sgpr_pair(exec::wave::FLAT_SCRATCH_LO, scratch);
             }
             InitialSgpr::PrivateSegmentSize => w.set_sgpr(s, lane_bytes),
             _ => {}
         }
     }
-    if kd.user_sgprs().iter().any(|s| matches!(s.value, InitialSgpr::FlatScratchInit)) {
-        w.set_sgpr_pair(exec::wave::FLAT_SCRATCH_LO, SCRATCH);
-    }
     // One work-group in x only: y and z ids are 0 whatever the descriptor
     // enables (CDNA packs x | y << 10 | z << 20 into v0).
     let _ = WorkitemIdVgprs::X;
-    for lane in 0..64 {
-        w.vgpr[0][lane] = lane as u32;
-    }
-    w.set_exec(if lanes >= 64 { u64::MAX } else { (1u64 << lanes) - 1 });
-    let mut lds = vec![0u8; kd.group_segment_fixed_size as usize];
-    let mut slices = 0;
-    loop {
-        match exec::run_single_wave(program, &mut w, mem, &mut lds, 20_000) {
-            Ok(_) => break,
-            Err(ExecFault::Hang { .. }) => {}
-            Err(e) => panic!("{name}: {e} at {w:?}"),
+    let mut exec_mask = 0u64;
+    for lane in 0..64u32 {
+        let id = wi * 64 + lane;
+        w.vgpr[0][lane as usize] = id;
+        if id < lanes {
+            exec_mask |= 1 << lane;
         }
-        assert_ne!(w.status, WaveStatus::Ended);
+    }
+    w.set_exec(exec_mask);
+    w
+}
+
+/// Runs one work-group of `lanes` work-items of kernel `name`, round-robin
+/// over its waves in slices, serving RPC after every round.
+fn launch(m: &mut Machine, name: &str, lanes: u32, explicit: &[u8]) {
+    let Machine { co, program, mem, server, host } = m;
+    let kernel = co.kernel(name).unwrap_or_else(|| panic!("kernel {name}"));
+    let kd = &kernel.descriptor;
+    mem.write(KERNARG, &kernarg_segment(kernel, lanes, explicit)).expect("kernargs");
+    let lane_bytes = if kd.properties.uses_dynamic_stack { kd.private_segment_fixed_size.max(16 * 1024) } else { kd.private_segment_fixed_size }
+        .next_multiple_of(16);
+    let n_waves = lanes.div_ceil(64);
+    mem.map(SCRATCH, u64::from(lane_bytes.max(16)) * 64 * u64::from(n_waves)).expect("scratch");
+    let mut waves: Vec<Wave> = (0..n_waves).map(|wi| new_wave(kernel, lane_bytes, wi, lanes)).collect();
+    let mut lds = vec![0u8; kd.group_segment_fixed_size as usize];
+    let mut rounds = 0;
+    while waves.iter().any(|w| w.status != WaveStatus::Ended) {
+        for w in waves.iter_mut().filter(|w| w.status != WaveStatus::Ended) {
+            match exec::run_single_wave(program, w, mem, &mut lds, 5_000) {
+                Ok(_) | Err(ExecFault::Hang { .. }) => {}
+                Err(e) => panic!("{name}: {e} at {w:?}"),
+            }
+        }
         let view = ExecMemory(RefCell::new(mem));
         server.poll(&view, host).unwrap_or_else(|e| panic!("{name}: RPC error {e}"));
-        slices += 1;
-        assert!(slices < 5_000, "{name} does not finish");
+        rounds += 1;
+        assert!(rounds < 20_000, "{name} does not finish");
     }
     // Requests sent right before s_endpgm (EXIT) still need serving.
     let view = ExecMemory(RefCell::new(mem));
@@ -209,12 +226,12 @@ fn build(target: Target, name: &str, source: &str) -> CodeObject {
 }
 
 /// Runs a program on one wave of `lanes` work-items; returns stdout and the exit status.
-fn run(target: Target, name: &str, source: &str, lanes: u32, args: &[&str]) -> (String, i32, Host) {
+fn run(target: Target, name: &str, source: &str, lanes: u32, ports: u32, args: &[&str]) -> (String, i32, Host) {
     let co = build(target, name, source);
     let mut mem = Memory::new();
     let loaded = exec::load(&co, exec::CODE_BASE, &mut mem).expect("load");
     let program = without_cache_maintenance(&co, &loaded, &mem);
-    let layout = RpcLayout::new(64, 8).expect("layout");
+    let layout = RpcLayout::new(64, ports).expect("layout");
     mem.write(RPC_BUFFER, &vec![0u8; layout.allocation_size() as usize]).expect("rpc buffer");
     let server = RpcServer::new(layout, RPC_BUFFER);
     let client = co.symbol(CLIENT_SYMBOL).expect("client symbol");
@@ -242,7 +259,7 @@ fn hello_world_runs_on_the_functional_executor() {
     // gfx950 code uses v_bitop3_b32, which the functional executor does not
     // implement yet; the gfx950 code object itself is checked in tests/cc.rs.
     for target in [Target::Gfx90a, Target::Gfx942] {
-        let (out, status, _) = run(target, "hello", "#include <stdio.h>\nint main(void) { puts(\"Hello from the GPU\"); return 0; }\n", 1, &["hello"]);
+        let (out, status, _) = run(target, "hello", "#include <stdio.h>\nint main(void) { puts(\"Hello from the GPU\"); return 0; }\n", 1, 8, &["hello"]);
         assert_eq!(out, "Hello from the GPU\n", "{target}");
         assert_eq!(status, 0);
     }
@@ -263,11 +280,36 @@ int main(int argc, char **argv) {
   return lane == 7 ? 4 : 0;
 }
 "#;
-    let (out, status, host) = run(Target::Gfx942, "lanes", source, 64, &["prog", "arg"]);
+    let (out, status, host) = run(Target::Gfx942, "lanes", source, 64, 8, &["prog", "arg"]);
     let want: String = (0..64u64)
         .map(|l| format!("lane {l:2} of 2: arg {:5.2} {:x} {}\n", l as f64 * 0.25, l << 36, (b'A' + (l & 15) as u8) as char))
         .collect();
     assert_eq!(out, want, "lanes print whole lines in lane order");
     assert_eq!(status, 4, "main's results are ORed into ret");
     assert!(host.live.is_empty(), "every malloc was freed");
+}
+
+#[test]
+fn waves_contend_for_fewer_ports_than_waves() {
+    let source = r#"
+#include <stdio.h>
+int main(void) {
+  unsigned id = __builtin_amdgcn_workitem_id_x();
+  for (int round = 0; round < 2; ++round)
+    printf("item %3u round %d %s\n", id, round, id % 2 ? "odd" : "even");
+  if (id == 100)
+    fprintf(stderr, "%s", "");
+  return 0;
+}
+"#;
+    // 160 work-items: two full waves and one of 32 lanes, over 2 ports.
+    let (out, status, _) = run(Target::Gfx90a, "contend", source, 160, 2, &["contend"]);
+    assert_eq!(status, 0);
+    let mut got: Vec<&str> = out.lines().collect();
+    got.sort();
+    let mut want: Vec<String> = (0..160u32)
+        .flat_map(|id| (0..2).map(move |r| format!("item {id:3} round {r} {}", if id % 2 == 1 { "odd" } else { "even" })))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
 }
