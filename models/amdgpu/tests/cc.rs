@@ -136,3 +136,22 @@ fn runtime_cache_holds_every_header() {
     }
     assert_eq!(amdgpu::cc::runtime_dir().expect("second call"), dir, "keyed by content");
 }
+
+#[test]
+fn concurrent_first_installs_of_the_runtime_agree() {
+    let root = std::env::temp_dir().join(format!("simdojo-cc-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dirs: Vec<PathBuf> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8).map(|_| s.spawn(|| amdgpu::cc::runtime_dir_in(&root).expect("install"))).collect();
+        handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+    });
+    assert!(dirs.windows(2).all(|w| w[0] == w[1]), "{dirs:?}");
+    assert!(dirs[0].starts_with(&root));
+    assert!(dirs[0].join(".complete").is_file());
+    for (rel, _) in [("src/rpc_port.h", ()), ("include/stdio.h", ()), ("src/start.c", ())] {
+        assert!(dirs[0].join(rel).is_file(), "{rel}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&root).expect("root").filter_map(Result::ok).map(|e| e.file_name()).collect();
+    assert_eq!(leftovers.len(), 1, "staging copies are cleaned up: {leftovers:?}");
+    std::fs::remove_dir_all(&root).expect("clean up");
+}
