@@ -280,11 +280,19 @@ int main(int argc, char **argv) {
   return lane == 7 ? 4 : 0;
 }
 "#;
-    let (out, status, host) = run(Target::Gfx942, "lanes", source, 64, 8, &["prog", "arg"]);
+    // On gfx90a the executor hands lanes 48..63 the wrong first 8 bytes of
+    // the stack-resident printf argument block (a flat pointer to private
+    // offset 0 instead of `lane, argc`); the same program is right on every
+    // lane for gfx942, and gfx90a passes the multi-wave test below, so this
+    // is left to the executor's scratch model (reported), not the runtime.
+    let target = Target::Gfx942;
+    let (out, status, host) = run(target, "lanes", source, 64, 8, &["prog", "arg"]);
     let want: String = (0..64u64)
         .map(|l| format!("lane {l:2} of 2: arg {:5.2} {:x} {}\n", l as f64 * 0.25, l << 36, (b'A' + (l & 15) as u8) as char))
         .collect();
-    assert_eq!(out, want, "lanes print whole lines in lane order");
+    let bad: Vec<(usize, &str)> = out.lines().zip(want.lines()).enumerate().filter(|(_, (g, w))| g != w).map(|(k, (g, _))| (k, g)).collect();
+    assert!(bad.is_empty(), "{target}: {bad:?}");
+    assert_eq!(out, want, "{target}: lanes print whole lines in lane order");
     assert_eq!(status, 4, "main's results are ORed into ret");
     assert!(host.live.is_empty(), "every malloc was freed");
 }
@@ -303,13 +311,15 @@ int main(void) {
 }
 "#;
     // 160 work-items: two full waves and one of 32 lanes, over 2 ports.
-    let (out, status, _) = run(Target::Gfx90a, "contend", source, 160, 2, &["contend"]);
-    assert_eq!(status, 0);
-    let mut got: Vec<&str> = out.lines().collect();
-    got.sort();
-    let mut want: Vec<String> = (0..160u32)
-        .flat_map(|id| (0..2).map(move |r| format!("item {id:3} round {r} {}", if id % 2 == 1 { "odd" } else { "even" })))
-        .collect();
-    want.sort();
-    assert_eq!(got, want);
+    for target in [Target::Gfx90a, Target::Gfx942] {
+        let (out, status, _) = run(target, "contend", source, 160, 2, &["contend"]);
+        assert_eq!(status, 0);
+        let mut got: Vec<&str> = out.lines().collect();
+        got.sort();
+        let mut want: Vec<String> = (0..160u32)
+            .flat_map(|id| (0..2).map(move |r| format!("item {id:3} round {r} {}", if id % 2 == 1 { "odd" } else { "even" })))
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "{target}");
+    }
 }
