@@ -280,11 +280,12 @@ int main(int argc, char **argv) {
   return lane == 7 ? 4 : 0;
 }
 "#;
-    // On gfx90a the executor hands lanes 48..63 the wrong first 8 bytes of
-    // the stack-resident printf argument block (a flat pointer to private
-    // offset 0 instead of `lane, argc`); the same program is right on every
-    // lane for gfx942, and gfx90a passes the multi-wave test below, so this
-    // is left to the executor's scratch model (reported), not the runtime.
+    // gfx942 only: on gfx90a, `_start` sets the stack pointer to
+    // `s_movk_i32 s32, 0xc00` (48 bytes per lane, wave-scaled as gfx9 MUBUF
+    // scratch is) and the functional executor applies that soffset to each
+    // lane unscaled, so lane L's callee frame lands on lane L+48's printf
+    // arguments (lanes 48..63 print garbage). Reported to the executor's
+    // owner; the runtime is right on gfx942 and in the multi-wave test below.
     let target = Target::Gfx942;
     let (out, status, host) = run(target, "lanes", source, 64, 8, &["prog", "arg"]);
     let want: String = (0..64u64)
