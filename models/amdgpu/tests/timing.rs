@@ -541,7 +541,7 @@ mod bandwidth {
 
 mod hbm {
     use amdgpu::timing::hbm::{AddressMapping, DramTiming, HbmConfig, HbmModel, MapField};
-    use amdgpu::timing::{ByteAddr, ConfigError, Cycle, Part};
+    use amdgpu::timing::{ByteAddr, ConfigError, Cycle, HbmError, Part};
     use proptest::prelude::*;
 
     /// MI300X HBM3 seen from its own memory clock (1 caller cycle = 1 memory clock).
@@ -610,10 +610,10 @@ mod hbm {
         let (rcd, cl, rp, burst) = (u64::from(t.t_rcd), u64::from(t.t_cl), u64::from(t.t_rp), u64::from(t.t_burst));
         let mut m = HbmModel::new(&config).unwrap();
         let data = 2 * burst; // 64 bytes = 2 bursts
-        let miss = m.access(Cycle(0), ByteAddr(0), 64, false) - Cycle(0);
-        let hit = m.access(Cycle(1000), ByteAddr(64), 64, false) - Cycle(1000);
+        let miss = m.access(Cycle(0), ByteAddr(0), 64, false).unwrap() - Cycle(0);
+        let hit = m.access(Cycle(1000), ByteAddr(64), 64, false).unwrap() - Cycle(1000);
         let other = same_bank_other_row(&m, 0);
-        let conflict = m.access(Cycle(2000), ByteAddr(other), 64, true) - Cycle(2000);
+        let conflict = m.access(Cycle(2000), ByteAddr(other), 64, true).unwrap() - Cycle(2000);
         assert_eq!(miss, rcd + cl + data);
         assert_eq!(hit, cl + data);
         assert_eq!(conflict, rp + rcd + cl + data);
@@ -628,9 +628,9 @@ mod hbm {
         let config = same_clock();
         let t = config.timing;
         let mut m = HbmModel::new(&config).unwrap();
-        m.access(Cycle(0), ByteAddr(0), 32, false);
+        m.access(Cycle(0), ByteAddr(0), 32, false).unwrap();
         let other = same_bank_other_row(&m, 0);
-        let done = m.access(Cycle(1), ByteAddr(other), 32, false);
+        let done = m.access(Cycle(1), ByteAddr(other), 32, false).unwrap();
         assert_eq!(done.get(), u64::from(t.t_ras + t.t_rp + t.t_rcd + t.t_cl + t.t_burst));
     }
 
@@ -639,7 +639,7 @@ mod hbm {
         let config = HbmConfig::hbm3_mi300x();
         let t = config.timing;
         let mut m = HbmModel::new(&config).unwrap();
-        let miss = m.access(Cycle(0), ByteAddr(0), 32, false).get();
+        let miss = m.access(Cycle(0), ByteAddr(0), 32, false).unwrap().get();
         let memory_clocks = u64::from(t.t_rcd + t.t_cl + t.t_burst);
         assert_eq!(miss, (memory_clocks * 2100).div_ceil(2600));
     }
@@ -648,7 +648,7 @@ mod hbm {
         let mut m = HbmModel::new(config).unwrap();
         let mut last = Cycle(0);
         for addr in (0..total).step_by(chunk as usize) {
-            last = last.max(m.access(Cycle(0), ByteAddr(addr), chunk, false));
+            last = last.max(m.access(Cycle(0), ByteAddr(addr), chunk, false).unwrap());
         }
         assert_eq!(m.stats().bytes_read(), total);
         total as f64 / last.get() as f64
@@ -678,7 +678,7 @@ mod hbm {
         let mut last = Cycle(0);
         let n = 4096u64;
         for i in 0..n {
-            last = last.max(m.access(Cycle(0), ByteAddr(i * stride), 256, false));
+            last = last.max(m.access(Cycle(0), ByteAddr(i * stride), 256, false).unwrap());
         }
         let first = m.locate(ByteAddr(0));
         let other = m.locate(ByteAddr((n - 1) * stride));
@@ -710,15 +710,28 @@ mod hbm {
     }
 
     #[test]
+    fn oversized_access_is_an_error_not_a_hang() {
+        let mut m = HbmModel::new(&HbmConfig::hbm3_mi300x()).unwrap();
+        let max = amdgpu::timing::hbm::MAX_ACCESS_BYTES;
+        assert!(m.access(Cycle(0), ByteAddr(0), max, false).is_ok());
+        assert_eq!(
+            m.access(Cycle(0), ByteAddr(0), u64::MAX, false),
+            Err(HbmError::AccessTooLarge { bytes: u64::MAX, max })
+        );
+        assert_eq!(m.access(Cycle(5), ByteAddr(0), 0, true), Ok(Cycle(5)));
+        assert_eq!(m.stats().bytes_read(), max);
+    }
+
+    #[test]
     fn serde_round_trip_preserves_open_rows_and_busy_times() {
         let mut a = HbmModel::new(&HbmConfig::hbm2e_mi210()).unwrap();
         for i in 0..100u64 {
-            a.access(Cycle(i), ByteAddr(i * 4160), 128, i % 3 == 0);
+            a.access(Cycle(i), ByteAddr(i * 4160), 128, i % 3 == 0).unwrap();
         }
         let mut b: HbmModel = postcard::from_bytes(&postcard::to_stdvec(&a).unwrap()).unwrap();
         for i in 0..100u64 {
             let (now, addr) = (Cycle(100 + i), ByteAddr(i * 7744));
-            assert_eq!(a.access(now, addr, 64, false), b.access(now, addr, 64, false));
+            assert_eq!(a.access(now, addr, 64, false).unwrap(), b.access(now, addr, 64, false).unwrap());
         }
         assert_eq!(a.stats(), b.stats());
     }
@@ -735,7 +748,7 @@ mod hbm {
             let mut bytes = 0;
             for (gap, addr, size, write) in requests {
                 now += gap;
-                let done = m.access(Cycle(now), ByteAddr(addr), size, write);
+                let done = m.access(Cycle(now), ByteAddr(addr), size, write).unwrap();
                 prop_assert!(done > Cycle(now));
                 last = last.max(done.get());
                 bytes += size;

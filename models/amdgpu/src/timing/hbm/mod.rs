@@ -28,8 +28,11 @@ pub use self::config::{ns_to_clocks, DramTiming, HbmConfig, HbmGeometry};
 pub use self::mapping::{AddressMapping, DramLocation, MapField};
 
 use self::mapping::{Decoder, FieldCounts};
-use crate::timing::error::ConfigError;
+use crate::timing::error::{ConfigError, HbmError};
 use crate::timing::units::{ByteAddr, Cycle};
+
+/// The largest access one [`HbmModel::access`] call takes: 1 MiB.
+pub const MAX_ACCESS_BYTES: u64 = 1 << 20;
 
 /// Byte counts of one channel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,7 +139,11 @@ impl HbmModel {
 
     /// Performs an access of `bytes` bytes at `addr` arriving at `now` and returns the
     /// caller cycle at which its last byte has moved. A zero-byte access completes at `now`.
-    pub fn access(&mut self, now: Cycle, addr: ByteAddr, bytes: u64, is_write: bool) -> Cycle {
+    /// At most [`MAX_ACCESS_BYTES`] per call (the work is proportional to the size).
+    pub fn access(&mut self, now: Cycle, addr: ByteAddr, bytes: u64, is_write: bool) -> Result<Cycle, HbmError> {
+        if bytes > MAX_ACCESS_BYTES {
+            return Err(HbmError::AccessTooLarge { bytes, max: MAX_ACCESS_BYTES });
+        }
         self.stats.accesses += 1;
         let now_units = now.get().saturating_mul(u64::from(self.config.memory_clock_mhz));
         let granule = self.decoder.granule_bytes();
@@ -149,7 +156,7 @@ impl HbmModel {
             addr = addr.wrapping_add(in_granule);
             left -= in_granule;
         }
-        Cycle(done.div_ceil(u64::from(self.config.memory_clock_mhz)))
+        Ok(Cycle(done.div_ceil(u64::from(self.config.memory_clock_mhz))))
     }
 
     /// One piece inside one granule; returns its completion in internal units.
