@@ -820,6 +820,9 @@ mod latency {
         }
         println!("idle MI300X: {models} cache models, {heap} bytes");
         assert!(heap < 2 << 20, "{heap} bytes");
+        let hbm = amdgpu::timing::HbmModel::new(&t.hbm).unwrap().heap_bytes();
+        println!("MI300X HBM model: {hbm} bytes");
+        assert!(hbm > 16384 * 16 && hbm < 2 << 20, "{hbm} bytes for 16384 banks");
     }
 }
 

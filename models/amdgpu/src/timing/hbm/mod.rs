@@ -126,6 +126,13 @@ impl HbmModel {
         &self.stats
     }
 
+    /// Bytes of heap the model holds (bank and bus state; fixed at creation).
+    pub fn heap_bytes(&self) -> usize {
+        self.banks.capacity() * std::mem::size_of::<BankState>()
+            + self.bus_free_at.capacity() * std::mem::size_of::<u64>()
+            + self.stats.channels.capacity() * std::mem::size_of::<ChannelStats>()
+    }
+
     /// Where `addr` lives.
     pub fn locate(&self, addr: ByteAddr) -> DramLocation {
         self.decoder.decode(addr.get())
