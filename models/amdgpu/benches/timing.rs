@@ -47,7 +47,10 @@ fn bench_hbm(c: &mut Criterion) {
             for _ in 0..N {
                 addr = addr.wrapping_add(128);
                 now += 1;
-                black_box(hbm.access(Cycle(now), ByteAddr(addr), 128, false).expect("small access"));
+                black_box(
+                    hbm.access(Cycle(now), ByteAddr(addr), 128, false)
+                        .expect("small access"),
+                );
             }
         })
     });

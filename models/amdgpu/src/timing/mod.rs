@@ -33,7 +33,9 @@ pub mod part;
 pub mod units;
 
 pub use self::bandwidth::{Bandwidth, BandwidthPort};
-pub use self::cache::{AccessKind, AccessOutcome, CacheConfig, CacheModel, ReplacementPolicy, WritePolicy};
+pub use self::cache::{
+    AccessKind, AccessOutcome, CacheConfig, CacheModel, ReplacementPolicy, WritePolicy,
+};
 pub use self::error::{ConfigError, HbmError, MshrError};
 pub use self::hbm::{HbmConfig, HbmModel};
 pub use self::interleave::{ChannelId, ChannelInterleave};
