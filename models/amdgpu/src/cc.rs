@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use amdgpu_isa::Target;
 use sha2::{Digest, Sha256};
@@ -184,11 +185,17 @@ fn cache_root() -> PathBuf {
     std::env::temp_dir().join("simdojo-cache")
 }
 
-/// Writes the embedded runtime to the cache (once per content hash) and
-/// returns its directory. Concurrent writers each build a private copy and
-/// rename it into place; the first rename wins.
+/// Writes the embedded runtime to the user's cache directory
+/// (`$SIMDOJO_CACHE_DIR`, else `$XDG_CACHE_HOME/simdojo`, else
+/// `~/.cache/simdojo`) once per content hash and returns its directory.
 pub fn runtime_dir() -> Result<PathBuf, CcError> {
-    let dir = cache_root().join(format!("amdgpu-runtime-{}", runtime_hash()));
+    runtime_dir_in(&cache_root())
+}
+
+/// Like [`runtime_dir`] under an explicit cache root. Concurrent writers each
+/// build a private copy and rename it into place; the first rename wins.
+pub fn runtime_dir_in(root: &Path) -> Result<PathBuf, CcError> {
+    let dir = root.join(format!("amdgpu-runtime-{}", runtime_hash()));
     let marker = dir.join(".complete");
     if marker.is_file() {
         return Ok(dir);
@@ -197,9 +204,12 @@ pub fn runtime_dir() -> Result<PathBuf, CcError> {
         let path = path.to_path_buf();
         move |source| CcError::Cache { path, source }
     };
-    let parent = cache_root();
+    let parent = root.to_path_buf();
     std::fs::create_dir_all(&parent).map_err(io(&parent))?;
-    let staging = parent.join(format!(".staging-{}-{}", std::process::id(), runtime_hash()));
+    // Unique per call: threads of one process may install at the same time.
+    static STAGING: AtomicU64 = AtomicU64::new(0);
+    let n = STAGING.fetch_add(1, Ordering::Relaxed);
+    let staging = parent.join(format!(".staging-{}-{n}-{}", std::process::id(), runtime_hash()));
     for (rel, text) in RUNTIME_FILES {
         let path = staging.join(rel);
         if let Some(p) = path.parent() {

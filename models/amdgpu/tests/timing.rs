@@ -2,7 +2,9 @@
 //! bandwidth ports, HBM and the per-part defaults. One binary; one module per model.
 
 mod cache {
-    use amdgpu::timing::cache::{AccessKind, AccessOutcome, CacheConfig, CacheModel, LineState, WritePolicy};
+    use amdgpu::timing::cache::{
+        AccessKind, AccessOutcome, CacheConfig, CacheModel, LineState, WritePolicy,
+    };
     use amdgpu::timing::{ConfigError, LineAddr, ReplacementPolicy};
     use proptest::prelude::*;
 
@@ -17,7 +19,8 @@ mod cache {
     }
 
     fn cache(sets: u64, ways: u32, policy: &str) -> CacheModel {
-        CacheModel::new(&config(sets, ways, policy, WritePolicy::WriteBack)).expect("test configs are valid")
+        CacheModel::new(&config(sets, ways, policy, WritePolicy::WriteBack))
+            .expect("test configs are valid")
     }
 
     /// Runs `ops` ("r5" read line 5, "w5" write, "a5" atomic) and renders each outcome:
@@ -35,9 +38,13 @@ mod cache {
             let line = LineAddr(line.parse().expect("line number"));
             out.push(match cache.access(line, kind, true) {
                 AccessOutcome::Hit { .. } => "H".to_string(),
-                AccessOutcome::Miss { allocated: false, .. } => "B".to_string(),
+                AccessOutcome::Miss {
+                    allocated: false, ..
+                } => "B".to_string(),
                 AccessOutcome::Miss { evicted: None, .. } => "M".to_string(),
-                AccessOutcome::Miss { evicted: Some(e), .. } => {
+                AccessOutcome::Miss {
+                    evicted: Some(e), ..
+                } => {
                     format!("M-{}{}", e.line.get(), if e.dirty { "*" } else { "" })
                 }
             });
@@ -87,14 +94,22 @@ mod cache {
         assert!(ta.starts_with("M M M M "), "{ta}");
         // Every victim was resident: the cache holds exactly 4 lines at the end.
         assert_eq!(a.resident_lines(), 4);
-        assert_eq!(cache(1, 4, "random").config().policy, ReplacementPolicy::Random { seed: 0 });
+        assert_eq!(
+            cache(1, 4, "random").config().policy,
+            ReplacementPolicy::Random { seed: 0 }
+        );
     }
 
     #[test]
     fn ideal_always_hits_and_holds_no_tags() {
         let mut c = CacheModel::new(&config(64, 16, "ideal", WritePolicy::WriteThrough)).unwrap();
         assert_eq!(trace(&mut c, "r1 r2 r3 w4 a5 r1000000"), "H H H H H H");
-        assert_eq!(c.access(LineAddr(9), AccessKind::Write, true), AccessOutcome::Hit { write_downstream: true });
+        assert_eq!(
+            c.access(LineAddr(9), AccessKind::Write, true),
+            AccessOutcome::Hit {
+                write_downstream: true
+            }
+        );
         assert_eq!(c.probe(LineAddr(12345)), Some(LineState::Clean));
         assert_eq!(c.stats().hits(), 7);
         assert_eq!(c.stats().misses(), 0);
@@ -119,10 +134,19 @@ mod cache {
         let mut c = CacheModel::new(&config(1, 2, "lru", WritePolicy::WriteThrough)).unwrap();
         assert_eq!(trace(&mut c, "w0 r0 w0 r0"), "B M H H");
         assert_eq!(c.probe(LineAddr(0)), Some(LineState::Clean));
-        assert_eq!(c.access(LineAddr(0), AccessKind::Write, true), AccessOutcome::Hit { write_downstream: true });
+        assert_eq!(
+            c.access(LineAddr(0), AccessKind::Write, true),
+            AccessOutcome::Hit {
+                write_downstream: true
+            }
+        );
         assert_eq!(
             c.access(LineAddr(5), AccessKind::Write, true),
-            AccessOutcome::Miss { allocated: false, evicted: None, write_downstream: true }
+            AccessOutcome::Miss {
+                allocated: false,
+                evicted: None,
+                write_downstream: true
+            }
         );
         assert_eq!(c.stats().writes_forwarded, 4);
         assert!(c.writeback_all().is_empty());
@@ -141,11 +165,19 @@ mod cache {
         let mut c = cache(4, 2, "lru");
         assert_eq!(
             c.access(LineAddr(3), AccessKind::Read, false),
-            AccessOutcome::Miss { allocated: false, evicted: None, write_downstream: false }
+            AccessOutcome::Miss {
+                allocated: false,
+                evicted: None,
+                write_downstream: false
+            }
         );
         assert_eq!(c.probe(LineAddr(3)), None);
         assert_eq!(c.stats().bypasses, 1);
-        assert_eq!(c.heap_bytes(), cache(4, 2, "lru").heap_bytes(), "a bypass must not allocate tags");
+        assert_eq!(
+            c.heap_bytes(),
+            cache(4, 2, "lru").heap_bytes(),
+            "a bypass must not allocate tags"
+        );
     }
 
     #[test]
@@ -164,7 +196,10 @@ mod cache {
         let mut flushed = c.writeback_all();
         flushed.sort();
         assert_eq!(flushed, vec![LineAddr(0), LineAddr(2), LineAddr(7)]);
-        assert!(c.writeback_all().is_empty(), "lines are clean after a flush");
+        assert!(
+            c.writeback_all().is_empty(),
+            "lines are clean after a flush"
+        );
         assert_eq!(c.resident_lines(), 5);
         trace(&mut c, "w1 w8");
         let idle = cache(4, 2, "lru").heap_bytes();
@@ -175,7 +210,10 @@ mod cache {
         assert_eq!(c.resident_lines(), 0);
         assert_eq!(c.heap_bytes(), idle, "invalidate_all frees the tag groups");
         let s = c.stats();
-        assert_eq!((s.writebacks.flush, s.writebacks.invalidate, s.invalidations), (3, 2, 5));
+        assert_eq!(
+            (s.writebacks.flush, s.writebacks.invalidate, s.invalidations),
+            (3, 2, 5)
+        );
         assert_eq!(trace(&mut c, "r0"), "M");
     }
 
@@ -195,23 +233,77 @@ mod cache {
         let good = config(4, 2, "lru", WritePolicy::WriteBack);
         let err = |c: CacheConfig| CacheModel::new(&c).unwrap_err();
         let e = err(CacheConfig { ways: 0, ..good });
-        assert_eq!(e, ConfigError::Zero { model: "cache", field: "ways" });
+        assert_eq!(
+            e,
+            ConfigError::Zero {
+                model: "cache",
+                field: "ways"
+            }
+        );
         assert!(e.to_string().contains("`ways`"), "{e}");
-        let e = err(CacheConfig { size_bytes: 3 * 2 * 128, ..good });
+        let e = err(CacheConfig {
+            size_bytes: 3 * 2 * 128,
+            ..good
+        });
         assert_eq!(e, ConfigError::SetsNotPowerOfTwo { sets: 3 });
         assert!(e.to_string().contains("size_bytes"), "{e}");
         assert_eq!(
-            err(CacheConfig { line_bytes: 2048, size_bytes: 1024, ..good }),
-            ConfigError::LineLargerThanSize { line_bytes: 2048, size_bytes: 1024 }
+            err(CacheConfig {
+                line_bytes: 2048,
+                size_bytes: 1024,
+                ..good
+            }),
+            ConfigError::LineLargerThanSize {
+                line_bytes: 2048,
+                size_bytes: 1024
+            }
         );
         assert_eq!(
-            err(CacheConfig { line_bytes: 96, ..good }),
-            ConfigError::NotPowerOfTwo { model: "cache", field: "line_bytes", value: 96 }
+            err(CacheConfig {
+                line_bytes: 96,
+                ..good
+            }),
+            ConfigError::NotPowerOfTwo {
+                model: "cache",
+                field: "line_bytes",
+                value: 96
+            }
         );
-        assert!(matches!(err(CacheConfig { size_bytes: 1000, ..good }), ConfigError::SizeNotMultipleOfSet { .. }));
-        assert!(matches!(err(CacheConfig { ways: 256, size_bytes: 256 * 128, ..good }), ConfigError::TooLarge { field: "ways", .. }));
-        assert_eq!(err(CacheConfig { size_bytes: 0, ..good }), ConfigError::Zero { model: "cache", field: "size_bytes" });
-        assert_eq!(err(CacheConfig { line_bytes: 0, ..good }), ConfigError::Zero { model: "cache", field: "line_bytes" });
+        assert!(matches!(
+            err(CacheConfig {
+                size_bytes: 1000,
+                ..good
+            }),
+            ConfigError::SizeNotMultipleOfSet { .. }
+        ));
+        assert!(matches!(
+            err(CacheConfig {
+                ways: 256,
+                size_bytes: 256 * 128,
+                ..good
+            }),
+            ConfigError::TooLarge { field: "ways", .. }
+        ));
+        assert_eq!(
+            err(CacheConfig {
+                size_bytes: 0,
+                ..good
+            }),
+            ConfigError::Zero {
+                model: "cache",
+                field: "size_bytes"
+            }
+        );
+        assert_eq!(
+            err(CacheConfig {
+                line_bytes: 0,
+                ..good
+            }),
+            ConfigError::Zero {
+                model: "cache",
+                field: "line_bytes"
+            }
+        );
     }
 
     #[test]
@@ -220,10 +312,18 @@ mod cache {
             let policy = ReplacementPolicy::from_name(name).unwrap();
             assert_eq!(policy.to_string(), name);
         }
-        assert_eq!("LRU".parse::<ReplacementPolicy>().unwrap(), ReplacementPolicy::Lru);
+        assert_eq!(
+            "LRU".parse::<ReplacementPolicy>().unwrap(),
+            ReplacementPolicy::Lru
+        );
         for bad in ["plru", "random:x", ""] {
             let e = ReplacementPolicy::from_name(bad).unwrap_err();
-            assert_eq!(e, ConfigError::UnknownPolicy { name: bad.to_string() });
+            assert_eq!(
+                e,
+                ConfigError::UnknownPolicy {
+                    name: bad.to_string()
+                }
+            );
             assert!(e.to_string().contains("policy"));
         }
     }
@@ -270,13 +370,21 @@ mod cache {
             policy: ReplacementPolicy::Lru,
             write_policy: WritePolicy::WriteThrough,
         };
-        let l2_config = CacheConfig { size_bytes: 4 << 20, ways: 16, write_policy: WritePolicy::WriteBack, ..l1_config };
+        let l2_config = CacheConfig {
+            size_bytes: 4 << 20,
+            ways: 16,
+            write_policy: WritePolicy::WriteBack,
+            ..l1_config
+        };
         let mut ws = 8 * 1024;
         while ws <= 8 << 20 {
             let mut l1 = CacheModel::new(&l1_config).unwrap();
             let mut l2 = CacheModel::new(&l2_config).unwrap();
             let (l1_miss, l2_miss) = chase(ws, &mut l1, &mut l2);
-            println!("working set {:>5} KiB: L1 miss rate {l1_miss:.3}, L2 local miss rate {l2_miss:.3}", ws / 1024);
+            println!(
+                "working set {:>5} KiB: L1 miss rate {l1_miss:.3}, L2 local miss rate {l2_miss:.3}",
+                ws / 1024
+            );
             let want_l1 = if ws <= 32 * 1024 { 0.0 } else { 1.0 };
             assert_eq!(l1_miss, want_l1, "L1 at working set {ws}");
             if ws > 32 * 1024 {
@@ -292,7 +400,11 @@ mod cache {
         // A cyclic chase over twice the capacity: LRU and SRRIP (whose fills all enter at
         // the same RRPV, so it degenerates to FIFO here) evict every line before its
         // reuse; random replacement keeps part of the working set.
-        for (policy, low, high) in [("lru", 1.0, 1.0), ("srrip", 1.0, 1.0), ("random:7", 0.5, 0.95)] {
+        for (policy, low, high) in [
+            ("lru", 1.0, 1.0),
+            ("srrip", 1.0, 1.0),
+            ("random:7", 0.5, 0.95),
+        ] {
             let mut l1 = CacheModel::new(&config(64, 4, policy, WritePolicy::WriteBack)).unwrap();
             let mut l2 = CacheModel::new(&config(64, 4, "ideal", WritePolicy::WriteBack)).unwrap();
             let (miss, _) = chase(64 * 1024, &mut l1, &mut l2);
@@ -316,7 +428,10 @@ mod cache {
         assert!(idle < 128 * 1024, "idle heap {idle}");
         c.access(LineAddr(0), AccessKind::Read, true);
         let one_group = c.heap_bytes() - idle;
-        assert!(one_group > 0 && one_group < 8 * 1024, "one group costs {one_group}");
+        assert!(
+            one_group > 0 && one_group < 8 * 1024,
+            "one group costs {one_group}"
+        );
         // Lines in four far-apart sets allocate four groups; a second line in the same set
         // group allocates nothing.
         for line in [1u64 << 12, 1 << 13, 1 << 14, 1 << 14 | 1] {
@@ -336,9 +451,12 @@ mod cache {
     #[test]
     fn serde_round_trip_preserves_behaviour() {
         let ops_before = "w1 r2 r3 w9 r17 a33 r1 r65 w2";
-        let ops_after: String = (0..200).map(|i| format!("{}{} ", ["r", "w", "a"][i % 3], (i * 37) % 40)).collect();
+        let ops_after: String = (0..200)
+            .map(|i| format!("{}{} ", ["r", "w", "a"][i % 3], (i * 37) % 40))
+            .collect();
         for policy in ["lru", "srrip", "random:3", "ideal"] {
-            let mut original = CacheModel::new(&config(8, 2, policy, WritePolicy::WriteBack)).unwrap();
+            let mut original =
+                CacheModel::new(&config(8, 2, policy, WritePolicy::WriteBack)).unwrap();
             trace(&mut original, ops_before);
             let json = serde_json::to_string(&original).unwrap();
             let mut from_json: CacheModel = serde_json::from_str(&json).unwrap();
@@ -347,7 +465,11 @@ mod cache {
             assert_eq!(from_json.stats(), original.stats());
             let want = trace(&mut original, &ops_after);
             assert_eq!(trace(&mut from_json, &ops_after), want, "{policy} via json");
-            assert_eq!(trace(&mut from_postcard, &ops_after), want, "{policy} via postcard");
+            assert_eq!(
+                trace(&mut from_postcard, &ops_after),
+                want,
+                "{policy} via postcard"
+            );
             assert_eq!(from_json.writeback_all(), original.writeback_all());
         }
     }
@@ -367,7 +489,11 @@ mod cache {
                 set.insert(0, (l, dirty || write));
                 return (true, None);
             }
-            let evicted = if set.len() == self.ways { set.pop() } else { None };
+            let evicted = if set.len() == self.ways {
+                set.pop()
+            } else {
+                None
+            };
             set.insert(0, (line, write));
             (false, evicted)
         }
@@ -428,38 +554,80 @@ mod mshr {
 
     #[test]
     fn allocate_merge_full_and_complete() {
-        let mut m: MshrFile<u32> = MshrFile::new(&MshrConfig { entries: 2, targets_per_entry: 3 }).unwrap();
+        let mut m: MshrFile<u32> = MshrFile::new(&MshrConfig {
+            entries: 2,
+            targets_per_entry: 3,
+        })
+        .unwrap();
         assert_eq!(m.allocate(LineAddr(1), 10), MshrAllocation::New);
         assert_eq!(m.allocate(LineAddr(1), 11), MshrAllocation::Merged);
         assert_eq!(m.allocate(LineAddr(2), 20), MshrAllocation::New);
         assert!(m.is_full());
         assert_eq!(m.allocate(LineAddr(3), 30), MshrAllocation::Full(30));
         assert_eq!(m.allocate(LineAddr(1), 12), MshrAllocation::Merged);
-        assert_eq!(m.allocate(LineAddr(1), 13), MshrAllocation::Full(13), "target list full");
+        assert_eq!(
+            m.allocate(LineAddr(1), 13),
+            MshrAllocation::Full(13),
+            "target list full"
+        );
         assert_eq!(m.complete(LineAddr(1)), Ok(vec![10, 11, 12]));
         assert!(!m.is_pending(LineAddr(1)));
-        assert_eq!(m.complete(LineAddr(1)), Err(MshrError::NotPending { line: LineAddr(1) }));
+        assert_eq!(
+            m.complete(LineAddr(1)),
+            Err(MshrError::NotPending { line: LineAddr(1) })
+        );
         assert_eq!(m.allocate(LineAddr(3), 30), MshrAllocation::New);
         assert_eq!(m.occupancy(), 2);
         let s = m.stats();
-        assert_eq!((s.allocations, s.merges, s.full_entries, s.full_targets, s.peak_occupancy), (3, 2, 1, 1, 2));
+        assert_eq!(
+            (
+                s.allocations,
+                s.merges,
+                s.full_entries,
+                s.full_targets,
+                s.peak_occupancy
+            ),
+            (3, 2, 1, 1, 2)
+        );
     }
 
     #[test]
     fn zero_capacity_is_a_config_error() {
-        let e = MshrFile::<u8>::new(&MshrConfig { entries: 0, targets_per_entry: 1 }).unwrap_err();
-        assert_eq!(e, ConfigError::Zero { model: "mshr", field: "entries" });
-        let e = MshrFile::<u8>::new(&MshrConfig { entries: 1, targets_per_entry: 0 }).unwrap_err();
+        let e = MshrFile::<u8>::new(&MshrConfig {
+            entries: 0,
+            targets_per_entry: 1,
+        })
+        .unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::Zero {
+                model: "mshr",
+                field: "entries"
+            }
+        );
+        let e = MshrFile::<u8>::new(&MshrConfig {
+            entries: 1,
+            targets_per_entry: 0,
+        })
+        .unwrap_err();
         assert!(e.to_string().contains("targets_per_entry"));
     }
 
     #[test]
     fn serde_round_trip_keeps_waiters() {
-        let mut m: MshrFile<String> = MshrFile::new(&MshrConfig { entries: 4, targets_per_entry: 4 }).unwrap();
+        let mut m: MshrFile<String> = MshrFile::new(&MshrConfig {
+            entries: 4,
+            targets_per_entry: 4,
+        })
+        .unwrap();
         m.allocate(LineAddr(5), "a".into());
         m.allocate(LineAddr(5), "b".into());
-        let mut back: MshrFile<String> = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
-        assert_eq!(back.allocate(LineAddr(5), "c".into()), MshrAllocation::Merged);
+        let mut back: MshrFile<String> =
+            serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(
+            back.allocate(LineAddr(5), "c".into()),
+            MshrAllocation::Merged
+        );
         assert_eq!(back.complete(LineAddr(5)).unwrap(), vec!["a", "b", "c"]);
     }
 }
@@ -476,13 +644,20 @@ mod bandwidth {
         assert_eq!(p.reserve(Cycle(10), 64), Cycle(11));
         assert_eq!(p.reserve(Cycle(10), 0), Cycle(11));
         assert_eq!(p.busy_until(), Cycle(11));
-        assert_eq!((p.stats().transfers, p.stats().bytes, p.stats().queued), (4, 256, 2));
+        assert_eq!(
+            (p.stats().transfers, p.stats().bytes, p.stats().queued),
+            (4, 256, 2)
+        );
     }
 
     #[test]
     fn fractional_rates_are_exact() {
         // 3 bytes every 2 cycles.
-        let mut p = BandwidthPort::new(Bandwidth { bytes: 3, per_cycles: 2 }).unwrap();
+        let mut p = BandwidthPort::new(Bandwidth {
+            bytes: 3,
+            per_cycles: 2,
+        })
+        .unwrap();
         assert_eq!(p.reserve(Cycle(0), 3), Cycle(2));
         assert_eq!(p.reserve(Cycle(0), 1), Cycle(3)); // 8/3 cycles, rounded up
         assert_eq!(p.reserve(Cycle(0), 2), Cycle(4)); // exactly 12/3
@@ -498,10 +673,21 @@ mod bandwidth {
     #[test]
     fn zero_bandwidth_is_a_config_error() {
         assert_eq!(
-            BandwidthPort::new(Bandwidth { bytes: 0, per_cycles: 1 }).unwrap_err(),
-            ConfigError::Zero { model: "bandwidth", field: "bytes" }
+            BandwidthPort::new(Bandwidth {
+                bytes: 0,
+                per_cycles: 1
+            })
+            .unwrap_err(),
+            ConfigError::Zero {
+                model: "bandwidth",
+                field: "bytes"
+            }
         );
-        assert!(BandwidthPort::new(Bandwidth { bytes: 1, per_cycles: 0 }).is_err());
+        assert!(BandwidthPort::new(Bandwidth {
+            bytes: 1,
+            per_cycles: 0
+        })
+        .is_err());
     }
 
     proptest! {
@@ -541,7 +727,7 @@ mod bandwidth {
 
 mod hbm {
     use amdgpu::timing::hbm::{AddressMapping, DramTiming, HbmConfig, HbmModel, MapField};
-    use amdgpu::timing::{ByteAddr, ConfigError, Cycle, Part};
+    use amdgpu::timing::{ByteAddr, ConfigError, Cycle, HbmError, Part};
     use proptest::prelude::*;
 
     /// MI300X HBM3 seen from its own memory clock (1 caller cycle = 1 memory clock).
@@ -558,7 +744,16 @@ mod hbm {
         assert_eq!(gbs(HbmConfig::hbm3_mi300x()), 5324.8);
         assert_eq!(gbs(HbmConfig::hbm3e_mi355x()), 8192.0);
         let t = HbmConfig::hbm3_mi300x().timing;
-        assert_eq!(t, DramTiming { t_rcd: 37, t_cl: 37, t_rp: 37, t_ras: 86, t_burst: 4 });
+        assert_eq!(
+            t,
+            DramTiming {
+                t_rcd: 37,
+                t_cl: 37,
+                t_rp: 37,
+                t_ras: 86,
+                t_burst: 4
+            }
+        );
         assert_eq!(HbmConfig::hbm2e_mi210().timing.t_rcd, 23);
         assert_eq!(HbmConfig::hbm3e_mi355x().timing.t_ras, 132);
         for part in Part::ALL {
@@ -583,7 +778,10 @@ mod hbm {
             ]
         );
         let loc = m.locate(ByteAddr(0x1_23_45_67));
-        assert_eq!((loc.channel, loc.stack, loc.pseudo_channel, loc.column), (5, 4, 0, 3));
+        assert_eq!(
+            (loc.channel, loc.stack, loc.pseudo_channel, loc.column),
+            (5, 4, 0, 3)
+        );
         assert_eq!(loc.row, 1);
         // Bank XOR: row 1 flips the lowest bank bit of bank 2 / group 0.
         assert_eq!((loc.bank_group, loc.bank), (0, 2 ^ 1));
@@ -596,8 +794,14 @@ mod hbm {
             .map(|i| addr + (i << 24))
             .find(|&a| {
                 let l = m.locate(ByteAddr(a));
-                (l.stack, l.channel, l.pseudo_channel, l.bank_group, l.bank) ==
-                    (want.stack, want.channel, want.pseudo_channel, want.bank_group, want.bank)
+                (l.stack, l.channel, l.pseudo_channel, l.bank_group, l.bank)
+                    == (
+                        want.stack,
+                        want.channel,
+                        want.pseudo_channel,
+                        want.bank_group,
+                        want.bank,
+                    )
                     && l.row != want.row
             })
             .expect("some row of the same bank exists")
@@ -607,13 +811,18 @@ mod hbm {
     fn row_hit_is_faster_than_row_miss_is_faster_than_conflict() {
         let config = same_clock();
         let t = config.timing;
-        let (rcd, cl, rp, burst) = (u64::from(t.t_rcd), u64::from(t.t_cl), u64::from(t.t_rp), u64::from(t.t_burst));
+        let (rcd, cl, rp, burst) = (
+            u64::from(t.t_rcd),
+            u64::from(t.t_cl),
+            u64::from(t.t_rp),
+            u64::from(t.t_burst),
+        );
         let mut m = HbmModel::new(&config).unwrap();
         let data = 2 * burst; // 64 bytes = 2 bursts
-        let miss = m.access(Cycle(0), ByteAddr(0), 64, false) - Cycle(0);
-        let hit = m.access(Cycle(1000), ByteAddr(64), 64, false) - Cycle(1000);
+        let miss = m.access(Cycle(0), ByteAddr(0), 64, false).unwrap() - Cycle(0);
+        let hit = m.access(Cycle(1000), ByteAddr(64), 64, false).unwrap() - Cycle(1000);
         let other = same_bank_other_row(&m, 0);
-        let conflict = m.access(Cycle(2000), ByteAddr(other), 64, true) - Cycle(2000);
+        let conflict = m.access(Cycle(2000), ByteAddr(other), 64, true).unwrap() - Cycle(2000);
         assert_eq!(miss, rcd + cl + data);
         assert_eq!(hit, cl + data);
         assert_eq!(conflict, rp + rcd + cl + data);
@@ -628,10 +837,13 @@ mod hbm {
         let config = same_clock();
         let t = config.timing;
         let mut m = HbmModel::new(&config).unwrap();
-        m.access(Cycle(0), ByteAddr(0), 32, false);
+        m.access(Cycle(0), ByteAddr(0), 32, false).unwrap();
         let other = same_bank_other_row(&m, 0);
-        let done = m.access(Cycle(1), ByteAddr(other), 32, false);
-        assert_eq!(done.get(), u64::from(t.t_ras + t.t_rp + t.t_rcd + t.t_cl + t.t_burst));
+        let done = m.access(Cycle(1), ByteAddr(other), 32, false).unwrap();
+        assert_eq!(
+            done.get(),
+            u64::from(t.t_ras + t.t_rp + t.t_rcd + t.t_cl + t.t_burst)
+        );
     }
 
     #[test]
@@ -639,7 +851,7 @@ mod hbm {
         let config = HbmConfig::hbm3_mi300x();
         let t = config.timing;
         let mut m = HbmModel::new(&config).unwrap();
-        let miss = m.access(Cycle(0), ByteAddr(0), 32, false).get();
+        let miss = m.access(Cycle(0), ByteAddr(0), 32, false).unwrap().get();
         let memory_clocks = u64::from(t.t_rcd + t.t_cl + t.t_burst);
         assert_eq!(miss, (memory_clocks * 2100).div_ceil(2600));
     }
@@ -648,7 +860,7 @@ mod hbm {
         let mut m = HbmModel::new(config).unwrap();
         let mut last = Cycle(0);
         for addr in (0..total).step_by(chunk as usize) {
-            last = last.max(m.access(Cycle(0), ByteAddr(addr), chunk, false));
+            last = last.max(m.access(Cycle(0), ByteAddr(addr), chunk, false).unwrap());
         }
         assert_eq!(m.stats().bytes_read(), total);
         total as f64 / last.get() as f64
@@ -660,7 +872,10 @@ mod hbm {
             let config = HbmConfig::for_part(part);
             let peak = config.peak_bytes_per_caller_cycle();
             let achieved = stream(&config, 16 << 20, 128);
-            println!("{part}: stream {achieved:.1} B/cycle of peak {peak:.1} ({:.1}%)", 100.0 * achieved / peak);
+            println!(
+                "{part}: stream {achieved:.1} B/cycle of peak {peak:.1} ({:.1}%)",
+                100.0 * achieved / peak
+            );
             assert!(achieved <= peak, "{part}: {achieved} > {peak}");
             assert!(achieved >= 0.9 * peak, "{part}: {achieved} < 90% of {peak}");
         }
@@ -678,14 +893,28 @@ mod hbm {
         let mut last = Cycle(0);
         let n = 4096u64;
         for i in 0..n {
-            last = last.max(m.access(Cycle(0), ByteAddr(i * stride), 256, false));
+            last = last.max(
+                m.access(Cycle(0), ByteAddr(i * stride), 256, false)
+                    .unwrap(),
+            );
         }
         let first = m.locate(ByteAddr(0));
         let other = m.locate(ByteAddr((n - 1) * stride));
-        assert_eq!((first.stack, first.channel, first.pseudo_channel), (other.stack, other.channel, other.pseudo_channel));
+        assert_eq!(
+            (first.stack, first.channel, first.pseudo_channel),
+            (other.stack, other.channel, other.pseudo_channel)
+        );
         let achieved = (n * 256) as f64 / last.get() as f64;
-        assert!(achieved <= share && achieved >= 0.9 * share, "{achieved} vs share {share}");
-        let busy: Vec<_> = m.stats().channels.iter().filter(|c| c.bytes_read > 0).collect();
+        assert!(
+            achieved <= share && achieved >= 0.9 * share,
+            "{achieved} vs share {share}"
+        );
+        let busy: Vec<_> = m
+            .stats()
+            .channels
+            .iter()
+            .filter(|c| c.bytes_read > 0)
+            .collect();
         assert_eq!(busy.len(), 1);
     }
 
@@ -694,31 +923,81 @@ mod hbm {
         let mut c = HbmConfig::hbm3_mi300x();
         c.geometry.channels_per_stack = 12;
         let e = HbmModel::new(&c).unwrap_err();
-        assert_eq!(e, ConfigError::NotPowerOfTwo { model: "hbm", field: "geometry.channels_per_stack", value: 12 });
+        assert_eq!(
+            e,
+            ConfigError::NotPowerOfTwo {
+                model: "hbm",
+                field: "geometry.channels_per_stack",
+                value: 12
+            }
+        );
         assert!(e.to_string().contains("channels_per_stack"));
         let mut c = HbmConfig::hbm3_mi300x();
-        c.mapping = AddressMapping { order: vec![MapField::Channel, MapField::Channel], ..AddressMapping::default() };
-        assert!(matches!(HbmModel::new(&c).unwrap_err(), ConfigError::BadFieldOrder { .. }));
+        c.mapping = AddressMapping {
+            order: vec![MapField::Channel, MapField::Channel],
+            ..AddressMapping::default()
+        };
+        assert!(matches!(
+            HbmModel::new(&c).unwrap_err(),
+            ConfigError::BadFieldOrder { .. }
+        ));
         let mut c = HbmConfig::hbm3_mi300x();
         c.mapping.interleave_bytes = 4096;
-        assert!(matches!(HbmModel::new(&c).unwrap_err(), ConfigError::TooLarge { field: "mapping.interleave_bytes", .. }));
+        assert!(matches!(
+            HbmModel::new(&c).unwrap_err(),
+            ConfigError::TooLarge {
+                field: "mapping.interleave_bytes",
+                ..
+            }
+        ));
         let mut c = HbmConfig::hbm3_mi300x();
         c.caller_clock_mhz = 0;
-        assert_eq!(HbmModel::new(&c).unwrap_err(), ConfigError::Zero { model: "hbm", field: "caller_clock_mhz" });
-        assert_eq!(Part::from_name("mi250").unwrap_err(), ConfigError::UnknownPart { name: "mi250".into() });
+        assert_eq!(
+            HbmModel::new(&c).unwrap_err(),
+            ConfigError::Zero {
+                model: "hbm",
+                field: "caller_clock_mhz"
+            }
+        );
+        assert_eq!(
+            Part::from_name("mi250").unwrap_err(),
+            ConfigError::UnknownPart {
+                name: "mi250".into()
+            }
+        );
         assert_eq!("MI300X".parse::<Part>().unwrap(), Part::Mi300x);
+    }
+
+    #[test]
+    fn oversized_access_is_an_error_not_a_hang() {
+        let mut m = HbmModel::new(&HbmConfig::hbm3_mi300x()).unwrap();
+        let max = amdgpu::timing::hbm::MAX_ACCESS_BYTES;
+        assert!(m.access(Cycle(0), ByteAddr(0), max, false).is_ok());
+        assert_eq!(
+            m.access(Cycle(0), ByteAddr(0), u64::MAX, false),
+            Err(HbmError::AccessTooLarge {
+                bytes: u64::MAX,
+                max
+            })
+        );
+        assert_eq!(m.access(Cycle(5), ByteAddr(0), 0, true), Ok(Cycle(5)));
+        assert_eq!(m.stats().bytes_read(), max);
     }
 
     #[test]
     fn serde_round_trip_preserves_open_rows_and_busy_times() {
         let mut a = HbmModel::new(&HbmConfig::hbm2e_mi210()).unwrap();
         for i in 0..100u64 {
-            a.access(Cycle(i), ByteAddr(i * 4160), 128, i % 3 == 0);
+            a.access(Cycle(i), ByteAddr(i * 4160), 128, i % 3 == 0)
+                .unwrap();
         }
         let mut b: HbmModel = postcard::from_bytes(&postcard::to_stdvec(&a).unwrap()).unwrap();
         for i in 0..100u64 {
             let (now, addr) = (Cycle(100 + i), ByteAddr(i * 7744));
-            assert_eq!(a.access(now, addr, 64, false), b.access(now, addr, 64, false));
+            assert_eq!(
+                a.access(now, addr, 64, false).unwrap(),
+                b.access(now, addr, 64, false).unwrap()
+            );
         }
         assert_eq!(a.stats(), b.stats());
     }
@@ -735,7 +1014,7 @@ mod hbm {
             let mut bytes = 0;
             for (gap, addr, size, write) in requests {
                 now += gap;
-                let done = m.access(Cycle(now), ByteAddr(addr), size, write);
+                let done = m.access(Cycle(now), ByteAddr(addr), size, write).unwrap();
                 prop_assert!(done > Cycle(now));
                 last = last.max(done.get());
                 bytes += size;
@@ -756,9 +1035,11 @@ mod latency {
             let t = PartTiming::for_part(part);
             assert_eq!(t.part, part);
             for (name, level) in t.levels() {
-                CacheModel::new(&level.cache_config(ReplacementPolicy::Lru)).unwrap_or_else(|e| panic!("{part} {name}: {e}"));
+                CacheModel::new(&level.cache_config(ReplacementPolicy::Lru))
+                    .unwrap_or_else(|e| panic!("{part} {name}: {e}"));
             }
-            let total = |l: amdgpu::timing::latency::CacheLevelSpec| l.size_bytes * u64::from(l.instances);
+            let total =
+                |l: amdgpu::timing::latency::CacheLevelSpec| l.size_bytes * u64::from(l.instances);
             match part {
                 Part::Mi210 => {
                     assert_eq!(total(t.l2), 8 * MIB);
@@ -807,12 +1088,20 @@ mod latency {
         }
         println!("idle MI300X: {models} cache models, {heap} bytes");
         assert!(heap < 2 << 20, "{heap} bytes");
+        let hbm = amdgpu::timing::HbmModel::new(&t.hbm).unwrap().heap_bytes();
+        println!("MI300X HBM model: {hbm} bytes");
+        assert!(
+            hbm > 16384 * 16 && hbm < 2 << 20,
+            "{hbm} bytes for 16384 banks"
+        );
     }
 }
 
 mod interleave {
     use amdgpu::timing::cache::{AccessKind, CacheConfig, CacheModel, WritePolicy};
-    use amdgpu::timing::{ByteAddr, ChannelId, ChannelInterleave, ConfigError, LineAddr, ReplacementPolicy};
+    use amdgpu::timing::{
+        ByteAddr, ChannelId, ChannelInterleave, ConfigError, LineAddr, ReplacementPolicy,
+    };
     use proptest::prelude::*;
 
     #[test]
@@ -823,7 +1112,10 @@ mod interleave {
         assert_eq!(il.route(ByteAddr(128)), (ChannelId(0), LineAddr(1)));
         assert_eq!(il.route(ByteAddr(256)), (ChannelId(1), LineAddr(0)));
         assert_eq!(il.route(ByteAddr(16 * 256)), (ChannelId(0), LineAddr(2)));
-        assert_eq!(il.to_global(ChannelId(1), LineAddr(3)), ByteAddr(16 * 256 + 256 + 128));
+        assert_eq!(
+            il.to_global(ChannelId(1), LineAddr(3)),
+            ByteAddr(16 * 256 + 256 + 128)
+        );
     }
 
     #[test]
@@ -838,8 +1130,10 @@ mod interleave {
             policy: ReplacementPolicy::Lru,
             write_policy: WritePolicy::WriteBack,
         };
-        let mut routed: Vec<CacheModel> = (0..16).map(|_| CacheModel::new(&config).unwrap()).collect();
-        let mut naive: Vec<CacheModel> = (0..16).map(|_| CacheModel::new(&config).unwrap()).collect();
+        let mut routed: Vec<CacheModel> =
+            (0..16).map(|_| CacheModel::new(&config).unwrap()).collect();
+        let mut naive: Vec<CacheModel> =
+            (0..16).map(|_| CacheModel::new(&config).unwrap()).collect();
         for pass in 0..2 {
             for addr in (0..4u64 << 20).step_by(128) {
                 let (channel, local) = il.route(ByteAddr(addr));
@@ -847,7 +1141,10 @@ mod interleave {
                 naive[channel.0 as usize].access(ByteAddr(addr).line(128), AccessKind::Read, true);
             }
             if pass == 0 {
-                routed.iter_mut().chain(naive.iter_mut()).for_each(CacheModel::reset_stats);
+                routed
+                    .iter_mut()
+                    .chain(naive.iter_mut())
+                    .for_each(CacheModel::reset_stats);
             }
         }
         let misses = |caches: &[CacheModel]| caches.iter().map(|c| c.stats().misses()).sum::<u64>();
@@ -859,10 +1156,26 @@ mod interleave {
     fn bad_interleave_is_a_config_error() {
         assert_eq!(
             ChannelInterleave::new(12, 256, 128).unwrap_err(),
-            ConfigError::NotPowerOfTwo { model: "interleave", field: "channels", value: 12 }
+            ConfigError::NotPowerOfTwo {
+                model: "interleave",
+                field: "channels",
+                value: 12
+            }
         );
-        assert!(matches!(ChannelInterleave::new(16, 64, 128).unwrap_err(), ConfigError::TooLarge { field: "line_bytes", .. }));
-        assert_eq!(ChannelInterleave::new(16, 0, 128).unwrap_err(), ConfigError::Zero { model: "interleave", field: "granule_bytes" });
+        assert!(matches!(
+            ChannelInterleave::new(16, 64, 128).unwrap_err(),
+            ConfigError::TooLarge {
+                field: "line_bytes",
+                ..
+            }
+        ));
+        assert_eq!(
+            ChannelInterleave::new(16, 0, 128).unwrap_err(),
+            ConfigError::Zero {
+                model: "interleave",
+                field: "granule_bytes"
+            }
+        );
     }
 
     proptest! {

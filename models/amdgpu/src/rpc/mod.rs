@@ -20,6 +20,35 @@
 //!                                                                  stderr, exit, malloc ...)
 //! ```
 //!
+//! Serving a program, with the shared buffer in host memory here (the GPU
+//! model implements [`RpcMemory`] over its own memory instead):
+//!
+//! ```
+//! use amdgpu::rpc::{GpuAddr, HostBuffer, HostError, HostServices, OutputStream, RpcLayout, RpcServer};
+//!
+//! struct Console;
+//! impl HostServices for Console {
+//!     fn write(&mut self, _: OutputStream, bytes: &[u8]) -> std::io::Result<()> {
+//!         print!("{}", String::from_utf8_lossy(bytes));
+//!         Ok(())
+//!     }
+//!     fn exit(&mut self, status: i32) { println!("exit {status}"); }
+//!     fn abort(&mut self) { println!("abort"); }
+//!     fn malloc(&mut self, _: u64) -> Result<GpuAddr, HostError> { Err(HostError("no heap".into())) }
+//!     fn free(&mut self, _: GpuAddr) -> Result<(), HostError> { Ok(()) }
+//! }
+//!
+//! let layout = RpcLayout::new(64, 16)?;
+//! let buffer = HostBuffer::new(layout.allocation_size())?;
+//! let mut server = RpcServer::new(layout, buffer.base());
+//! let image = server.client_image(); // copy into `__llvm_rpc_client`
+//! assert_eq!(image.len(), amdgpu::rpc::CLIENT_IMAGE_SIZE);
+//! // While kernels run:
+//! let served = server.poll(&buffer, &mut Console)?;
+//! assert_eq!(served, 0); // no client has sent anything
+//! # Ok::<(), amdgpu::rpc::RpcError>(())
+//! ```
+//!
 //! **Architecture Invariant:** `poll` never blocks and never waits for the
 //! GPU. Every multi-packet exchange (`recv_n`, printf's format / arguments /
 //! strings rounds) is a per-port state machine that stops where the client has
@@ -34,6 +63,7 @@
 
 mod error;
 mod host_buffer;
+pub mod launch;
 mod layout;
 mod link;
 mod opcode;

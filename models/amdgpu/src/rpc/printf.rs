@@ -468,7 +468,9 @@ fn hex_float(a: f64, precision: Option<usize>, alt: bool) -> String {
         let rem = frac & ((1u64 << drop) - 1);
         let half = 1u64 << (drop - 1);
         let mut rounded = kept;
-        if rem > half || (rem == half && kept & 1 == 1) {
+        // With no digits kept, the digit that decides a tie is the leading one.
+        let odd = if p == 0 { lead & 1 == 1 } else { kept & 1 == 1 };
+        if rem > half || (rem == half && odd) {
             rounded += 1;
         }
         if p < 16 && rounded >> (4 * p) != 0 {

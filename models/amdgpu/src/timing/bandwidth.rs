@@ -27,7 +27,10 @@ pub struct Bandwidth {
 impl Bandwidth {
     /// `bytes` bytes every cycle.
     pub const fn per_cycle(bytes: u64) -> Bandwidth {
-        Bandwidth { bytes, per_cycles: 1 }
+        Bandwidth {
+            bytes,
+            per_cycles: 1,
+        }
     }
 
     /// The rate as a float, bytes per cycle.
@@ -37,10 +40,16 @@ impl Bandwidth {
 
     fn check(&self) -> Result<(), ConfigError> {
         if self.bytes == 0 {
-            return Err(ConfigError::Zero { model: "bandwidth", field: "bytes" });
+            return Err(ConfigError::Zero {
+                model: "bandwidth",
+                field: "bytes",
+            });
         }
         if self.per_cycles == 0 {
-            return Err(ConfigError::Zero { model: "bandwidth", field: "per_cycles" });
+            return Err(ConfigError::Zero {
+                model: "bandwidth",
+                field: "per_cycles",
+            });
         }
         Ok(())
     }
@@ -70,7 +79,11 @@ impl BandwidthPort {
     /// An idle port.
     pub fn new(bandwidth: Bandwidth) -> Result<BandwidthPort, ConfigError> {
         bandwidth.check()?;
-        Ok(BandwidthPort { bandwidth, busy_until_units: 0, stats: PortStats::default() })
+        Ok(BandwidthPort {
+            bandwidth,
+            busy_until_units: 0,
+            stats: PortStats::default(),
+        })
     }
 
     /// Reserves the port for `bytes` bytes arriving at `now`; the transfer starts when the

@@ -104,3 +104,19 @@ pub enum MshrError {
         line: LineAddr,
     },
 }
+
+/// An HBM access the model refuses.
+///
+/// Recoverable: the model is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum HbmError {
+    /// One call may move at most `max` bytes; split larger transfers.
+    #[error("hbm: access of {bytes} bytes is larger than the {max}-byte maximum of one call")]
+    AccessTooLarge {
+        /// The size asked for.
+        bytes: u64,
+        /// The largest accepted size.
+        max: u64,
+    },
+}

@@ -33,20 +33,44 @@ impl ChannelInterleave {
     /// `channels` channels taking turns every `granule_bytes` bytes, serving lines of
     /// `line_bytes` bytes. All three must be powers of two and a line must fit in a
     /// granule.
-    pub fn new(channels: u32, granule_bytes: u64, line_bytes: u64) -> Result<ChannelInterleave, ConfigError> {
+    pub fn new(
+        channels: u32,
+        granule_bytes: u64,
+        line_bytes: u64,
+    ) -> Result<ChannelInterleave, ConfigError> {
         const MODEL: &str = "interleave";
-        for (field, value) in [("channels", u64::from(channels)), ("granule_bytes", granule_bytes), ("line_bytes", line_bytes)] {
+        for (field, value) in [
+            ("channels", u64::from(channels)),
+            ("granule_bytes", granule_bytes),
+            ("line_bytes", line_bytes),
+        ] {
             if value == 0 {
-                return Err(ConfigError::Zero { model: MODEL, field });
+                return Err(ConfigError::Zero {
+                    model: MODEL,
+                    field,
+                });
             }
             if !value.is_power_of_two() {
-                return Err(ConfigError::NotPowerOfTwo { model: MODEL, field, value });
+                return Err(ConfigError::NotPowerOfTwo {
+                    model: MODEL,
+                    field,
+                    value,
+                });
             }
         }
         if line_bytes > granule_bytes {
-            return Err(ConfigError::TooLarge { model: MODEL, field: "line_bytes", value: line_bytes, max: granule_bytes });
+            return Err(ConfigError::TooLarge {
+                model: MODEL,
+                field: "line_bytes",
+                value: line_bytes,
+                max: granule_bytes,
+            });
         }
-        Ok(ChannelInterleave { channels, granule_bytes, line_bytes })
+        Ok(ChannelInterleave {
+            channels,
+            granule_bytes,
+            line_bytes,
+        })
     }
 
     /// Number of channels.
@@ -69,7 +93,10 @@ impl ChannelInterleave {
         let channel = (a >> granule_bits) & (u64::from(self.channels) - 1);
         let high = a >> (granule_bits + self.channel_bits());
         let local = (high << granule_bits) | (a & (self.granule_bytes - 1));
-        (ChannelId(channel as u32), ByteAddr(local).line(self.line_bytes))
+        (
+            ChannelId(channel as u32),
+            ByteAddr(local).line(self.line_bytes),
+        )
     }
 
     /// The global address of the first byte of channel-local `line` of `channel` (the

@@ -102,8 +102,10 @@ pub struct PartTiming {
 }
 
 /// Vector L1 hit: address processing, L1 pipeline, data return, issue round trip.
-pub const VECTOR_L1_HIT: u32 =
-    stages::VECTOR_ADDRESS + stages::VECTOR_L1_PIPE + stages::VECTOR_DATA_RETURN + stages::ISSUE_ROUND_TRIP;
+pub const VECTOR_L1_HIT: u32 = stages::VECTOR_ADDRESS
+    + stages::VECTOR_L1_PIPE
+    + stages::VECTOR_DATA_RETURN
+    + stages::ISSUE_ROUND_TRIP;
 /// Scalar L1 hit: issue round trip plus one scalar lookup.
 pub const SCALAR_L1_HIT: u32 = stages::ISSUE_ROUND_TRIP + stages::SCALAR_L1_PIPE;
 /// Instruction cache hit: one lookup.

@@ -33,8 +33,10 @@ pub mod part;
 pub mod units;
 
 pub use self::bandwidth::{Bandwidth, BandwidthPort};
-pub use self::cache::{AccessKind, AccessOutcome, CacheConfig, CacheModel, ReplacementPolicy, WritePolicy};
-pub use self::error::{ConfigError, MshrError};
+pub use self::cache::{
+    AccessKind, AccessOutcome, CacheConfig, CacheModel, ReplacementPolicy, WritePolicy,
+};
+pub use self::error::{ConfigError, HbmError, MshrError};
 pub use self::hbm::{HbmConfig, HbmModel};
 pub use self::interleave::{ChannelId, ChannelInterleave};
 pub use self::latency::PartTiming;

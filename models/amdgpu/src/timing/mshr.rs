@@ -63,12 +63,22 @@ impl<R> MshrFile<R> {
     /// An empty file.
     pub fn new(config: &MshrConfig) -> Result<MshrFile<R>, ConfigError> {
         if config.entries == 0 {
-            return Err(ConfigError::Zero { model: "mshr", field: "entries" });
+            return Err(ConfigError::Zero {
+                model: "mshr",
+                field: "entries",
+            });
         }
         if config.targets_per_entry == 0 {
-            return Err(ConfigError::Zero { model: "mshr", field: "targets_per_entry" });
+            return Err(ConfigError::Zero {
+                model: "mshr",
+                field: "targets_per_entry",
+            });
         }
-        Ok(MshrFile { config: *config, pending: BTreeMap::new(), stats: MshrStats::default() })
+        Ok(MshrFile {
+            config: *config,
+            pending: BTreeMap::new(),
+            stats: MshrStats::default(),
+        })
     }
 
     /// Records a miss of `request` to `line`.
@@ -95,7 +105,9 @@ impl<R> MshrFile<R> {
     /// The fill of `line` arrived: frees its entry and returns its requests in arrival
     /// order.
     pub fn complete(&mut self, line: LineAddr) -> Result<Vec<R>, MshrError> {
-        self.pending.remove(&line).ok_or(MshrError::NotPending { line })
+        self.pending
+            .remove(&line)
+            .ok_or(MshrError::NotPending { line })
     }
 
     /// Whether `line` has an outstanding miss.

@@ -28,7 +28,9 @@ impl Part {
             "mi210" => Ok(Part::Mi210),
             "mi300x" => Ok(Part::Mi300x),
             "mi355x" => Ok(Part::Mi355x),
-            _ => Err(ConfigError::UnknownPart { name: name.to_string() }),
+            _ => Err(ConfigError::UnknownPart {
+                name: name.to_string(),
+            }),
         }
     }
 

@@ -96,16 +96,29 @@ impl CacheConfig {
     pub fn sets(&self) -> Result<u64, ConfigError> {
         const MODEL: &str = "cache";
         if self.size_bytes == 0 {
-            return Err(ConfigError::Zero { model: MODEL, field: "size_bytes" });
+            return Err(ConfigError::Zero {
+                model: MODEL,
+                field: "size_bytes",
+            });
         }
         if self.line_bytes == 0 {
-            return Err(ConfigError::Zero { model: MODEL, field: "line_bytes" });
+            return Err(ConfigError::Zero {
+                model: MODEL,
+                field: "line_bytes",
+            });
         }
         if self.ways == 0 {
-            return Err(ConfigError::Zero { model: MODEL, field: "ways" });
+            return Err(ConfigError::Zero {
+                model: MODEL,
+                field: "ways",
+            });
         }
         if !self.line_bytes.is_power_of_two() {
-            return Err(ConfigError::NotPowerOfTwo { model: MODEL, field: "line_bytes", value: self.line_bytes });
+            return Err(ConfigError::NotPowerOfTwo {
+                model: MODEL,
+                field: "line_bytes",
+                value: self.line_bytes,
+            });
         }
         if self.ways > MAX_WAYS {
             return Err(ConfigError::TooLarge {
@@ -116,7 +129,10 @@ impl CacheConfig {
             });
         }
         if self.line_bytes > self.size_bytes {
-            return Err(ConfigError::LineLargerThanSize { line_bytes: self.line_bytes, size_bytes: self.size_bytes });
+            return Err(ConfigError::LineLargerThanSize {
+                line_bytes: self.line_bytes,
+                size_bytes: self.size_bytes,
+            });
         }
         let set_bytes = self.line_bytes * u64::from(self.ways);
         if !self.size_bytes.is_multiple_of(set_bytes) {
@@ -173,7 +189,10 @@ impl AccessOutcome {
     /// The dirty line the caller must write back, if any.
     pub fn dirty_victim(&self) -> Option<LineAddr> {
         match self {
-            AccessOutcome::Miss { evicted: Some(Eviction { line, dirty: true }), .. } => Some(*line),
+            AccessOutcome::Miss {
+                evicted: Some(Eviction { line, dirty: true }),
+                ..
+            } => Some(*line),
             _ => None,
         }
     }
@@ -256,21 +275,26 @@ impl CacheModel {
         if let PolicyState::Ideal = self.policy {
             self.stats.of_mut(kind).hits += 1;
             self.stats.writes_forwarded += u64::from(write_through);
-            return AccessOutcome::Hit { write_downstream: write_through };
+            return AccessOutcome::Hit {
+                write_downstream: write_through,
+            };
         }
         let set = self.set_of(line);
         if let Some(view) = self.tags.get(set) {
             if let Some(way) = find_way(view.lines, view.flags, line) {
                 {
                     let flags: &[u8] = view.flags;
-                    self.policy.on_hit(view.meta, |w| flags[w] & VALID != 0, way);
+                    self.policy
+                        .on_hit(view.meta, |w| flags[w] & VALID != 0, way);
                 }
                 if modifies && write_policy != WritePolicy::WriteThrough {
                     view.flags[way] |= DIRTY;
                 }
                 self.stats.of_mut(kind).hits += 1;
                 self.stats.writes_forwarded += u64::from(write_through);
-                return AccessOutcome::Hit { write_downstream: write_through };
+                return AccessOutcome::Hit {
+                    write_downstream: write_through,
+                };
             }
         }
         self.stats.of_mut(kind).misses += 1;
@@ -279,7 +303,11 @@ impl CacheModel {
         self.stats.writes_forwarded += u64::from(write_downstream);
         if !fill {
             self.stats.bypasses += 1;
-            return AccessOutcome::Miss { allocated: false, evicted: None, write_downstream };
+            return AccessOutcome::Miss {
+                allocated: false,
+                evicted: None,
+                write_downstream,
+            };
         }
         self.stats.fills += 1;
         let view = self.tags.get_or_alloc(set);
@@ -288,7 +316,13 @@ impl CacheModel {
             None => {
                 let way = self.policy.victim(view.meta);
                 let dirty = view.flags[way] & DIRTY != 0;
-                (way, Some(Eviction { line: LineAddr(view.lines[way]), dirty }))
+                (
+                    way,
+                    Some(Eviction {
+                        line: LineAddr(view.lines[way]),
+                        dirty,
+                    }),
+                )
             }
         };
         if let Some(eviction) = evicted {
@@ -299,9 +333,14 @@ impl CacheModel {
         view.flags[way] = VALID | if modifies { DIRTY } else { 0 };
         {
             let flags: &[u8] = view.flags;
-            self.policy.on_fill(view.meta, |w| flags[w] & VALID != 0, way, evicted.is_some());
+            self.policy
+                .on_fill(view.meta, |w| flags[w] & VALID != 0, way, evicted.is_some());
         }
-        AccessOutcome::Miss { allocated: true, evicted, write_downstream }
+        AccessOutcome::Miss {
+            allocated: true,
+            evicted,
+            write_downstream,
+        }
     }
 
     /// The state of `line` if present, without touching replacement state or statistics.
@@ -312,7 +351,11 @@ impl CacheModel {
         }
         let (lines, flags) = self.tags.peek(self.set_of(line))?;
         let way = find_way(lines, flags, line)?;
-        Some(if flags[way] & DIRTY != 0 { LineState::Dirty } else { LineState::Clean })
+        Some(if flags[way] & DIRTY != 0 {
+            LineState::Dirty
+        } else {
+            LineState::Clean
+        })
     }
 
     /// Drops `line` if present and returns it (dirty means the caller must write it back;
@@ -324,7 +367,8 @@ impl CacheModel {
         let dirty = view.flags[way] & DIRTY != 0;
         {
             let flags: &[u8] = view.flags;
-            self.policy.on_invalidate(view.meta, |w| flags[w] & VALID != 0, way);
+            self.policy
+                .on_invalidate(view.meta, |w| flags[w] & VALID != 0, way);
         }
         view.flags[way] = 0;
         self.stats.invalidations += 1;
@@ -371,7 +415,10 @@ impl CacheModel {
 
     /// Number of valid lines.
     pub fn resident_lines(&self) -> u64 {
-        self.tags.groups().map(|group| group.flags.iter().filter(|&&f| f & VALID != 0).count() as u64).sum()
+        self.tags
+            .groups()
+            .map(|group| group.flags.iter().filter(|&&f| f & VALID != 0).count() as u64)
+            .sum()
     }
 }
 

@@ -45,7 +45,9 @@ impl ReplacementPolicy {
     /// case-insensitively.
     pub fn from_name(name: &str) -> Result<ReplacementPolicy, ConfigError> {
         let lower = name.trim().to_ascii_lowercase();
-        let unknown = || ConfigError::UnknownPolicy { name: name.to_string() };
+        let unknown = || ConfigError::UnknownPolicy {
+            name: name.to_string(),
+        };
         match lower.as_str() {
             "lru" => Ok(ReplacementPolicy::Lru),
             "srrip" => Ok(ReplacementPolicy::Srrip),
@@ -100,7 +102,9 @@ impl PolicyState {
         match policy {
             ReplacementPolicy::Lru => PolicyState::Lru,
             ReplacementPolicy::Srrip => PolicyState::Srrip,
-            ReplacementPolicy::Random { seed } => PolicyState::Random(XorShiftRng::seed_from_u64(seed)),
+            ReplacementPolicy::Random { seed } => {
+                PolicyState::Random(XorShiftRng::seed_from_u64(seed))
+            }
             ReplacementPolicy::Ideal => PolicyState::Ideal,
         }
     }
@@ -116,7 +120,13 @@ impl PolicyState {
 
     /// Updates metadata for a fill of `way`. `was_valid` says whether `way` held a line
     /// (which was just evicted); `valid` describes the other ways.
-    pub(crate) fn on_fill(&self, meta: &mut [u8], valid: impl Fn(usize) -> bool, way: usize, was_valid: bool) {
+    pub(crate) fn on_fill(
+        &self,
+        meta: &mut [u8],
+        valid: impl Fn(usize) -> bool,
+        way: usize,
+        was_valid: bool,
+    ) {
         match self {
             PolicyState::Lru => {
                 if was_valid {

@@ -63,12 +63,20 @@ impl TagStore {
     pub(crate) fn new(sets: u64, ways: u32) -> TagStore {
         let sets_per_group = sets.min(SETS_PER_GROUP);
         let n_groups = (sets / sets_per_group) as usize;
-        TagStore { ways: ways as usize, sets_per_group, groups: vec![None; n_groups] }
+        TagStore {
+            ways: ways as usize,
+            sets_per_group,
+            groups: vec![None; n_groups],
+        }
     }
 
     /// An empty store (used by the ideal policy, which keeps no tags).
     pub(crate) fn empty(ways: u32) -> TagStore {
-        TagStore { ways: ways as usize, sets_per_group: 1, groups: Vec::new() }
+        TagStore {
+            ways: ways as usize,
+            sets_per_group: 1,
+            groups: Vec::new(),
+        }
     }
 
     fn locate(&self, set: u64) -> (usize, usize) {
@@ -93,7 +101,10 @@ impl TagStore {
     pub(crate) fn peek(&self, set: u64) -> Option<(&[u64], &[u8])> {
         let (group, first) = self.locate(set);
         let group = self.groups.get(group)?.as_deref()?;
-        Some((&group.lines[first..first + self.ways], &group.flags[first..first + self.ways]))
+        Some((
+            &group.lines[first..first + self.ways],
+            &group.flags[first..first + self.ways],
+        ))
     }
 
     /// The set's ways, allocating its group on first touch.
@@ -113,7 +124,9 @@ impl TagStore {
 
     /// Every allocated group, in set order.
     pub(crate) fn groups_mut(&mut self) -> impl Iterator<Item = &mut SetGroup> {
-        self.groups.iter_mut().filter_map(|slot| slot.as_deref_mut())
+        self.groups
+            .iter_mut()
+            .filter_map(|slot| slot.as_deref_mut())
     }
 
     /// Every allocated group, in set order.

@@ -58,7 +58,8 @@ pub struct HbmGeometry {
 impl HbmGeometry {
     /// Pseudo-channels in the whole system (saturating).
     pub fn total_pseudo_channels(&self) -> u64 {
-        self.total_channels().saturating_mul(u64::from(self.pseudo_channels_per_channel))
+        self.total_channels()
+            .saturating_mul(u64::from(self.pseudo_channels_per_channel))
     }
 
     /// Channels in the whole system.
@@ -179,7 +180,10 @@ impl HbmConfig {
     /// Peak data bandwidth of all pseudo-channels together, bytes per second.
     pub fn peak_bytes_per_second(&self) -> f64 {
         let per_clock = self.geometry.burst_bytes as f64 / f64::from(self.timing.t_burst.max(1));
-        per_clock * self.geometry.total_pseudo_channels() as f64 * f64::from(self.memory_clock_mhz) * 1e6
+        per_clock
+            * self.geometry.total_pseudo_channels() as f64
+            * f64::from(self.memory_clock_mhz)
+            * 1e6
     }
 
     /// Peak data bandwidth in bytes per caller cycle.

@@ -125,15 +125,22 @@ pub(crate) struct FieldCounts {
 }
 
 impl Decoder {
-    pub(crate) fn new(mapping: &AddressMapping, counts: &FieldCounts) -> Result<Decoder, ConfigError> {
+    pub(crate) fn new(
+        mapping: &AddressMapping,
+        counts: &FieldCounts,
+    ) -> Result<Decoder, ConfigError> {
         for field in ALL_FIELDS {
             let n = mapping.order.iter().filter(|&&f| f == field).count();
             if n != 1 {
-                return Err(ConfigError::BadFieldOrder { problem: format!("{field:?} appears {n} times") });
+                return Err(ConfigError::BadFieldOrder {
+                    problem: format!("{field:?} appears {n} times"),
+                });
             }
         }
         if mapping.order.len() != ALL_FIELDS.len() {
-            return Err(ConfigError::BadFieldOrder { problem: format!("{} fields given", mapping.order.len()) });
+            return Err(ConfigError::BadFieldOrder {
+                problem: format!("{} fields given", mapping.order.len()),
+            });
         }
         let width = |field: MapField| -> u32 {
             let count = match field {
@@ -162,7 +169,15 @@ impl Decoder {
 
     pub(crate) fn decode(&self, addr: u64) -> DramLocation {
         let mut rest = addr >> self.granule_bits;
-        let mut loc = DramLocation { stack: 0, channel: 0, pseudo_channel: 0, bank_group: 0, bank: 0, row: 0, column: 0 };
+        let mut loc = DramLocation {
+            stack: 0,
+            channel: 0,
+            pseudo_channel: 0,
+            bank_group: 0,
+            bank: 0,
+            row: 0,
+            column: 0,
+        };
         for &(field, bits) in &self.fields {
             let value = (rest & ((1u64 << bits) - 1)) as u32;
             rest >>= bits;

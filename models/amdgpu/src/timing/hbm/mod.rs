@@ -28,8 +28,11 @@ pub use self::config::{ns_to_clocks, DramTiming, HbmConfig, HbmGeometry};
 pub use self::mapping::{AddressMapping, DramLocation, MapField};
 
 use self::mapping::{Decoder, FieldCounts};
-use crate::timing::error::ConfigError;
+use crate::timing::error::{ConfigError, HbmError};
 use crate::timing::units::{ByteAddr, Cycle};
+
+/// The largest access one [`HbmModel::access`] call takes: 1 MiB.
+pub const MAX_ACCESS_BYTES: u64 = 1 << 20;
 
 /// Byte counts of one channel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,7 +112,10 @@ impl HbmModel {
             decoder,
             banks: vec![BankState::default(); pcs * g.banks_per_pseudo_channel() as usize],
             bus_free_at: vec![0; pcs],
-            stats: HbmStats { channels: vec![ChannelStats::default(); g.total_channels() as usize], ..HbmStats::default() },
+            stats: HbmStats {
+                channels: vec![ChannelStats::default(); g.total_channels() as usize],
+                ..HbmStats::default()
+            },
         })
     }
 
@@ -121,6 +127,13 @@ impl HbmModel {
     /// Counters since creation.
     pub fn stats(&self) -> &HbmStats {
         &self.stats
+    }
+
+    /// Bytes of heap the model holds (bank and bus state; fixed at creation).
+    pub fn heap_bytes(&self) -> usize {
+        self.banks.capacity() * std::mem::size_of::<BankState>()
+            + self.bus_free_at.capacity() * std::mem::size_of::<u64>()
+            + self.stats.channels.capacity() * std::mem::size_of::<ChannelStats>()
     }
 
     /// Where `addr` lives.
@@ -136,9 +149,24 @@ impl HbmModel {
 
     /// Performs an access of `bytes` bytes at `addr` arriving at `now` and returns the
     /// caller cycle at which its last byte has moved. A zero-byte access completes at `now`.
-    pub fn access(&mut self, now: Cycle, addr: ByteAddr, bytes: u64, is_write: bool) -> Cycle {
+    /// At most [`MAX_ACCESS_BYTES`] per call (the work is proportional to the size).
+    pub fn access(
+        &mut self,
+        now: Cycle,
+        addr: ByteAddr,
+        bytes: u64,
+        is_write: bool,
+    ) -> Result<Cycle, HbmError> {
+        if bytes > MAX_ACCESS_BYTES {
+            return Err(HbmError::AccessTooLarge {
+                bytes,
+                max: MAX_ACCESS_BYTES,
+            });
+        }
         self.stats.accesses += 1;
-        let now_units = now.get().saturating_mul(u64::from(self.config.memory_clock_mhz));
+        let now_units = now
+            .get()
+            .saturating_mul(u64::from(self.config.memory_clock_mhz));
         let granule = self.decoder.granule_bytes();
         let mut done = now_units;
         let mut addr = addr.get();
@@ -149,7 +177,9 @@ impl HbmModel {
             addr = addr.wrapping_add(in_granule);
             left -= in_granule;
         }
-        Cycle(done.div_ceil(u64::from(self.config.memory_clock_mhz)))
+        Ok(Cycle(
+            done.div_ceil(u64::from(self.config.memory_clock_mhz)),
+        ))
     }
 
     /// One piece inside one granule; returns its completion in internal units.
@@ -157,17 +187,24 @@ impl HbmModel {
         let g = self.config.geometry;
         let clock = u64::from(self.config.caller_clock_mhz);
         let t = self.config.timing;
-        let (t_rcd, t_cl, t_rp, t_ras) =
-            (u64::from(t.t_rcd) * clock, u64::from(t.t_cl) * clock, u64::from(t.t_rp) * clock, u64::from(t.t_ras) * clock);
+        let (t_rcd, t_cl, t_rp, t_ras) = (
+            u64::from(t.t_rcd) * clock,
+            u64::from(t.t_cl) * clock,
+            u64::from(t.t_rp) * clock,
+            u64::from(t.t_ras) * clock,
+        );
         let bursts = bytes.div_ceil(g.burst_bytes);
-        let data_time = bursts.saturating_mul(u64::from(t.t_burst)).saturating_mul(clock);
+        let data_time = bursts
+            .saturating_mul(u64::from(t.t_burst))
+            .saturating_mul(clock);
 
         let loc = self.decoder.decode(addr);
         // Field values are below their counts and `check` bounded the product of the
         // counts by 2^24, so these indices are in range and cannot overflow.
         let channel = (loc.stack * g.channels_per_stack + loc.channel) as usize;
         let pc = channel * g.pseudo_channels_per_channel as usize + loc.pseudo_channel as usize;
-        let bank_idx = pc * g.banks_per_pseudo_channel() as usize + (loc.bank_group * g.banks_per_group + loc.bank) as usize;
+        let bank_idx = pc * g.banks_per_pseudo_channel() as usize
+            + (loc.bank_group * g.banks_per_group + loc.bank) as usize;
 
         let bank = &mut self.banks[bank_idx];
         let t0 = now.max(bank.ready_at);
@@ -212,8 +249,14 @@ fn check(config: &HbmConfig) -> Result<(), ConfigError> {
     let g = &config.geometry;
     let pow2 = [
         ("geometry.stacks", u64::from(g.stacks)),
-        ("geometry.channels_per_stack", u64::from(g.channels_per_stack)),
-        ("geometry.pseudo_channels_per_channel", u64::from(g.pseudo_channels_per_channel)),
+        (
+            "geometry.channels_per_stack",
+            u64::from(g.channels_per_stack),
+        ),
+        (
+            "geometry.pseudo_channels_per_channel",
+            u64::from(g.pseudo_channels_per_channel),
+        ),
         ("geometry.bank_groups", u64::from(g.bank_groups)),
         ("geometry.banks_per_group", u64::from(g.banks_per_group)),
         ("geometry.row_bytes", g.row_bytes),
@@ -222,10 +265,17 @@ fn check(config: &HbmConfig) -> Result<(), ConfigError> {
     ];
     for (field, value) in pow2 {
         if value == 0 {
-            return Err(ConfigError::Zero { model: MODEL, field });
+            return Err(ConfigError::Zero {
+                model: MODEL,
+                field,
+            });
         }
         if !value.is_power_of_two() {
-            return Err(ConfigError::NotPowerOfTwo { model: MODEL, field, value });
+            return Err(ConfigError::NotPowerOfTwo {
+                model: MODEL,
+                field,
+                value,
+            });
         }
     }
     let nonzero = [
@@ -235,7 +285,10 @@ fn check(config: &HbmConfig) -> Result<(), ConfigError> {
     ];
     for (field, value) in nonzero {
         if value == 0 {
-            return Err(ConfigError::Zero { model: MODEL, field });
+            return Err(ConfigError::Zero {
+                model: MODEL,
+                field,
+            });
         }
     }
     if config.mapping.interleave_bytes > g.row_bytes {
@@ -248,11 +301,24 @@ fn check(config: &HbmConfig) -> Result<(), ConfigError> {
     }
     // Limits that keep every product of counts in range (a 2^24 bank system is far beyond
     // any HBM part).
-    let banks = [g.stacks, g.channels_per_stack, g.pseudo_channels_per_channel, g.bank_groups, g.banks_per_group]
-        .iter()
-        .fold(1u64, |product, &count| product.saturating_mul(u64::from(count)));
+    let banks = [
+        g.stacks,
+        g.channels_per_stack,
+        g.pseudo_channels_per_channel,
+        g.bank_groups,
+        g.banks_per_group,
+    ]
+    .iter()
+    .fold(1u64, |product, &count| {
+        product.saturating_mul(u64::from(count))
+    });
     if banks > 1 << 24 {
-        return Err(ConfigError::TooLarge { model: MODEL, field: "geometry (total banks)", value: banks, max: 1 << 24 });
+        return Err(ConfigError::TooLarge {
+            model: MODEL,
+            field: "geometry (total banks)",
+            value: banks,
+            max: 1 << 24,
+        });
     }
     Ok(())
 }
