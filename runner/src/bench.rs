@@ -1,4 +1,4 @@
-//! `dojo bench`: the PHOLD benchmark.
+//! `dojo bench`: the PHOLD benchmark (and `gpu`, in `bench_gpu`).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -17,6 +17,8 @@ pub enum BenchCommand {
     /// PHOLD: every event creates one at now + lookahead + Exp(mean), `remote` of them
     /// to another LP. Times are in nanoseconds.
     Phold(PholdArgs),
+    /// A GPU program (`benches/gpu/*.c`) on a whole simulated GPU: wave-instructions/s.
+    Gpu(crate::bench_gpu::GpuArgs),
 }
 
 #[derive(Args, Debug)]
@@ -68,6 +70,7 @@ fn ns_to_ticks(what: &str, ns: f64) -> anyhow::Result<Tick> {
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Phold(a) => phold(a),
+        BenchCommand::Gpu(a) => crate::bench_gpu::run(a),
     }
 }
 

@@ -4,6 +4,7 @@
 //! a thin layer over the library crates.
 
 mod bench;
+mod bench_gpu;
 mod disasm;
 mod exec;
 mod plan;

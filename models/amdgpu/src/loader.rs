@@ -72,6 +72,12 @@ pub struct ExecOutcome {
     pub stdout: Vec<u8>,
     /// What the program wrote to stderr, with `capture`.
     pub stderr: Vec<u8>,
+    /// Wall-clock seconds of the simulation run itself (not building or loading).
+    pub run_seconds: f64,
+    /// Partitions (worker threads) at the end of the run.
+    pub partitions: usize,
+    /// Synchronization epochs.
+    pub epochs: u64,
 }
 
 /// Why the program could not be run.
@@ -295,7 +301,10 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
     sim.external_sender(simdojo::ids::ComponentId::from_index(soc)).send(SocInput::Doorbell(q));
 
     // 5. Run.
+    let started = std::time::Instant::now();
     let status = sim.run();
+    let run_seconds = started.elapsed().as_secs_f64();
+    let (partitions, epochs) = (sim.partitions(), sim.summary().sync.epochs);
     let _ = sim.shutdown();
     let faults = shared.faults();
     let exit = poller.exit_requested();
@@ -312,5 +321,5 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
         ExitReason::Quiescent if !finished && faults.is_empty() && exit.is_none() => "the GPU went idle before the program finished".to_string(),
         _ => status.message.clone(),
     };
-    Ok(ExecOutcome { status: status_code, faults, kernels: shared.kernels(), end: status.tick, reason, program_exit: exit, stdout, stderr })
+    Ok(ExecOutcome { status: status_code, faults, kernels: shared.kernels(), end: status.tick, reason, program_exit: exit, stdout, stderr, run_seconds, partitions, epochs })
 }

@@ -29,6 +29,14 @@ use crate::ids::GpuAddr;
 /// Allocation granule and alignment (the GPU's 4 KiB page).
 pub const PAGE: u64 = 4096;
 
+/// Preferred address of the first GPU arena (16 TiB), so GPU addresses repeat from run
+/// to run.
+const ARENA_HINT: u64 = 0x1000_0000_0000;
+/// Distance between preferred arena addresses (1 TiB: the largest arena fits).
+const ARENA_STRIDE: u64 = 0x100_0000_0000;
+/// Preferred arena addresses tried before letting the kernel choose.
+const ARENA_SLOTS: u64 = 32;
+
 /// Why an allocation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -109,17 +117,43 @@ impl GpuMemory {
         let reserve_err = |reason: String| AllocError::Reserve { bytes: len, reason };
         let size = usize::try_from(len).map_err(|_| reserve_err("larger than the address space".into()))?;
         use rustix::mm::{MapFlags, ProtFlags};
-        // SAFETY: an anonymous mapping at an address the kernel chooses touches no
-        // existing memory.
-        let ptr = unsafe {
-            rustix::mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                size,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE | MapFlags::NORESERVE,
-            )
+        // Prefer fixed addresses, so GPU addresses (which programs may print or hash)
+        // are the same from run to run; the kernel refuses (FIXED_NOREPLACE) a range
+        // that is taken, and then the next slot or any address will do.
+        let mut mapped = None;
+        for slot in 0..ARENA_SLOTS {
+            let hint = ARENA_HINT + slot * ARENA_STRIDE;
+            if hint.checked_add(len).is_none_or(|end| end > ARENA_HINT + ARENA_SLOTS * ARENA_STRIDE) {
+                break;
+            }
+            // SAFETY: FIXED_NOREPLACE never replaces an existing mapping.
+            let at = unsafe {
+                rustix::mm::mmap_anonymous(
+                    hint as *mut std::ffi::c_void,
+                    size,
+                    ProtFlags::READ | ProtFlags::WRITE,
+                    MapFlags::PRIVATE | MapFlags::NORESERVE | MapFlags::FIXED_NOREPLACE,
+                )
+            };
+            if let Ok(ptr) = at {
+                mapped = Some(ptr);
+                break;
+            }
         }
-        .map_err(|e| reserve_err(e.to_string()))?;
+        let ptr = match mapped {
+            Some(p) => p,
+            // SAFETY: an anonymous mapping at an address the kernel chooses touches no
+            // existing memory.
+            None => unsafe {
+                rustix::mm::mmap_anonymous(
+                    std::ptr::null_mut(),
+                    size,
+                    ProtFlags::READ | ProtFlags::WRITE,
+                    MapFlags::PRIVATE | MapFlags::NORESERVE,
+                )
+            }
+            .map_err(|e| reserve_err(e.to_string()))?,
+        };
         let base = ptr as u64;
         let mut free = BTreeMap::new();
         free.insert(base, base + len);

@@ -1,0 +1,135 @@
+//! `dojo bench gpu`: GPU programs from `benches/gpu/` run on a whole simulated GPU,
+//! reporting simulated wave-instructions per wall-clock second.
+
+use std::process::ExitCode;
+
+use amdgpu::cc::{CcOptions, OptLevel};
+use amdgpu::isa::Target;
+use amdgpu::loader::{run_image, ExecOptions};
+use anyhow::{anyhow, bail, Context as _};
+use clap::Args;
+use serde_json::json;
+use simdojo::topology::{self, Format};
+
+use crate::sysinfo::peak_rss_bytes;
+
+/// Arguments of `dojo bench gpu`.
+#[derive(Args, Debug)]
+pub struct GpuArgs {
+    /// Which program: `valu` (multiply-add chains) or `memory` (streaming loads and stores).
+    #[arg(long, default_value = "valu")]
+    kernel: String,
+    /// Topology file (default: the embedded MI300X).
+    #[arg(long)]
+    topology: Option<std::path::PathBuf>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    workers: u32,
+    /// Partitioner (default: the topology's, one XCD per partition).
+    #[arg(long)]
+    partitioner: Option<String>,
+    /// Work-groups (default: 4 per compute unit, which fills the GPU).
+    #[arg(long)]
+    blocks: Option<u32>,
+    /// Work-items per work-group.
+    #[arg(long, default_value_t = 256)]
+    threads: u32,
+    /// Loop iterations per work-item.
+    #[arg(long, default_value_t = 1000)]
+    iterations: u32,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `dojo bench gpu`.
+pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
+    let source = match a.kernel.as_str() {
+        "valu" => include_str!("../../benches/gpu/valu.c"),
+        "memory" => include_str!("../../benches/gpu/memory.c"),
+        other => bail!("--kernel {other}: expected valu or memory"),
+    };
+    let t = match &a.topology {
+        Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
+        None => {
+            let (name, text) = crate::exec::default_topology(Target::Gfx942);
+            topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
+        }
+    };
+    let target = t
+        .components
+        .iter()
+        .find(|c| c.type_name == "amdgpu.soc")
+        .and_then(|c| match c.params.get("target") {
+            Some(simdojo::params::ParamValue::String(s)) => s.parse::<Target>().ok(),
+            _ => None,
+        })
+        .unwrap_or(Target::Gfx942);
+    let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
+    let blocks = a.blocks.unwrap_or(4 * cus.max(1));
+
+    let dir = std::env::temp_dir().join(format!("dojo-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let src = dir.join(format!("{}.c", a.kernel));
+    std::fs::write(&src, source)?;
+    let image_path = dir.join(format!("{}-{target}.co", a.kernel));
+    let cc = CcOptions {
+        mcpu: target,
+        opt: OptLevel::O2,
+        output: image_path.clone(),
+        inputs: vec![src],
+        extra_flags: vec![format!("-DITERATIONS={}", a.iterations)],
+    };
+    amdgpu::cc::compile(&cc).map_err(|e| anyhow!("{e}"))?;
+    let image = std::fs::read(&image_path)?;
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let plan = crate::plan::choose(&t, Some(a.workers), a.partitioner.as_deref())?;
+    let opts = ExecOptions {
+        topology: t,
+        assignment: Some(plan.assignment),
+        threads: [a.threads, 1, 1],
+        blocks: [blocks, 1, 1],
+        args: vec![a.kernel.clone()],
+        env: Vec::new(),
+        max_ticks: None,
+        capture: true,
+    };
+    let out = run_image(&image, &opts).map_err(|e| anyhow!("{e}"))?;
+    if let Some(f) = out.faults.first() {
+        bail!("{f}");
+    }
+    let instructions: u64 = out.kernels.iter().map(|k| k.wave_instructions()).sum();
+    let rate = instructions as f64 / out.run_seconds;
+    let digest = {
+        // FNV-1a over the statistics and output: equal digests mean identical results.
+        let text = serde_json::to_string(&out.kernels)? + &String::from_utf8_lossy(&out.stdout);
+        text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    };
+    let output = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "kernel": a.kernel, "target": target.name(), "blocks": blocks, "threads": a.threads,
+                "iterations": a.iterations, "wave_instructions": instructions, "run_seconds": out.run_seconds,
+                "wave_instructions_per_sec": rate, "workers": a.workers, "partitions_at_end": out.partitions,
+                "epochs": out.epochs, "simulated_ps": out.end.0, "peak_rss_bytes": peak_rss_bytes(),
+                "digest": format!("{digest:016x}"), "output": output, "status": out.status,
+            })
+        );
+    } else {
+        println!("program:             {} on {} ({blocks} x {} work-items, {} iterations)", a.kernel, target, a.threads, a.iterations);
+        println!("output:              {output}");
+        println!("wave-instructions:   {instructions}");
+        println!("run:                 {:.3} s", out.run_seconds);
+        println!("wave-instructions/s: {:.2} M", rate / 1e6);
+        println!("workers:             {} ({} partitions at the end, {} epochs)", a.workers, out.partitions, out.epochs);
+        println!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6);
+        if let Some(rss) = peak_rss_bytes() {
+            println!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0));
+        }
+        println!("digest:              {digest:016x}");
+    }
+    Ok(if out.status == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
