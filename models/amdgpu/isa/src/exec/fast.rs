@@ -269,6 +269,23 @@ unsafe fn run_avx2(w: &mut Wave, op: &FastOp) -> bool {
     run::<true>(w, op)
 }
 
+/// The 64 lanes `f(0..64)`, written with a plain counted loop (inlined, so it vectorizes
+/// under the caller's target features).
+#[inline(always)]
+fn build(f: impl Fn(usize) -> u32) -> [u32; N] {
+    let mut out = [0u32; N];
+    for i in 0..N {
+        out[i] = f(i);
+    }
+    out
+}
+
+/// All ones when lane `i` of `mask` is set, else zero (branch-free, for blends).
+#[inline(always)]
+fn lane_mask(mask: u64, i: usize) -> u32 {
+    (((mask >> i) & 1) as u32).wrapping_neg()
+}
+
 /// A source for all lanes (a copy of the VGPR, or the scalar value broadcast).
 #[inline(always)]
 fn lanes(w: &Wave, s: Src) -> [u32; N] {
@@ -300,7 +317,8 @@ fn write(w: &mut Wave, dst: u8, out: &[u32; N]) {
         *reg = *out;
     } else {
         for i in 0..N {
-            reg[i] = if (exec >> i) & 1 != 0 { out[i] } else { reg[i] };
+            let m = lane_mask(exec, i);
+            reg[i] = (out[i] & m) | (reg[i] & !m);
         }
     }
 }
@@ -310,7 +328,7 @@ fn map1(w: &mut Wave, op: &FastOp, f: impl Fn(u32) -> u32) -> bool {
     let out: [u32; N] = match op.src[0] {
         Src::Vgpr(a) => {
             let a = &w.vgpr[a as usize];
-            std::array::from_fn(|i| f(a[i]))
+            build(|i| f(a[i]))
         }
         s => [f(scalar(w, s)); N],
     };
@@ -324,15 +342,15 @@ fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
     let out: [u32; N] = match (op.src[0], op.src[1]) {
         (Src::Vgpr(a), Src::Vgpr(b)) => {
             let (a, b) = (&w.vgpr[a as usize], &w.vgpr[b as usize]);
-            std::array::from_fn(|i| f(a[i], b[i]))
+            build(|i| f(a[i], b[i]))
         }
         (s, Src::Vgpr(b)) => {
             let (x, b) = (scalar(w, s), &w.vgpr[b as usize]);
-            std::array::from_fn(|i| f(x, b[i]))
+            build(|i| f(x, b[i]))
         }
         (Src::Vgpr(a), t) => {
             let (a, y) = (&w.vgpr[a as usize], scalar(w, t));
-            std::array::from_fn(|i| f(a[i], y))
+            build(|i| f(a[i], y))
         }
         (s, t) => [f(scalar(w, s), scalar(w, t)); N],
     };
@@ -347,13 +365,13 @@ fn map3(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> 
     let out: [u32; N] = match (op.src[0], op.src[1], c) {
         (Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) => {
             let (a, b, c) = (&w.vgpr[a as usize], &w.vgpr[b as usize], &w.vgpr[c as usize]);
-            std::array::from_fn(|i| f(a[i], b[i], c[i]))
+            build(|i| f(a[i], b[i], c[i]))
         }
         (a, b, c) => {
             let a = lanes(w, a);
             let b = lanes(w, b);
             let c = lanes(w, c);
-            std::array::from_fn(|i| f(a[i], b[i], c[i]))
+            build(|i| f(a[i], b[i], c[i]))
         }
     };
     write(w, op.dst, &out);
@@ -423,7 +441,10 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
             let vcc = w.vcc();
             let a = lanes(w, op.src[0]);
             let b = lanes(w, op.src[1]);
-            let out: [u32; N] = std::array::from_fn(|i| if (vcc >> i) & 1 != 0 { b[i] } else { a[i] });
+            let out: [u32; N] = build(|i| {
+                let m = lane_mask(vcc, i);
+                (b[i] & m) | (a[i] & !m)
+            });
             write(w, op.dst, &out);
             true
         }
