@@ -375,7 +375,12 @@ impl Inst {
             (Encoding::Ds | Encoding::Flat | Encoding::Scratch | Encoding::Global, _) if class == Class::V => vreg(v, acc),
             (Encoding::Vop3p, Field::Vdst) => vreg(v, acc),
             (Encoding::Vop3p, Field::Src0 | Field::Src1 | Field::Src2) => {
-                let o = src_operand(v, width, lit);
+                // LLVM has no 1024-bit scalar operand decoding: a scalar value in a
+                // 32-register matrix source is decoded (and printed) as one register.
+                let o = match src_operand(v, width, lit) {
+                    Operand::Sgpr(_) | Operand::Ttmp(_) if width > 16 => src_operand(v, 1, lit),
+                    o => o,
+                };
                 let a = match f {
                     Field::Src0 => acc_ab & 1 != 0,
                     Field::Src1 => acc_ab & 2 != 0,

@@ -158,6 +158,12 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
     // The probes ran with acc_cd = 1: swap AReg/VReg names when the bit is clear.
     let swap = mai && inst.raw(Field::Clamp) == 0;
     let reg = |n: Option<&'static str>| n.map_or(Note::None, |n| Note::Reg(n, swap));
+    if let Some(note) = scalar_class_note(inst, field, op) {
+        return note;
+    }
+    if let Some(note) = atomic_data_note(inst, field, op) {
+        return note;
+    }
     match op {
         Operand::Vgpr(r) if r.count >= 2 && r.first % 2 == 1 && a.misaligned_v.is_some() => {
             a.misaligned_v.map_or(Note::None, |n| Note::Reg(n, false))
@@ -176,6 +182,67 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
         Operand::InlineInt(_) | Operand::InlineFloat(_) | Operand::Literal(_) if a.imm => Note::Imm,
         _ => Note::None,
     }
+}
+
+/// Scalar operands whose register class excludes some named registers, which LLVM
+/// decodes anyway and then annotates: `src_lds_direct` in a 32-bit SOP source
+/// (`SReg_32`), named registers in a 128-bit resource/base (`SReg_128`), and `m0`/`exec`
+/// as an SMEM data register (`SReg_32_XM0_XEXEC`, `SReg_64_XEXEC`).
+fn scalar_class_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
+    let Operand::Special(sr) = op else { return None };
+    let width = inst.entry().ops.iter().find_map(|s| match s {
+        OpSpec::Field(f, w, _, _) if *f == field => Some(*w),
+        _ => None,
+    })?;
+    let name = match (inst.encoding(), field, width) {
+        (Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc, Field::Ssrc0 | Field::Ssrc1, 1) if sr == SpecialReg::SrcLdsDirect => {
+            "SReg_32"
+        }
+        (Encoding::Smem, Field::Sbase, 4) | (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, 4)
+            if !sr.name().starts_with("src_") && sr != SpecialReg::Null =>
+        {
+            "SReg_128"
+        }
+        (Encoding::Smem, Field::Sdata, 1) if matches!(sr, SpecialReg::M0 | SpecialReg::ExecLo | SpecialReg::ExecHi) => {
+            "SReg_32_XM0_XEXEC"
+        }
+        (Encoding::Smem, Field::Sdata, 2) if sr == SpecialReg::Exec => "SReg_64_XEXEC",
+        _ => return None,
+    };
+    Some(Note::Reg(name, false))
+}
+
+/// gfx950 (LLVM 22) FLAT/GLOBAL/SCRATCH atomics with a misaligned register tuple: the
+/// data operand is `AV_*_Align2` in the non-returning form and `VReg_*_Align2` in the
+/// returning one (glc/sc0 set), as is the returned value; AGPR tuples of the returning
+/// form carry no note.
+fn atomic_data_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
+    let e = inst.entry();
+    if inst.target() != Target::Gfx950
+        || e.flags & crate::tables::Entry::GLC_RETURNS == 0
+        || !matches!(inst.encoding(), Encoding::Flat | Encoding::Global | Encoding::Scratch)
+        || !matches!(field, Field::Data | Field::Vdst)
+    {
+        return None;
+    }
+    let (r, agpr) = match op {
+        Operand::Vgpr(r) => (r, false),
+        Operand::Agpr(r) => (r, true),
+        _ => return None,
+    };
+    if r.count < 2 || r.first % 2 == 0 {
+        return None;
+    }
+    let returning = inst.raw(Field::Glc) != 0;
+    let name = match (r.count, returning, agpr) {
+        (2, false, _) => "AV_64_Align2",
+        (4, false, _) => "AV_128_Align2",
+        (2, true, false) => "VReg_64_Align2",
+        (4, true, false) => "VReg_128_Align2",
+        // AGPR tuples of the returning form decode without a note.
+        _ => return None,
+    };
+    Some(Note::Reg(name, false))
 }
 
 /// Source index of a DPP/SDWA source field (src0 or vsrc1).
@@ -226,8 +293,14 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
     match inst.encoding() {
         Encoding::Vop3 => {
             if e.has(Field::Opsel) && m.op_sel & e.opsel_mask != 0 {
-                let bits = (m.op_sel & ((1 << n_src) - 1)) | ((m.op_sel >> 3 & 1) << n_src);
-                write_bits(out, "op_sel", bits, n_src + 1)?;
+                if e.opsel_mask == 0xf && n_src == 2 {
+                    // Two printed sources plus a tied `vdst_in` (v_cvt_sr_*, the packed
+                    // fp4 conversions): LLVM prints all four bits, src2's included.
+                    write_bits(out, "op_sel", m.op_sel, 4)?;
+                } else {
+                    let bits = (m.op_sel & ((1 << n_src) - 1)) | ((m.op_sel >> 3 & 1) << n_src);
+                    write_bits(out, "op_sel", bits, n_src + 1)?;
+                }
             }
             if e.has(Field::Clamp) && m.clamp {
                 out.write_str(" clamp")?;
