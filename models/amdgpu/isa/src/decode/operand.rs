@@ -321,6 +321,8 @@ impl Inst {
                 if self.words[1] >> 31 != 0 { src_operand(v, width, lit) } else { Operand::Vgpr(range(v, width)) }
             }
             (_, Field::Simm16) => Operand::Imm(v),
+            // s_set_gpr_idx_on: the ssrc1 field is the index-mode immediate.
+            (_, Field::Ssrc1) if class == Class::I => Operand::Imm(v),
             (Encoding::Smem, Field::Sbase) => src_operand(v * 2, width, lit),
             // s_atc_probe: the sdata field is an immediate (probe mode).
             (Encoding::Smem, Field::Sdata) if class == Class::I => Operand::Imm(v),
@@ -377,10 +379,7 @@ impl Inst {
             (Encoding::Vop3p, Field::Src0 | Field::Src1 | Field::Src2) => {
                 // LLVM has no 1024-bit scalar operand decoding: a scalar value in a
                 // 32-register matrix source is decoded (and printed) as one register.
-                let o = match src_operand(v, width, lit) {
-                    Operand::Sgpr(_) | Operand::Ttmp(_) if width > 16 => src_operand(v, 1, lit),
-                    o => o,
-                };
+                let o = src_operand(v, width, lit);
                 let a = match f {
                     Field::Src0 => acc_ab & 1 != 0,
                     Field::Src1 => acc_ab & 2 != 0,
@@ -404,7 +403,28 @@ impl Inst {
             (Operand::Vgpr(r), Class::A) => Operand::Agpr(r),
             (o, _) => o,
         };
-        Some(op)
+        Some(self.scalar_tuple_as_llvm_decodes(op, v, lit))
+    }
+
+    /// LLVM has no scalar decoding for some VALU tuple widths and falls back to another:
+    /// LLVM 19 (gfx90a, gfx942) decodes a 32-register scalar tuple as one register,
+    /// LLVM 22 (gfx950) as 16 registers, and a 6-register one as 5.
+    /// `op` is the operand decoded from field value `v` (literal `lit`).
+    fn scalar_tuple_as_llvm_decodes(&self, op: Operand, v: u32, lit: u32) -> Operand {
+        if !matches!(self.encoding, Encoding::Vop3 | Encoding::Vop3p) {
+            return op;
+        }
+        let count = match op {
+            Operand::Sgpr(r) | Operand::Ttmp(r) => r.count,
+            _ => return op,
+        };
+        let width = match (count, self.target == Target::Gfx950) {
+            (32, false) => 1,
+            (32, true) => 16,
+            (6, true) => 5,
+            _ => return op,
+        };
+        src_operand(v, width, lit)
     }
 
     /// The operand in role `field` (e.g. [`Field::Src0`], [`Field::Vdst`]), resolved with

@@ -87,6 +87,11 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
                 write_simm16(out, inst, e.kind, v)?;
                 continue;
             }
+            if f == Field::Ssrc1 {
+                // s_set_gpr_idx_on's mode: `gpr_idx(SRC0,...)` or hex.
+                write_simm16(out, inst, Kind::GprIdx, v)?;
+                continue;
+            }
             if enc == Encoding::Smem && f == Field::Sdata {
                 // s_atc_probe mode: small values in decimal, others in hex.
                 if v <= 64 { write!(out, "{v}")? } else { write!(out, "0x{v:x}")? }
@@ -162,6 +167,9 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
         return note;
     }
     if let Some(note) = atomic_data_note(inst, field, op) {
+        return note;
+    }
+    if let Some(note) = address_note(inst, field, op) {
         return note;
     }
     match op {
@@ -243,6 +251,24 @@ fn atomic_data_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
         _ => return None,
     };
     Some(Note::Reg(name, false))
+}
+
+/// gfx950 (LLVM 22) memory addresses: a misaligned 64-bit VGPR address of GLOBAL (no
+/// saddr) or of MUBUF (idxen and offen; not MTBUF) is `VReg_64_Align2`, and `exec` as a
+/// GLOBAL saddr is outside `SReg_64_XEXEC_XNULL`.
+fn address_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
+    if inst.target() != Target::Gfx950 {
+        return None;
+    }
+    match (inst.encoding(), field, op) {
+        (Encoding::Global, Field::Addr, Operand::Vgpr(r)) | (Encoding::Mubuf, Field::Vaddr, Operand::Vgpr(r))
+            if r.count == 2 && r.first % 2 == 1 =>
+        {
+            Some(Note::Reg("VReg_64_Align2", false))
+        }
+        (Encoding::Global, Field::Saddr, Operand::Special(SpecialReg::Exec)) => Some(Note::Reg("SReg_64_XEXEC_XNULL", false)),
+        _ => None,
+    }
 }
 
 /// Source index of a DPP/SDWA source field (src0 or vsrc1).
