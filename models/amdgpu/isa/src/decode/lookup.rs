@@ -170,33 +170,39 @@ pub(super) fn key(w0: u32) -> usize {
     r.base[form] as usize + ((w0 >> r.shift) & r.mask as u32) as usize + ((w0 >> 7) & r.seg_mask as u32) as usize
 }
 
-/// [`SRC_CLASS`] bit: a source value that names nothing (209..=234, the DPP/SDWA
-/// markers 0xf9/0xfa); LLVM rejects the word.
+/// [`SRC_CLASS`] bit: a source value that names nothing (209..=234 minus the target's
+/// named sources, the DPP/SDWA markers 0xf9/0xfa); LLVM rejects the word.
 pub(super) const SRC_RESERVED: u8 = 1;
 /// [`SRC_CLASS`] bit: the literal-constant marker 0xff.
 pub(super) const SRC_LITERAL: u8 = 2;
 
-/// Per 9-bit source value: [`SRC_RESERVED`], [`SRC_LITERAL`] or 0.
-pub(super) static SRC_CLASS: [u8; 512] = {
-    let mut out = [0u8; 512];
-    let mut v = 0;
-    while v < 512 {
-        out[v] = if (v >= 209 && v <= 234) || v == 0xf9 || v == 0xfa {
-            SRC_RESERVED
-        } else if v == 0xff {
-            SRC_LITERAL
-        } else {
-            0
-        };
-        v += 1;
+/// Per target and 9-bit source value: [`SRC_RESERVED`], [`SRC_LITERAL`] or 0. gfx950
+/// names 230 and 231 (`src_flat_scratch_base_lo`/`_hi`).
+pub(super) static SRC_CLASS: [[u8; 512]; 3] = {
+    let mut out = [[0u8; 512]; 3];
+    let mut t = 0;
+    while t < 3 {
+        let mut v = 0;
+        while v < 512 {
+            let named = t == Target::Gfx950 as usize && (v == 230 || v == 231);
+            out[t][v] = if ((v >= 209 && v <= 234) && !named) || v == 0xf9 || v == 0xfa {
+                SRC_RESERVED
+            } else if v == 0xff {
+                SRC_LITERAL
+            } else {
+                0
+            };
+            v += 1;
+        }
+        t += 1;
     }
     out
 };
 
-/// The [`SRC_CLASS`] bits of the 9-bit source value at bit `shift` of `word`.
+/// The [`SRC_CLASS`] bits on `target` of the 9-bit source value at bit `shift` of `word`.
 #[inline(always)]
-pub(super) fn src_class(word: u32, shift: u32) -> u8 {
-    SRC_CLASS[((word >> shift) & 0x1ff) as usize]
+pub(super) fn src_class(target: Target, word: u32, shift: u32) -> u8 {
+    SRC_CLASS[target as usize][((word >> shift) & 0x1ff) as usize]
 }
 
 /// What the hot path needs of an entry: must-be bits, literal rules, family, size.

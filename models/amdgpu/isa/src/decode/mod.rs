@@ -319,17 +319,17 @@ fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot:
     if l != 0 {
         use lookup::{src_class, SRC_LITERAL, SRC_RESERVED};
         // SOP sources are 8 bits wide: bit 8 of the first belongs to the second.
-        let ssrc0 = src_class(w0 & 0xff, 0);
-        let ssrc1 = src_class(w0 & 0xffff, 8);
-        let src0 = src_class(w0, 0);
+        let ssrc0 = src_class(target, w0 & 0xff, 0);
+        let ssrc1 = src_class(target, w0 & 0xffff, 8);
+        let src0 = src_class(target, w0, 0);
         // A literal in a 64-bit VALU encoding is rejected as well.
-        let bad = (l & Entry::BAD_W1_SRC0 != 0 && src_class(w1, 0) != 0)
-            || (l & Entry::BAD_W1_SRC1 != 0 && src_class(w1, 9) != 0)
-            || (l & Entry::BAD_W1_SRC2 != 0 && src_class(w1, 18) != 0)
+        let bad = (l & Entry::BAD_W1_SRC0 != 0 && src_class(target, w1, 0) != 0)
+            || (l & Entry::BAD_W1_SRC1 != 0 && src_class(target, w1, 9) != 0)
+            || (l & Entry::BAD_W1_SRC2 != 0 && src_class(target, w1, 18) != 0)
             || (l & Entry::LIT_SSRC0 != 0 && ssrc0 & SRC_RESERVED != 0)
             || (l & Entry::LIT_SSRC1 != 0 && ssrc1 & SRC_RESERVED != 0)
             || (l & Entry::LIT_SRC0 != 0 && src0 & SRC_RESERVED != 0)
-            || (l & Entry::SOFFSET_W1 != 0 && src_class(w1, 24) & SRC_RESERVED != 0);
+            || (l & Entry::SOFFSET_W1 != 0 && src_class(target, w1, 24) & SRC_RESERVED != 0);
         if bad {
             return invalid(w0);
         }

@@ -41,6 +41,8 @@ pub enum SpecialReg {
     SrcScc,
     SrcLdsDirect,
     Null,
+    SrcFlatScratchBaseLo,
+    SrcFlatScratchBaseHi,
 }
 
 impl SpecialReg {
@@ -71,6 +73,8 @@ impl SpecialReg {
             S::SrcScc => "src_scc",
             S::SrcLdsDirect => "src_lds_direct",
             S::Null => "null",
+            S::SrcFlatScratchBaseLo => "src_flat_scratch_base_lo",
+            S::SrcFlatScratchBaseHi => "src_flat_scratch_base_hi",
         }
     }
 }
@@ -403,14 +407,21 @@ impl Inst {
             (Operand::Vgpr(r), Class::A) => Operand::Agpr(r),
             (o, _) => o,
         };
-        Some(self.scalar_tuple_as_llvm_decodes(op, v, lit))
+        Some(self.target_source_quirks(op, v, lit))
     }
 
-    /// LLVM has no scalar decoding for some VALU tuple widths and falls back to another:
+    /// Target-specific source names, and LLVM's fallback for scalar VALU tuple widths it
+    /// has no decoding for:
     /// LLVM 19 (gfx90a, gfx942) decodes a 32-register scalar tuple as one register,
     /// LLVM 22 (gfx950) as 16 registers, and a 6-register one as 5.
     /// `op` is the operand decoded from field value `v` (literal `lit`).
-    fn scalar_tuple_as_llvm_decodes(&self, op: Operand, v: u32, lit: u32) -> Operand {
+    fn target_source_quirks(&self, op: Operand, v: u32, lit: u32) -> Operand {
+        // gfx950 names two source values that are reserved on the older targets.
+        match (op, self.target) {
+            (Operand::Reserved(230), Target::Gfx950) => return Operand::Special(SpecialReg::SrcFlatScratchBaseLo),
+            (Operand::Reserved(231), Target::Gfx950) => return Operand::Special(SpecialReg::SrcFlatScratchBaseHi),
+            _ => {}
+        }
         if !matches!(self.encoding, Encoding::Vop3 | Encoding::Vop3p) {
             return op;
         }
