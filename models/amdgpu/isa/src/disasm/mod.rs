@@ -317,7 +317,23 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
     let m = inst.modifiers();
     let g940 = inst.gfx940();
     match inst.encoding() {
+        Encoding::Vop3 if e.kind == Kind::PermlaneSwap => {
+            if m.op_sel & 2 != 0 {
+                out.write_str(" bound_ctrl:1")?;
+            }
+            if m.op_sel & 1 != 0 {
+                out.write_str(" fi:1")?;
+            }
+        }
         Encoding::Vop3 => {
+            if e.kind == Kind::Bitop3 {
+                // Truth table: neg (w1 31:29) is bits 2:0, abs (w0 10:8) bits 5:3,
+                // omod (w1 28:27) bits 7:6.
+                let table = (m.neg & 7) | (m.abs & 7) << 3 | (m.omod & 3) << 6;
+                if table != 0 {
+                    write!(out, " bitop3:0x{table:x}")?;
+                }
+            }
             if e.has(Field::Opsel) && m.op_sel & e.opsel_mask != 0 {
                 if e.opsel_mask == 0xf && n_src == 2 {
                     // Two printed sources plus a tied `vdst_in` (v_cvt_sr_*, the packed
@@ -331,7 +347,7 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
             if e.has(Field::Clamp) && m.clamp {
                 out.write_str(" clamp")?;
             }
-            if e.has(Field::Omod) {
+            if e.has(Field::Omod) && e.kind != Kind::Bitop3 {
                 match m.omod {
                     1 => out.write_str(" mul:2")?,
                     2 => out.write_str(" mul:4")?,
