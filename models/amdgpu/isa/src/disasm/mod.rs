@@ -253,12 +253,20 @@ fn atomic_data_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
     Some(Note::Reg(name, false))
 }
 
-/// gfx950 (LLVM 22) memory addresses: a misaligned 64-bit VGPR address of GLOBAL (no
-/// saddr) or of MUBUF (idxen and offen; not MTBUF) is `VReg_64_Align2`, and `exec` as a
-/// GLOBAL saddr is outside `SReg_64_XEXEC_XNULL`.
+/// gfx950 (LLVM 22) alignment and address classes: a misaligned 64-bit VGPR operand of
+/// a DP ALU DPP instruction, or address of GLOBAL (no saddr) or of MUBUF (idxen and
+/// offen; not MTBUF), is `VReg_64_Align2`, and `exec` as a GLOBAL saddr is outside
+/// `SReg_64_XEXEC_XNULL`.
 fn address_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
     if inst.target() != Target::Gfx950 {
         return None;
+    }
+    if inst.entry().kind == Kind::DpAlu {
+        // 64-bit DPP operands (LLVM 22 checks their alignment too).
+        return match op {
+            Operand::Vgpr(r) if r.count == 2 && r.first % 2 == 1 => Some(Note::Reg("VReg_64_Align2", false)),
+            _ => None,
+        };
     }
     match (inst.encoding(), field, op) {
         (Encoding::Global, Field::Addr, Operand::Vgpr(r)) | (Encoding::Mubuf, Field::Vaddr, Operand::Vgpr(r))
