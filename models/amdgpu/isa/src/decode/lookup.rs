@@ -1,19 +1,33 @@
-//! Flat per-target opcode index for [`super::decode`], built at compile time from the
-//! generated per-family tables.
+//! Compile-time lookup tables for [`super::decode`]'s hot path, built from the generated
+//! per-family tables and entries.
 //!
-//! One array per target holds every family's opcode slice at `OFFSETS[family]`, so a
-//! lookup is one load, with no per-family slice pointer and length to load and check.
+//! A first word becomes a table key without a branch on its encoding family:
+//!
+//! ```text
+//!   w0 >> 23 ──> ROUTES[512] ─┐  (family slice offsets, opcode shift and mask)
+//!   w0 & 0x1ff ─ DPP/SDWA? ───┤  (selects the VOP family's DPP or SDWA slice)
+//!   w0 >> 14 & 3 ── segment ──┤  (FLAT/SCRATCH/GLOBAL, 128 opcodes each)
+//!                             v
+//!          INDEX[target][key] ──> HOT[slot]: must-be bits, literal rules, family, size
+//! ```
+//!
+//! One array per target holds every family's opcode slice at `OFFSETS[family]`; slot 0 of
+//! [`HOT`] is a sentinel that no word matches, so "no instruction" needs no branch of its
+//! own and fails the must-be check instead.
 //!
 //! **Architecture Invariant:** `slot(t, e, op)` equals `FAMILY_TABLES[t][e][op]` for
-//! every family and opcode field value, and 0 for `Encoding::Unknown` (checked by the
-//! unit tests).
+//! every family and opcode field value, and 0 for `Encoding::Unknown`; [`key`] agrees
+//! with [`super::family_of`] on every first word (checked by the unit tests).
 
 use super::Encoding;
-use crate::tables::FAMILY_TABLES;
+use crate::tables::{Opcode, ENTRIES, FAMILY_TABLES};
 use crate::Target;
 
 /// Size of the all-zero slice after GLOBAL, where `Encoding::Unknown` looks up.
 const SEG_SLICE: usize = 128;
+
+/// Number of encoding families with opcode tables (all but `Encoding::Unknown`).
+const N_FAMILIES: usize = 23;
 
 /// Offsets of each family's slice in a target's flat index, the all-zero slice that
 /// follows GLOBAL, and the index length.
@@ -23,7 +37,7 @@ const fn layout() -> ([usize; 24], usize, usize) {
     let mut at = 0;
     let mut pad = 0;
     let mut f = 0;
-    while f < 23 {
+    while f < N_FAMILIES {
         offsets[f] = at;
         at += FAMILY_TABLES[0][f].len();
         if f == Encoding::Global as usize {
@@ -39,8 +53,8 @@ const fn layout() -> ([usize; 24], usize, usize) {
 const OFFSETS: [usize; 24] = layout().0;
 const INDEX_LEN: usize = layout().2;
 
-/// Per target: family slices laid out by [`layout`]; 0 = no instruction, else a
-/// [`HOT`] slot.
+/// Per target: family slices laid out by [`layout`]; 0 = no instruction, else entry + 1
+/// (a [`HOT`] slot).
 static INDEX: [[u16; INDEX_LEN]; 3] = build_index();
 
 const fn build_index() -> [[u16; INDEX_LEN]; 3] {
@@ -48,7 +62,7 @@ const fn build_index() -> [[u16; INDEX_LEN]; 3] {
     let mut t = 0;
     while t < 3 {
         let mut f = 0;
-        while f < 23 {
+        while f < N_FAMILIES {
             let table = FAMILY_TABLES[t][f];
             let mut i = 0;
             while i < table.len() {
@@ -62,10 +76,213 @@ const fn build_index() -> [[u16; INDEX_LEN]; 3] {
     out
 }
 
+/// How the first word's top nine bits turn into a key of [`INDEX`]. Sixteen bytes, so
+/// that indexing [`ROUTES`] is one shift.
+#[derive(Copy, Clone)]
+#[repr(C, align(16))]
+struct Route {
+    /// Slice offset for the plain form, the DPP form (src0 = 0xfa) and the SDWA form
+    /// (src0 = 0xf9); all three equal outside VOP1/VOP2/VOPC. The fourth copies the
+    /// plain one, so that any two-bit form indexes the array without a bounds check.
+    base: [u16; 4],
+    /// Mask of the opcode field after the shift.
+    mask: u16,
+    /// Low bit of the opcode field.
+    shift: u8,
+    /// Mask applied to `w0 >> 7`: `0x180` in the FLAT families, so that segment bits
+    /// 15:14 add `segment * 128` (one 128-opcode slice per segment); 0 elsewhere.
+    seg_mask: u16,
+}
+
+const fn opcode_field(encoding: Encoding) -> (u8, u16) {
+    use Encoding as E;
+    match encoding {
+        E::Sop2 => (23, 0x7f),
+        E::Sopk => (23, 0x1f),
+        E::Sop1 => (8, 0xff),
+        E::Sopc | E::Sopp => (16, 0x7f),
+        E::Smem => (18, 0xff),
+        E::Vop2 => (25, 0x3f),
+        E::Vop1 => (9, 0xff),
+        E::Vopc => (17, 0xff),
+        E::Vop3 => (16, 0x3ff),
+        E::Vop3p => (16, 0x7f),
+        E::Ds => (17, 0xff),
+        E::Flat | E::Scratch | E::Global | E::Mubuf => (18, 0x7f),
+        E::Mtbuf => (15, 0xf),
+        _ => (0, 0),
+    }
+}
+
+static ROUTES: [Route; 512] = build_routes();
+
+const fn build_routes() -> [Route; 512] {
+    use Encoding as E;
+    let mut out = [Route { base: [0; 4], mask: 0, shift: 0, seg_mask: 0 }; 512];
+    let mut hi = 0;
+    while hi < 512 {
+        // Bits 15:14 = 0 make a FLAT-family word classify as FLAT, the segment base.
+        let (encoding, _) = Encoding::classify((hi as u32) << 23);
+        let (shift, mask) = opcode_field(encoding);
+        let plain = OFFSETS[encoding as usize] as u16;
+        let (dpp, sdwa) = match encoding {
+            E::Vop1 => (E::Vop1Dpp, E::Vop1Sdwa),
+            E::Vop2 => (E::Vop2Dpp, E::Vop2Sdwa),
+            E::Vopc => (E::VopcDpp, E::VopcSdwa),
+            other => (other, other),
+        };
+        out[hi] = Route {
+            base: [plain, OFFSETS[dpp as usize] as u16, OFFSETS[sdwa as usize] as u16, plain],
+            mask,
+            shift,
+            seg_mask: if matches!(encoding, E::Flat) { 3 * SEG_SLICE as u16 } else { 0 },
+        };
+        hi += 1;
+    }
+    out
+}
+
+/// [`FORM`] value of src0 = 0xfa (DPP).
+pub(super) const FORM_DPP: u8 = 1;
+/// [`FORM`] value of src0 = 0xf9 (SDWA).
+pub(super) const FORM_SDWA: u8 = 2;
+
+/// Per value of the first word's bits 8:0: which VOP form it marks (0 plain,
+/// [`FORM_DPP`], [`FORM_SDWA`]).
+static FORM: [u8; 512] = {
+    let mut out = [0u8; 512];
+    out[0xfa] = FORM_DPP;
+    out[0xf9] = FORM_SDWA;
+    out
+};
+
+/// The VOP form marked by bits 8:0 of `w0` (meaningful in VOP1/VOP2/VOPC only).
+#[inline(always)]
+pub(super) fn form(w0: u32) -> u8 {
+    FORM[(w0 & 0x1ff) as usize]
+}
+
+/// The [`INDEX`] key of first word `w0`, computed without branching on its family.
+#[inline(always)]
+pub(super) fn key(w0: u32) -> usize {
+    let r = &ROUTES[(w0 >> 23) as usize];
+    let form = form(w0) as usize & 3;
+    r.base[form] as usize + ((w0 >> r.shift) & r.mask as u32) as usize + ((w0 >> 7) & r.seg_mask as u32) as usize
+}
+
+/// [`SRC_CLASS`] bit: a source value that names nothing (209..=234 minus the target's
+/// named sources, the DPP/SDWA markers 0xf9/0xfa); LLVM rejects the word.
+pub(super) const SRC_RESERVED: u8 = 1;
+/// [`SRC_CLASS`] bit: the literal-constant marker 0xff.
+pub(super) const SRC_LITERAL: u8 = 2;
+
+/// Per target and 9-bit source value: [`SRC_RESERVED`], [`SRC_LITERAL`] or 0. gfx950
+/// names 230 and 231 (`src_flat_scratch_base_lo`/`_hi`).
+pub(super) static SRC_CLASS: [[u8; 512]; 3] = {
+    let mut out = [[0u8; 512]; 3];
+    let mut t = 0;
+    while t < 3 {
+        let mut v = 0;
+        while v < 512 {
+            let named = t == Target::Gfx950 as usize && (v == 230 || v == 231);
+            out[t][v] = if ((v >= 209 && v <= 234) && !named) || v == 0xf9 || v == 0xfa {
+                SRC_RESERVED
+            } else if v == 0xff {
+                SRC_LITERAL
+            } else {
+                0
+            };
+            v += 1;
+        }
+        t += 1;
+    }
+    out
+};
+
+/// The [`SRC_CLASS`] bits on `target` of the 9-bit source value at bit `shift` of `word`.
+#[inline(always)]
+pub(super) fn src_class(target: Target, word: u32, shift: u32) -> u8 {
+    SRC_CLASS[target as usize][((word >> shift) & 0x1ff) as usize]
+}
+
+/// What the hot path needs of an entry: must-be bits, literal rules, family, size.
+#[derive(Copy, Clone)]
+pub(super) struct Hot {
+    /// `[mask0, value0, mask1, value1]`: valid only if `w & mask == value` per word.
+    pub(super) must: [u32; 4],
+    /// The instruction's opcode.
+    pub(super) opcode: Opcode,
+    /// `Entry::literal` rules.
+    pub(super) literal: u8,
+    /// Encoding family of the entry.
+    pub(super) encoding: Encoding,
+    /// `encoding.base_words()`.
+    pub(super) base_words: u8,
+}
+
+const N_ENTRIES: usize = ENTRIES.len();
+
+/// Slot 0: the sentinel no word matches (mask 0, value 1); slot `i + 1`: `ENTRIES[i]`.
+pub(super) static HOT: [Hot; N_ENTRIES + 1] = build_hot();
+
+const fn build_hot() -> [Hot; N_ENTRIES + 1] {
+    let sentinel = Hot { must: [0, 1, 0, 1], opcode: Opcode::SNop, literal: 0, encoding: Encoding::Unknown, base_words: 1 };
+    let mut out = [sentinel; N_ENTRIES + 1];
+    let mut i = 0;
+    while i < N_ENTRIES {
+        let e = &ENTRIES[i];
+        out[i + 1] = Hot {
+            must: [e.must[0].0, e.must[0].1, e.must[1].0, e.must[1].1],
+            opcode: e.opcode,
+            literal: e.literal,
+            encoding: Encoding::Unknown,
+            base_words: 1,
+        };
+        i += 1;
+    }
+    // Each entry belongs to exactly one family (the generator keys entries by family).
+    let mut t = 0;
+    while t < 3 {
+        let mut f = 0;
+        while f < N_FAMILIES {
+            let table = FAMILY_TABLES[t][f];
+            let mut op = 0;
+            while op < table.len() {
+                let s = table[op] as usize;
+                if s != 0 {
+                    let encoding = ENCODINGS[f];
+                    out[s].encoding = encoding;
+                    out[s].base_words = encoding.base_words() as u8;
+                }
+                op += 1;
+            }
+            f += 1;
+        }
+        t += 1;
+    }
+    out
+}
+
+/// Encodings in `Encoding` declaration order, as the generated tables are.
+pub(super) const ENCODINGS: [Encoding; N_FAMILIES] = {
+    use Encoding as E;
+    [
+        E::Sop2, E::Sopk, E::Sop1, E::Sopc, E::Sopp, E::Smem, E::Vop2, E::Vop1, E::Vopc,
+        E::Vop3, E::Vop3p, E::Ds, E::Flat, E::Scratch, E::Global, E::Mubuf, E::Mtbuf,
+        E::Vop1Dpp, E::Vop2Dpp, E::VopcDpp, E::Vop1Sdwa, E::Vop2Sdwa, E::VopcSdwa,
+    ]
+};
+
+/// The [`HOT`] slot for first word `w0` on `target`: 0 (the sentinel) if none.
+#[inline(always)]
+pub(super) fn hot_slot(target: Target, w0: u32) -> usize {
+    INDEX[target as usize].get(key(w0)).copied().unwrap_or(0) as usize
+}
+
 /// The index slot of opcode field `op` of `encoding` on `target`: 0 if none, else
 /// entry + 1.
-#[inline(always)]
-pub(super) fn slot(target: Target, encoding: Encoding, op: u32) -> u16 {
+#[cfg(test)]
+fn slot(target: Target, encoding: Encoding, op: u32) -> u16 {
     let key = OFFSETS[encoding as usize] + op as usize;
     INDEX[target as usize].get(key).copied().unwrap_or(0)
 }
@@ -91,9 +308,8 @@ mod tests {
         for target in [Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
             let tables = &FAMILY_TABLES[target as usize];
             for (f, table) in tables.iter().enumerate() {
-                // Every family's slice, via words that classify into it.
                 for (op, &want) in table.iter().enumerate() {
-                    let enc = all_families()[f];
+                    let enc = ENCODINGS[f];
                     assert_eq!(slot(target, enc, op as u32), want, "{target:?} {enc:?} op {op:#x}");
                 }
             }
@@ -101,6 +317,48 @@ mod tests {
                 assert_eq!(slot(target, Encoding::Unknown, op), 0);
             }
         }
+    }
+
+    #[test]
+    fn key_agrees_with_family_of() {
+        // Every top-nine-bit prefix, with every src0 form and FLAT segment, and
+        // random low bits.
+        let mut x = 0x9e37_79b9u32;
+        for hi in 0..512u32 {
+            for low in [0u32, 0xf9, 0xfa, 0xff, 0x4000, 0x8000, 0xc000, 0x1ff] {
+                for _ in 0..16 {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    let w0 = (hi << 23) | (x & 0x007f_0000) | (x & 0x3e00) | low;
+                    let (enc, op) = family_of(w0);
+                    let want = OFFSETS[enc as usize] + if enc == Encoding::Unknown { 0 } else { op as usize };
+                    let got = key(w0);
+                    if enc == Encoding::Unknown {
+                        assert!(INDEX.iter().all(|t| t.get(got).copied().unwrap_or(0) == 0), "{w0:#010x}");
+                    } else {
+                        assert_eq!(got, want, "{w0:#010x} {enc:?} op {op:#x}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hot_entries_carry_their_family() {
+        for target in [Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
+            for (f, table) in FAMILY_TABLES[target as usize].iter().enumerate() {
+                for &s in table.iter().filter(|&&s| s != 0) {
+                    let h = &HOT[s as usize];
+                    assert_eq!(h.encoding, ENCODINGS[f]);
+                    assert_eq!(h.base_words as usize, ENCODINGS[f].base_words());
+                    assert_eq!(h.opcode, ENTRIES[s as usize - 1].opcode);
+                }
+            }
+        }
+        // The sentinel's mask clears every bit and its value keeps one: no word matches.
+        let sentinel = &HOT[0];
+        assert_eq!((sentinel.must[0], sentinel.must[1]), (0, 1));
     }
 
     #[test]
@@ -122,15 +380,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// Encodings in `Encoding` declaration order, as the generated tables are.
-    fn all_families() -> [Encoding; 23] {
-        use Encoding as E;
-        [
-            E::Sop2, E::Sopk, E::Sop1, E::Sopc, E::Sopp, E::Smem, E::Vop2, E::Vop1, E::Vopc,
-            E::Vop3, E::Vop3p, E::Ds, E::Flat, E::Scratch, E::Global, E::Mubuf, E::Mtbuf,
-            E::Vop1Dpp, E::Vop2Dpp, E::VopcDpp, E::Vop1Sdwa, E::Vop2Sdwa, E::VopcSdwa,
-        ]
     }
 }

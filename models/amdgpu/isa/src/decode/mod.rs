@@ -1,9 +1,15 @@
 //! Table-driven decoder: 32-bit words in, a compact [`Inst`] out.
 //!
-//! The encoding family comes from the top bits of the first word, the opcode field indexes
-//! the family's slice of one flat per-target index (built at compile time from the tables
-//! generated from `data/isa.txt`, see `lookup`), and a must-be mask from the table entry
-//! rejects words LLVM does not accept.
+//! The first word's top nine bits pick a route (family slice offset, opcode field) that
+//! turns the word into a key of one flat per-target index without branching on the
+//! family; the index names a compact hot entry (must-be bits, literal rules, family),
+//! built at compile time from the tables generated from `data/isa.txt` (see `lookup`).
+//! The must-be mask rejects words LLVM does not accept.
+//!
+//! **Hot-path rule:** the size of the result is decided by branches (on the first word
+//! and on the entry's rules), never computed from a loaded table value, so that a caller
+//! walking a stream starts on the next word without waiting for this word's table
+//! loads. Invalid words recompute their family off the hot path.
 //!
 //! **Architecture Invariant:** [`decode`] never panics and never allocates: unknown or
 //! truncated words come back as [`Decoded::Invalid`] / [`Decoded::Truncated`] values.
@@ -243,75 +249,117 @@ pub(crate) fn family_of(w0: u32) -> (Encoding, u32) {
     (encoding, op)
 }
 
+/// The family of a rejected first word (off the hot path: valid words take their
+/// family from the table entry).
+#[cold]
+#[inline(never)]
+fn rejected_family(w0: u32) -> Encoding {
+    family_of(w0).0
+}
+
+/// The `Invalid` result for first word `w0`. Built inline so that callers see which
+/// variant they got without reading it back from memory.
 #[inline(always)]
-fn entry_of(target: Target, encoding: Encoding, op: u32) -> Option<(u16, &'static Entry)> {
-    let idx = lookup::slot(target, encoding, op);
-    if idx == 0 {
-        return None;
-    }
-    let e = ENTRIES.get(idx as usize - 1)?;
-    Some((idx - 1, e))
+fn invalid(w0: u32) -> Decoded {
+    Decoded::Invalid { encoding: rejected_family(w0), word: w0 }
+}
+
+/// The `Truncated` result for first word `w0`.
+#[inline(always)]
+fn truncated(w0: u32) -> Decoded {
+    Decoded::Truncated { encoding: rejected_family(w0), word: w0 }
+}
+
+/// True if a valid instruction starting with `w0` has two base words: the 64-bit
+/// families (top bits `11`) and the VOP DPP/SDWA forms (src0 0xf9/0xfa).
+#[inline(always)]
+fn two_base_words(w0: u32) -> bool {
+    w0 >= 0xc000_0000 || (w0 >> 31 == 0 && lookup::form(w0) != 0)
 }
 
 /// Decodes the instruction at the start of `words` for `target`.
+///
+/// The size of the result is decided by branches on the first word and on the entry's
+/// rules, never computed from a loaded table value: a caller walking a stream then
+/// starts on the next word without waiting for this word's table loads.
 #[inline(always)]
 pub fn decode(target: Target, words: &[u32]) -> Decoded {
     let Some(&w0) = words.first() else {
         return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
     };
-    let (encoding, op) = family_of(w0);
-    let Some((idx, e)) = entry_of(target, encoding, op) else {
-        return Decoded::Invalid { encoding, word: w0 };
-    };
-    let base = encoding.base_words();
-    if words.len() < base {
-        return Decoded::Truncated { encoding, word: w0 };
+    let slot = lookup::hot_slot(target, w0);
+    if two_base_words(w0) {
+        decode_sized::<2>(target, words, w0, slot)
+    } else {
+        decode_sized::<1>(target, words, w0, slot)
     }
-    let w1 = if base == 2 { words[1] } else { 0 };
-    if w0 & e.must[0].0 != e.must[0].1 || w1 & e.must[1].0 != e.must[1].1 {
-        return Decoded::Invalid { encoding, word: w0 };
-    }
-    let l = e.literal;
-    let mut size = base;
-    if l != 0 {
-        let takes_literal = l & Entry::LIT_FIXED != 0
-            || (l & Entry::LIT_SSRC0 != 0 && w0 & 0xff == 0xff)
-            || (l & Entry::LIT_SSRC1 != 0 && (w0 >> 8) & 0xff == 0xff)
-            || (l & Entry::LIT_SRC0 != 0 && w0 & 0x1ff == 0xff);
-        if takes_literal {
-            size = base + 1;
-        }
-        // Source values that name nothing (209..=234, the DPP/SDWA markers) make LLVM
-        // reject the word, as does a literal in a 64-bit VALU encoding.
-        let reserved = |v: u32| (209..=234).contains(&v) || v == 0xf9 || v == 0xfa;
-        let bad_vop3 = |v: u32| v == 0xff || reserved(v);
-        let bad = (l & Entry::BAD_W1_SRC0 != 0 && bad_vop3(w1 & 0x1ff))
-            || (l & Entry::BAD_W1_SRC1 != 0 && bad_vop3((w1 >> 9) & 0x1ff))
-            || (l & Entry::BAD_W1_SRC2 != 0 && bad_vop3((w1 >> 18) & 0x1ff))
-            || (l & Entry::LIT_SSRC0 != 0 && reserved(w0 & 0xff))
-            || (l & Entry::LIT_SSRC1 != 0 && reserved((w0 >> 8) & 0xff))
-            || (l & Entry::LIT_SRC0 != 0 && reserved(w0 & 0x1ff))
-            || (l & Entry::SOFFSET_W1 != 0 && reserved(w1 >> 24));
-        if bad {
-            return Decoded::Invalid { encoding, word: w0 };
-        }
-    }
-    let literal = if size > base {
-        match words.get(base) {
-            Some(&l) => l,
-            None => return Decoded::Truncated { encoding, word: w0 },
+}
+
+/// [`decode`] for an instruction of `BASE` base words whose first word `w0` has HOT
+/// slot `slot`.
+#[inline(always)]
+fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot: usize) -> Decoded {
+    // Invariant: `hot_slot` returns 0 or an INDEX value, and INDEX values are entry
+    // indices + 1 < HOT.len().
+    let h = &lookup::HOT[slot];
+    debug_assert!(slot == 0 || BASE == h.base_words as usize);
+    let w1 = if BASE == 2 {
+        match words.get(1) {
+            Some(&w1) => w1,
+            None if slot == 0 => return invalid(w0),
+            None => return truncated(w0),
         }
     } else {
         0
     };
-    Decoded::Inst(Inst {
-        opcode: e.opcode,
-        entry: idx,
-        encoding,
-        size_words: size as u8,
-        target,
-        words: if base == 1 { [w0, literal, 0] } else { [w0, w1, literal] },
-    })
+    if w0 & h.must[0] != h.must[1] || w1 & h.must[2] != h.must[3] {
+        return invalid(w0);
+    }
+    let l = h.literal;
+    if l != 0 {
+        use lookup::{src_class, SRC_LITERAL, SRC_RESERVED};
+        // SOP sources are 8 bits wide: bit 8 of the first belongs to the second.
+        let ssrc0 = src_class(target, w0 & 0xff, 0);
+        let ssrc1 = src_class(target, w0 & 0xffff, 8);
+        let src0 = src_class(target, w0, 0);
+        // A literal in a 64-bit VALU encoding is rejected as well.
+        let bad = (l & Entry::BAD_W1_SRC0 != 0 && src_class(target, w1, 0) != 0)
+            || (l & Entry::BAD_W1_SRC1 != 0 && src_class(target, w1, 9) != 0)
+            || (l & Entry::BAD_W1_SRC2 != 0 && src_class(target, w1, 18) != 0)
+            || (l & Entry::LIT_SSRC0 != 0 && ssrc0 & SRC_RESERVED != 0)
+            || (l & Entry::LIT_SSRC1 != 0 && ssrc1 & SRC_RESERVED != 0)
+            || (l & Entry::LIT_SRC0 != 0 && src0 & SRC_RESERVED != 0)
+            || (l & Entry::SOFFSET_W1 != 0 && src_class(target, w1, 24) & SRC_RESERVED != 0);
+        if bad {
+            return invalid(w0);
+        }
+        if l & Entry::LIT_FIXED != 0
+            || (l & Entry::LIT_SSRC0 != 0 && ssrc0 & SRC_LITERAL != 0)
+            || (l & Entry::LIT_SSRC1 != 0 && ssrc1 & SRC_LITERAL != 0)
+            || (l & Entry::LIT_SRC0 != 0 && src0 & SRC_LITERAL != 0)
+        {
+            let Some(&literal) = words.get(BASE) else { return truncated(w0) };
+            let words = if BASE == 1 { [w0, literal, 0] } else { [w0, w1, literal] };
+            return Decoded::Inst(Inst::new(target, h, slot, BASE + 1, words));
+        }
+    }
+    let words = if BASE == 1 { [w0, 0, 0] } else { [w0, w1, 0] };
+    Decoded::Inst(Inst::new(target, h, slot, BASE, words))
+}
+
+impl Inst {
+    /// An instruction of entry `slot - 1` (never the sentinel slot 0).
+    #[inline(always)]
+    fn new(target: Target, h: &lookup::Hot, slot: usize, size_words: usize, words: [u32; 3]) -> Inst {
+        Inst {
+            opcode: h.opcode,
+            entry: slot.wrapping_sub(1) as u16,
+            encoding: h.encoding,
+            size_words: size_words as u8,
+            target,
+            words,
+        }
+    }
 }
 
 /// Decodes from little-endian bytes (as stored in a code object).
@@ -351,7 +399,7 @@ impl Inst {
         (self.size_words as usize > base).then_some(self.words[base])
     }
     pub(crate) fn entry(&self) -> &'static Entry {
-        // Invariant: `entry` was produced by `entry_of`, so it indexes ENTRIES.
+        // Invariant: `entry` is a HOT slot - 1 of a matched entry, so it indexes ENTRIES.
         &ENTRIES[self.entry as usize]
     }
     pub(crate) fn raw(&self, f: Field) -> u32 {

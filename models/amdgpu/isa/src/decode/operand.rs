@@ -41,6 +41,8 @@ pub enum SpecialReg {
     SrcScc,
     SrcLdsDirect,
     Null,
+    SrcFlatScratchBaseLo,
+    SrcFlatScratchBaseHi,
 }
 
 impl SpecialReg {
@@ -71,6 +73,8 @@ impl SpecialReg {
             S::SrcScc => "src_scc",
             S::SrcLdsDirect => "src_lds_direct",
             S::Null => "null",
+            S::SrcFlatScratchBaseLo => "src_flat_scratch_base_lo",
+            S::SrcFlatScratchBaseHi => "src_flat_scratch_base_hi",
         }
     }
 }
@@ -321,6 +325,8 @@ impl Inst {
                 if self.words[1] >> 31 != 0 { src_operand(v, width, lit) } else { Operand::Vgpr(range(v, width)) }
             }
             (_, Field::Simm16) => Operand::Imm(v),
+            // s_set_gpr_idx_on: the ssrc1 field is the index-mode immediate.
+            (_, Field::Ssrc1) if class == Class::I => Operand::Imm(v),
             (Encoding::Smem, Field::Sbase) => src_operand(v * 2, width, lit),
             // s_atc_probe: the sdata field is an immediate (probe mode).
             (Encoding::Smem, Field::Sdata) if class == Class::I => Operand::Imm(v),
@@ -375,6 +381,8 @@ impl Inst {
             (Encoding::Ds | Encoding::Flat | Encoding::Scratch | Encoding::Global, _) if class == Class::V => vreg(v, acc),
             (Encoding::Vop3p, Field::Vdst) => vreg(v, acc),
             (Encoding::Vop3p, Field::Src0 | Field::Src1 | Field::Src2) => {
+                // LLVM has no 1024-bit scalar operand decoding: a scalar value in a
+                // 32-register matrix source is decoded (and printed) as one register.
                 let o = src_operand(v, width, lit);
                 let a = match f {
                     Field::Src0 => acc_ab & 1 != 0,
@@ -399,7 +407,35 @@ impl Inst {
             (Operand::Vgpr(r), Class::A) => Operand::Agpr(r),
             (o, _) => o,
         };
-        Some(op)
+        Some(self.target_source_quirks(op, v, lit))
+    }
+
+    /// Target-specific source names, and LLVM's fallback for scalar VALU tuple widths it
+    /// has no decoding for:
+    /// LLVM 19 (gfx90a, gfx942) decodes a 32-register scalar tuple as one register,
+    /// LLVM 22 (gfx950) as 16 registers, and a 6-register one as 5.
+    /// `op` is the operand decoded from field value `v` (literal `lit`).
+    fn target_source_quirks(&self, op: Operand, v: u32, lit: u32) -> Operand {
+        // gfx950 names two source values that are reserved on the older targets.
+        match (op, self.target) {
+            (Operand::Reserved(230), Target::Gfx950) => return Operand::Special(SpecialReg::SrcFlatScratchBaseLo),
+            (Operand::Reserved(231), Target::Gfx950) => return Operand::Special(SpecialReg::SrcFlatScratchBaseHi),
+            _ => {}
+        }
+        if !matches!(self.encoding, Encoding::Vop3 | Encoding::Vop3p) {
+            return op;
+        }
+        let count = match op {
+            Operand::Sgpr(r) | Operand::Ttmp(r) => r.count,
+            _ => return op,
+        };
+        let width = match (count, self.target == Target::Gfx950) {
+            (32, false) => 1,
+            (32, true) => 16,
+            (6, true) => 5,
+            _ => return op,
+        };
+        src_operand(v, width, lit)
     }
 
     /// The operand in role `field` (e.g. [`Field::Src0`], [`Field::Vdst`]), resolved with

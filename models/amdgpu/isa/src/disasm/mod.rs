@@ -87,6 +87,11 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
                 write_simm16(out, inst, e.kind, v)?;
                 continue;
             }
+            if f == Field::Ssrc1 {
+                // s_set_gpr_idx_on's mode: `gpr_idx(SRC0,...)` or hex.
+                write_simm16(out, inst, Kind::GprIdx, v)?;
+                continue;
+            }
             if enc == Encoding::Smem && f == Field::Sdata {
                 // s_atc_probe mode: small values in decimal, others in hex.
                 if v <= 64 { write!(out, "{v}")? } else { write!(out, "0x{v:x}")? }
@@ -158,6 +163,15 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
     // The probes ran with acc_cd = 1: swap AReg/VReg names when the bit is clear.
     let swap = mai && inst.raw(Field::Clamp) == 0;
     let reg = |n: Option<&'static str>| n.map_or(Note::None, |n| Note::Reg(n, swap));
+    if let Some(note) = scalar_class_note(inst, field, op) {
+        return note;
+    }
+    if let Some(note) = atomic_data_note(inst, field, op) {
+        return note;
+    }
+    if let Some(note) = address_note(inst, field, op) {
+        return note;
+    }
     match op {
         Operand::Vgpr(r) if r.count >= 2 && r.first % 2 == 1 && a.misaligned_v.is_some() => {
             a.misaligned_v.map_or(Note::None, |n| Note::Reg(n, false))
@@ -175,6 +189,93 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
         Operand::Special(sr) if !sr.name().starts_with("src_") && sr != SpecialReg::Null => reg(a.sgpr),
         Operand::InlineInt(_) | Operand::InlineFloat(_) | Operand::Literal(_) if a.imm => Note::Imm,
         _ => Note::None,
+    }
+}
+
+/// Scalar operands whose register class excludes some named registers, which LLVM
+/// decodes anyway and then annotates: `src_lds_direct` in a 32-bit SOP source
+/// (`SReg_32`), named registers in a 128-bit resource/base (`SReg_128`), and `m0`/`exec`
+/// as an SMEM data register (`SReg_32_XM0_XEXEC`, `SReg_64_XEXEC`).
+fn scalar_class_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
+    let Operand::Special(sr) = op else { return None };
+    let width = inst.entry().ops.iter().find_map(|s| match s {
+        OpSpec::Field(f, w, _, _) if *f == field => Some(*w),
+        _ => None,
+    })?;
+    let name = match (inst.encoding(), field, width) {
+        (Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc, Field::Ssrc0 | Field::Ssrc1, 1) if sr == SpecialReg::SrcLdsDirect => {
+            "SReg_32"
+        }
+        (Encoding::Smem, Field::Sbase, 4) | (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, 4)
+            if !sr.name().starts_with("src_") && sr != SpecialReg::Null =>
+        {
+            "SReg_128"
+        }
+        (Encoding::Smem, Field::Sdata, 1) if matches!(sr, SpecialReg::M0 | SpecialReg::ExecLo | SpecialReg::ExecHi) => {
+            "SReg_32_XM0_XEXEC"
+        }
+        (Encoding::Smem, Field::Sdata, 2) if sr == SpecialReg::Exec => "SReg_64_XEXEC",
+        _ => return None,
+    };
+    Some(Note::Reg(name, false))
+}
+
+/// gfx950 (LLVM 22) FLAT/GLOBAL/SCRATCH atomics with a misaligned register tuple: the
+/// data operand is `AV_*_Align2` in the non-returning form and `VReg_*_Align2` in the
+/// returning one (glc/sc0 set), as is the returned value; AGPR tuples of the returning
+/// form carry no note.
+fn atomic_data_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
+    let e = inst.entry();
+    if inst.target() != Target::Gfx950
+        || e.flags & crate::tables::Entry::GLC_RETURNS == 0
+        || !matches!(inst.encoding(), Encoding::Flat | Encoding::Global | Encoding::Scratch)
+        || !matches!(field, Field::Data | Field::Vdst)
+    {
+        return None;
+    }
+    let (r, agpr) = match op {
+        Operand::Vgpr(r) => (r, false),
+        Operand::Agpr(r) => (r, true),
+        _ => return None,
+    };
+    if r.count < 2 || r.first % 2 == 0 {
+        return None;
+    }
+    let returning = inst.raw(Field::Glc) != 0;
+    let name = match (r.count, returning, agpr) {
+        (2, false, _) => "AV_64_Align2",
+        (4, false, _) => "AV_128_Align2",
+        (2, true, false) => "VReg_64_Align2",
+        (4, true, false) => "VReg_128_Align2",
+        // AGPR tuples of the returning form decode without a note.
+        _ => return None,
+    };
+    Some(Note::Reg(name, false))
+}
+
+/// gfx950 (LLVM 22) alignment and address classes: a misaligned 64-bit VGPR operand of
+/// a DP ALU DPP instruction, or address of GLOBAL (no saddr) or of MUBUF (idxen and
+/// offen; not MTBUF), is `VReg_64_Align2`, and `exec` as a GLOBAL saddr is outside
+/// `SReg_64_XEXEC_XNULL`.
+fn address_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
+    if inst.target() != Target::Gfx950 {
+        return None;
+    }
+    if inst.entry().kind == Kind::DpAlu {
+        // 64-bit DPP operands (LLVM 22 checks their alignment too).
+        return match op {
+            Operand::Vgpr(r) if r.count == 2 && r.first % 2 == 1 => Some(Note::Reg("VReg_64_Align2", false)),
+            _ => None,
+        };
+    }
+    match (inst.encoding(), field, op) {
+        (Encoding::Global, Field::Addr, Operand::Vgpr(r)) | (Encoding::Mubuf, Field::Vaddr, Operand::Vgpr(r))
+            if r.count == 2 && r.first % 2 == 1 =>
+        {
+            Some(Note::Reg("VReg_64_Align2", false))
+        }
+        (Encoding::Global, Field::Saddr, Operand::Special(SpecialReg::Exec)) => Some(Note::Reg("SReg_64_XEXEC_XNULL", false)),
+        _ => None,
     }
 }
 
@@ -224,15 +325,37 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
     let m = inst.modifiers();
     let g940 = inst.gfx940();
     match inst.encoding() {
+        Encoding::Vop3 if e.kind == Kind::PermlaneSwap => {
+            if m.op_sel & 2 != 0 {
+                out.write_str(" bound_ctrl:1")?;
+            }
+            if m.op_sel & 1 != 0 {
+                out.write_str(" fi:1")?;
+            }
+        }
         Encoding::Vop3 => {
+            if e.kind == Kind::Bitop3 {
+                // Truth table: neg (w1 31:29) is bits 2:0, abs (w0 10:8) bits 5:3,
+                // omod (w1 28:27) bits 7:6.
+                let table = (m.neg & 7) | (m.abs & 7) << 3 | (m.omod & 3) << 6;
+                if table != 0 {
+                    write!(out, " bitop3:0x{table:x}")?;
+                }
+            }
             if e.has(Field::Opsel) && m.op_sel & e.opsel_mask != 0 {
-                let bits = (m.op_sel & ((1 << n_src) - 1)) | ((m.op_sel >> 3 & 1) << n_src);
-                write_bits(out, "op_sel", bits, n_src + 1)?;
+                if e.opsel_mask == 0xf && n_src == 2 {
+                    // Two printed sources plus a tied `vdst_in` (v_cvt_sr_*, the packed
+                    // fp4 conversions): LLVM prints all four bits, src2's included.
+                    write_bits(out, "op_sel", m.op_sel, 4)?;
+                } else {
+                    let bits = (m.op_sel & ((1 << n_src) - 1)) | ((m.op_sel >> 3 & 1) << n_src);
+                    write_bits(out, "op_sel", bits, n_src + 1)?;
+                }
             }
             if e.has(Field::Clamp) && m.clamp {
                 out.write_str(" clamp")?;
             }
-            if e.has(Field::Omod) {
+            if e.has(Field::Omod) && e.kind != Kind::Bitop3 {
                 match m.omod {
                     1 => out.write_str(" mul:2")?,
                     2 => out.write_str(" mul:4")?,

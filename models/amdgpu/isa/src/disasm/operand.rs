@@ -145,7 +145,9 @@ pub(crate) fn write_operand(out: &mut impl fmt::Write, op: Operand, width: u8, l
         Operand::Ttmp(r) => write_range(out, "ttmp", r)?,
         Operand::Special(s) => out.write_str(s.name())?,
         Operand::InlineInt(i) => write!(out, "{i}")?,
-        Operand::InlineFloat(f) => out.write_str(inline_float_text(f, width))?,
+        // A constant where a register belongs (annotated as an invalid immediate) prints
+        // 1/(2*pi) in its 32-bit form whatever the operand width.
+        Operand::InlineFloat(f) => out.write_str(inline_float_text(f, if matches!(m.note, Note::Imm) { 1 } else { width }))?,
         Operand::Literal(l) => write_literal(out, l, width, lit16, m.lit_marker)?,
         Operand::Imm(v) => write!(out, "{v}")?,
         Operand::Off => out.write_str("off")?,

@@ -54,6 +54,13 @@ pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx:
             *n += 1;
         }
         wave.pc = pc.wrapping_add(cached.size as u64);
+        if let Some(fast) = &cached.fast {
+            // SAFETY: `fast_fn` is the function `host_fast_fn` chose for this CPU (its
+            // AVX2 variant only when the CPU has AVX2 and FMA).
+            if unsafe { (program.fast_fn())(wave, fast) } {
+                continue;
+            }
+        }
         execute(wave, cached, pc, ctx)?;
     }
     Ok(Stop::Yield)

@@ -8,6 +8,7 @@
 //! - [`step`]: stepping one wave for an external scheduler ([`step::step`]).
 //! - [`wave`]: the architectural state of one wavefront ([`Wave`]).
 //! - [`program`]: the per-code-object decoded-instruction cache ([`Program`]).
+//! - `fast`: pre-resolved forms of the hottest instructions, built per program slot.
 //! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
 //! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
@@ -55,6 +56,7 @@
 
 pub mod device;
 pub mod dispatch;
+mod fast;
 mod interp;
 mod mfma;
 pub mod memory;

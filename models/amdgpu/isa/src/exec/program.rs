@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use crate::decode::{decode, Decoded, Encoding, Inst, Opcode};
 use crate::Target;
 
+use super::fast::{host_fast_fn, FastFn, FastOp};
 use super::ExecFault;
 
 /// The control word of a DPP or SDWA instruction.
@@ -43,6 +44,8 @@ pub struct CachedInst {
     pub enc: Encoding,
     /// VALU operand fields, decoded once at load time.
     pub(crate) fields: super::valu::Fields,
+    /// The pre-resolved form of a hot instruction.
+    pub(crate) fast: Option<FastOp>,
 }
 
 /// A slot of the cache: a decoded instruction or the word that failed to decode.
@@ -59,6 +62,8 @@ pub struct Program {
     base: u64,
     text_start: u64,
     slots: Vec<Slot>,
+    /// Runs the slots' [`FastOp`]s with the best code for this host CPU.
+    fast_fn: FastFn,
 }
 
 /// The ISA target of a code object, or an error for processors this crate cannot run.
@@ -79,7 +84,7 @@ impl Program {
         let words: Vec<u32> =
             text.bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
-        Ok(Program { target, base, text_start: base.wrapping_add(text.address.0), slots })
+        Ok(Program { target, base, text_start: base.wrapping_add(text.address.0), slots, fast_fn: host_fast_fn() })
     }
 
     /// The ISA target.
@@ -116,6 +121,12 @@ impl Program {
         }
     }
 
+    /// The function that runs pre-resolved instructions on this host.
+    #[inline]
+    pub(crate) fn fast_fn(&self) -> FastFn {
+        self.fast_fn
+    }
+
     /// The cached instruction at `pc`, if `pc` is inside `.text` and decodes.
     pub fn inst_at(&self, pc: u64) -> Option<&CachedInst> {
         self.slot(pc).ok()
@@ -137,10 +148,11 @@ fn decode_at(target: Target, words: &[u32]) -> Slot {
             let op = if ext == Extension::None { inst.opcode() } else { plain_opcode(inst.opcode()) };
             let mnemonic = inst.opcode().mnemonic();
             let aux = super::valu::compare_aux(mnemonic) | super::vmem::mem_aux(mnemonic);
-            let mut cached = CachedInst { inst, ext, size: inst.size_bytes() as u8, aux, op, enc, fields: Default::default() };
+            let mut cached = CachedInst { inst, ext, size: inst.size_bytes() as u8, aux, op, enc, fields: Default::default(), fast: None };
             if matches!(enc, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p) {
                 cached.fields = super::valu::fields(&cached);
             }
+            cached.fast = super::fast::resolve(&cached);
             Slot::Inst(cached)
         }
         Decoded::Invalid { encoding, word } | Decoded::Truncated { encoding, word } => Slot::Invalid { encoding, word },
@@ -159,7 +171,7 @@ impl Program {
     /// tools that assemble code without a code object).
     pub fn from_words(target: Target, base: u64, words: &[u32]) -> Program {
         let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
-        Program { target, base, text_start: base, slots }
+        Program { target, base, text_start: base, slots, fast_fn: host_fast_fn() }
     }
 }
 

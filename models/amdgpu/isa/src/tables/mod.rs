@@ -68,6 +68,10 @@ pub(crate) enum Kind {
     MaiNeg,
     Mix,
     DpAlu,
+    /// v_bitop3: the abs/neg/omod bits hold the truth table (`bitop3:0x..`).
+    Bitop3,
+    /// v_permlane*_swap (VOP3): op_sel bits 1/0 print as `bound_ctrl:1` / `fi:1`.
+    PermlaneSwap,
 }
 
 /// Named bit fields of the encodings; their positions depend on the encoding family.
