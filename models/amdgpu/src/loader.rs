@@ -15,6 +15,8 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use simdojo::engine::{Checkpoint, ExitStatus};
+
 use amdgpu_isa::code_object::{CodeObject, Kernel};
 use amdgpu_isa::exec::{kernarg_segment, DispatchConfig, Program};
 use simdojo::engine::{ExitReason, SimConfig, Simulation};
@@ -93,10 +95,16 @@ pub enum ExecError {
     /// Loading into GPU memory failed.
     #[error("loading: {0}")]
     Load(String),
+    /// A checkpoint could not be taken or restored.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
 }
 
 /// Name of the GPU's shared state in the standard topologies.
 pub const GPU: &str = "gpu";
+
+/// RPC ports (LLVM's maximum).
+const RPC_PORTS: u32 = 4096;
 
 fn rpc_err(addr: u64, len: usize, e: amdgpu_isa::exec::MemFault) -> RpcError {
     RpcError::Memory { addr, len: len as u64, reason: e.to_string() }
@@ -119,8 +127,12 @@ impl RpcMemory for GpuMemory {
 
 /// Host side effects of `dojo exec`: the process's stdout/stderr and GPU memory.
 struct Services {
-    memory: Arc<GpuMemory>,
+    /// Weak: the shared state owns the poller that owns these services.
+    shared: std::sync::Weak<GpuShared>,
     exit: Option<i32>,
+    /// Where `_start` ORs main's status, and the last packet's completion signal.
+    ret: GpuAddr,
+    signal: GpuAddr,
     /// Captured (stdout, stderr), when capturing.
     captured: Option<(Vec<u8>, Vec<u8>)>,
 }
@@ -150,10 +162,14 @@ impl HostServices for Services {
         self.exit.get_or_insert(134);
     }
     fn malloc(&mut self, size: u64) -> Result<crate::rpc::GpuAddr, HostError> {
-        self.memory.alloc(size.max(1), 256).map(|a| crate::rpc::GpuAddr(a.0)).map_err(|e| HostError(e.to_string()))
+        let shared = self.shared.upgrade().ok_or_else(|| HostError("the GPU is gone".into()))?;
+        let mem = shared.memory().ok_or_else(|| HostError("the GPU has no memory".into()))?;
+        mem.alloc(size.max(1), 256).map(|a| crate::rpc::GpuAddr(a.0)).map_err(|e| HostError(e.to_string()))
     }
     fn free(&mut self, addr: crate::rpc::GpuAddr) -> Result<(), HostError> {
-        self.memory.free(GpuAddr(addr.0)).map_err(|e| HostError(e.to_string()))
+        let shared = self.shared.upgrade().ok_or_else(|| HostError("the GPU is gone".into()))?;
+        let mem = shared.memory().ok_or_else(|| HostError("the GPU has no memory".into()))?;
+        mem.free(GpuAddr(addr.0)).map_err(|e| HostError(e.to_string()))
     }
 }
 
@@ -162,15 +178,40 @@ struct RpcPoller {
     inner: Mutex<(RpcServer, Services)>,
 }
 
+
 impl HostPoller for RpcPoller {
     fn poll(&self) -> Result<(), String> {
         let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let (server, services) = &mut *guard;
-        let memory = services.memory.clone();
+        let Some(memory) = services.shared.upgrade().and_then(|s| s.memory().cloned()) else { return Ok(()) };
         server.poll(&*memory, services).map(|_| ()).map_err(|e| e.to_string())
     }
     fn exit_requested(&self) -> Option<i32> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.exit
+    }
+    fn save(&self) -> Option<Vec<u8>> {
+        let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        // The host side a checkpoint keeps: the server's per-port state, the program's
+        // exit status and the loader's addresses (output already written stays written).
+        postcard::to_allocvec(&(&guard.0, guard.1.exit, guard.1.ret, guard.1.signal)).ok()
+    }
+    fn restore(&self, bytes: &[u8]) -> Result<(), String> {
+        let (server, exit, ret, signal): (RpcServer, Option<i32>, GpuAddr, GpuAddr) =
+            postcard::from_bytes(bytes).map_err(|e| format!("RPC server state: {e}"))?;
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0 = server;
+        guard.1.exit = exit;
+        guard.1.ret = ret;
+        guard.1.signal = signal;
+        Ok(())
+    }
+}
+
+impl RpcPoller {
+    fn new(shared: Arc<GpuShared>, capture: bool) -> Result<RpcPoller, ExecError> {
+        let layout = RpcLayout::new(64, RPC_PORTS).map_err(|e| ExecError::Load(e.to_string()))?;
+        let services = Services { shared: Arc::downgrade(&shared), exit: None, ret: GpuAddr(0), signal: GpuAddr(0), captured: capture.then(Default::default) };
+        Ok(RpcPoller { inner: Mutex::new((RpcServer::new(layout, 0), services)) })
     }
 }
 
@@ -205,18 +246,33 @@ fn kernel<'a>(code: &'a CodeObject, name: &str) -> Result<&'a Kernel, ExecError>
     code.kernel(name).ok_or_else(|| ExecError::Image(format!("the image has no `{name}` kernel: build it with `dojo cc`")))
 }
 
-/// Runs `image` on the GPU `opts.topology` describes. See the [module docs](self).
-pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecError> {
-    let code = CodeObject::parse(image).map_err(|e| ExecError::Image(e.to_string()))?;
+/// A GPU program loaded on a built simulation, ready to run, step or checkpoint.
+pub struct Prepared {
+    sim: Simulation,
+    shared: Arc<GpuShared>,
+    poller: Arc<RpcPoller>,
+}
+
+fn shared_and_poller(opts: &ExecOptions) -> Result<(Resources, Arc<GpuShared>, Arc<RpcPoller>), ExecError> {
     let resources = Resources::new();
-    let config = SimConfig { assignment: opts.assignment.clone(), max_ticks: opts.max_ticks, resources: resources.clone(), ..SimConfig::default() };
-    let mut sim = Simulation::build(&opts.topology, &config).map_err(|e| ExecError::Build(e.to_string()))?;
-    let shared: Arc<GpuShared> = sim.resource(GPU).ok_or_else(|| ExecError::Build(format!("the topology has no `amdgpu.soc` named `{GPU}`")))?;
-    let mem = shared.memory().cloned().ok_or_else(|| ExecError::Build("the GPU has no memory".into()))?;
+    let shared = resources.get_or_insert_with(GPU, GpuShared::default);
+    let poller = Arc::new(RpcPoller::new(shared.clone(), opts.capture)?);
+    shared.set_poller(poller.clone());
+    Ok((resources, shared, poller))
+}
+
+/// Builds the GPU and loads `image` on it: code object, RPC buffer and client, argv and
+/// envp, the three dispatch packets and the doorbell. See the [module docs](self).
+pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> {
+    let code = CodeObject::parse(image).map_err(|e| ExecError::Image(e.to_string()))?;
+    let (resources, shared, poller) = shared_and_poller(opts)?;
+    let config = SimConfig { assignment: opts.assignment.clone(), max_ticks: opts.max_ticks, resources, ..SimConfig::default() };
+    let sim = Simulation::build(&opts.topology, &config).map_err(|e| ExecError::Build(e.to_string()))?;
+    let mem = shared.memory().cloned().ok_or_else(|| ExecError::Build(format!("the topology has no `amdgpu.soc` named `{GPU}`")))?;
     let image_target = amdgpu_isa::exec::program::isa_target(&code).map_err(|e| ExecError::Image(e.to_string()))?;
     if let Some(t) = shared.target() {
         if t != image_target {
-            return Err(ExecError::Image(format!("the image is for {image_target:?}, the GPU is {t:?}")));
+            return Err(ExecError::Image(format!("the image is for {image_target}, the GPU is {t}")));
         }
     }
 
@@ -233,20 +289,26 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
     }
 
     // 2. RPC.
-    let layout = RpcLayout::new(64, 4096).map_err(|e| ExecError::Load(e.to_string()))?;
+    let layout = RpcLayout::new(64, RPC_PORTS).map_err(|e| ExecError::Load(e.to_string()))?;
     let buffer = mem.alloc(layout.allocation_size(), 0).map_err(load_err)?;
     let server = RpcServer::new(layout, buffer.0);
     if let Some(sym) = code.symbol("__llvm_rpc_client") {
         let client = server.client_image();
         mem.write(GpuAddr(base.0 + sym.value.0), &client).map_err(load_err)?;
     }
-    let poller = Arc::new(RpcPoller { inner: Mutex::new((server, Services { memory: mem.clone(), exit: None, captured: opts.capture.then(Default::default) })) });
-    shared.set_poller(poller.clone());
+    let signal = mem.alloc(crate::aql::signal::BYTES, 0).map_err(load_err)?;
+    mem.write_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE), 1).map_err(load_err)?;
+    let ret = mem.alloc(8, 0).map_err(load_err)?;
+    {
+        let mut guard = poller.inner.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0 = server;
+        guard.1.ret = ret;
+        guard.1.signal = signal;
+    }
 
     // 3. Arguments.
     let argv = write_strings(&mem, &opts.args)?;
     let envp = write_strings(&mem, &opts.env)?;
-    let ret = mem.alloc(8, 0).map_err(load_err)?;
     let argc = opts.args.len() as u32;
 
     // 4. Queue and packets.
@@ -260,9 +322,6 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
         write_index: GpuAddr(indices.0 + 264),
         queue_object: indices,
     });
-    let signal = mem.alloc(crate::aql::signal::BYTES, 0).map_err(load_err)?;
-    mem.write_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE), 1).map_err(load_err)?;
-
     let mut args_start = Vec::new();
     args_start.extend_from_slice(&argc.to_le_bytes());
     args_start.extend_from_slice(&[0; 4]);
@@ -299,27 +358,92 @@ pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecEr
 
     let soc = opts.topology.components.iter().position(|c| c.type_name == "amdgpu.soc").ok_or_else(|| ExecError::Build("no amdgpu.soc".into()))?;
     sim.external_sender(simdojo::ids::ComponentId::from_index(soc)).send(SocInput::Doorbell(q));
+    Ok(Prepared { sim, shared, poller })
+}
 
-    // 5. Run.
-    let started = std::time::Instant::now();
-    let status = sim.run();
-    let run_seconds = started.elapsed().as_secs_f64();
-    let (partitions, epochs) = (sim.partitions(), sim.summary().sync.epochs);
-    let _ = sim.shutdown();
-    let faults = shared.faults();
-    let exit = poller.exit_requested();
-    let (stdout, stderr) = poller.take_output();
-    let code_ret = mem.read_u64(ret).map(|v| v as i32).unwrap_or(1);
-    let finished = mem.read_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE)).map(|v| v == 0).unwrap_or(false);
-    let status_code = match exit {
-        Some(c) => c,
-        None if !faults.is_empty() => 1,
-        None if finished => code_ret,
-        None => 1,
-    };
-    let reason = match status.reason {
-        ExitReason::Quiescent if !finished && faults.is_empty() && exit.is_none() => "the GPU went idle before the program finished".to_string(),
-        _ => status.message.clone(),
-    };
-    Ok(ExecOutcome { status: status_code, faults, kernels: shared.kernels(), end: status.tick, reason, program_exit: exit, stdout, stderr, run_seconds, partitions, epochs })
+impl Prepared {
+    /// Runs until simulated time `t` (or the program's end, whichever comes first).
+    pub fn run_until(&mut self, t: Tick) -> ExitStatus {
+        self.sim.run_until(t)
+    }
+
+    /// Takes what the program wrote so far (with `capture`): (stdout, stderr).
+    pub fn take_output(&self) -> (Vec<u8>, Vec<u8>) {
+        let (out, err) = self.poller.take_output();
+        let mut guard = self.poller.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.1.captured.is_none() {
+            // `take_output` stopped capturing; keep capturing what follows.
+            guard.1.captured = Some(Default::default());
+        }
+        (out, err)
+    }
+
+    /// Simulated time now.
+    pub fn now(&self) -> Tick {
+        self.sim.now()
+    }
+
+    /// The whole GPU's state (components, memory, queues, host RPC state) as bytes.
+    pub fn checkpoint(&self) -> Result<Vec<u8>, ExecError> {
+        self.sim.checkpoint().and_then(|c| c.to_bytes()).map_err(|e| ExecError::Checkpoint(e.to_string()))
+    }
+
+    /// Builds the GPU of `opts` again and restores `checkpoint` into it (taken by
+    /// [`Prepared::checkpoint`] of the same image and options); run it with
+    /// [`Prepared::finish`]. GPU addresses must be free at the same place: restore in a
+    /// process that does not hold the original simulation any more.
+    pub fn restore(opts: &ExecOptions, checkpoint: &[u8]) -> Result<Prepared, ExecError> {
+        let ck = Checkpoint::from_bytes(checkpoint).map_err(|e| ExecError::Checkpoint(e.to_string()))?;
+        let (resources, shared, poller) = shared_and_poller(opts)?;
+        let config = SimConfig { assignment: opts.assignment.clone(), max_ticks: opts.max_ticks, resources, ..SimConfig::default() };
+        let sim = Simulation::restore(&opts.topology, &config, &ck).map_err(|e| ExecError::Checkpoint(e.to_string()))?;
+        Ok(Prepared { sim, shared, poller })
+    }
+
+    /// Runs to the end and reports.
+    pub fn finish(mut self) -> ExecOutcome {
+        let started = std::time::Instant::now();
+        let status = self.sim.run();
+        let run_seconds = started.elapsed().as_secs_f64();
+        let (partitions, epochs) = (self.sim.partitions(), self.sim.summary().sync.epochs);
+        let _ = self.sim.shutdown();
+        let faults = self.shared.faults();
+        let exit = self.poller.exit_requested();
+        let (stdout, stderr) = self.poller.take_output();
+        let (ret, signal) = {
+            let guard = self.poller.inner.lock().unwrap_or_else(|e| e.into_inner());
+            (guard.1.ret, guard.1.signal)
+        };
+        let mem = self.shared.memory();
+        let code_ret = mem.and_then(|m| m.read_u64(ret).ok()).map_or(1, |v| v as i32);
+        let finished = mem.and_then(|m| m.read_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE)).ok()) == Some(0);
+        let status_code = match exit {
+            Some(c) => c,
+            None if !faults.is_empty() => 1,
+            None if finished => code_ret,
+            None => 1,
+        };
+        let reason = match status.reason {
+            ExitReason::Quiescent if !finished && faults.is_empty() && exit.is_none() => "the GPU went idle before the program finished".to_string(),
+            _ => status.message.clone(),
+        };
+        ExecOutcome {
+            status: status_code,
+            faults,
+            kernels: self.shared.kernels(),
+            end: status.tick,
+            reason,
+            program_exit: exit,
+            stdout,
+            stderr,
+            run_seconds,
+            partitions,
+            epochs,
+        }
+    }
+}
+
+/// Runs `image` on the GPU `opts.topology` describes. See the [module docs](self).
+pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecError> {
+    Ok(prepare(image, opts)?.finish())
 }

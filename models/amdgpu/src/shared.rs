@@ -196,4 +196,10 @@ impl GpuShared {
     pub fn kernels(&self) -> Vec<KernelStats> {
         lock(&self.kernels).clone()
     }
+
+    /// Replaces the records of completed dispatches and faults (restoring a checkpoint).
+    pub(crate) fn set_history(&self, kernels: Vec<KernelStats>, faults: Vec<GpuFault>) {
+        *lock(&self.kernels) = kernels;
+        *lock(&self.faults) = faults;
+    }
 }

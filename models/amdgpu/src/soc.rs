@@ -44,6 +44,14 @@ pub trait HostPoller: Send + Sync {
     fn exit_requested(&self) -> Option<i32> {
         None
     }
+    /// The poller's state for a checkpoint (`None`: it has none worth keeping).
+    fn save(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// Restores what [`HostPoller::save`] returned.
+    fn restore(&self, _state: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Token of the poll timer.
@@ -92,6 +100,13 @@ struct Saved {
     state: SocState,
     memory: MemorySnapshot,
     queues: Vec<QueueDesc>,
+    /// Text ranges of the loaded programs (re-decoded from memory on restore).
+    programs: Vec<(u64, u64)>,
+    /// The host poller's state.
+    poller: Option<Vec<u8>>,
+    /// Completed dispatches and faults so far.
+    kernels: Vec<KernelStats>,
+    faults: Vec<GpuFault>,
 }
 
 /// See the [module docs](self).
@@ -483,13 +498,33 @@ impl Component for Soc {
     }
 
     fn save(&self) -> Result<Vec<u8>, StateError> {
-        save_state(&Saved { state: self.state.clone(), memory: self.memory().snapshot(), queues: self.shared.queues() })
+        save_state(&Saved {
+            state: self.state.clone(),
+            memory: self.memory().snapshot(),
+            queues: self.shared.queues(),
+            programs: self.shared.program_ranges(),
+            poller: self.shared.poller().and_then(|p| p.save()),
+            kernels: self.shared.kernels(),
+            faults: self.shared.faults(),
+        })
     }
 
     fn restore(&mut self, bytes: &[u8]) -> Result<(), StateError> {
         let saved: Saved = load_state(bytes)?;
         self.memory().restore(&saved.memory).map_err(|e| StateError::Codec(e.to_string()))?;
         self.shared.set_queues(saved.queues);
+        self.shared.set_history(saved.kernels, saved.faults);
+        let target = self.shared.target().ok_or_else(|| StateError::Codec("the GPU has no target".into()))?;
+        for (start, end) in saved.programs {
+            let mut bytes = vec![0u8; end.saturating_sub(start) as usize];
+            self.memory().read(GpuAddr(start), &mut bytes).map_err(|e| StateError::Codec(format!("program text: {e}")))?;
+            let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            let program = amdgpu_isa::exec::Program::from_words(target, start, &words);
+            self.shared.add_program(start, end, Arc::new(program));
+        }
+        if let (Some(p), Some(bytes)) = (self.shared.poller(), saved.poller) {
+            p.restore(&bytes).map_err(StateError::Codec)?;
+        }
         self.state = saved.state;
         Ok(())
     }

@@ -19,7 +19,7 @@ pub(crate) const PACKET_BYTES: u64 = 64;
 pub(crate) const HEADER_BYTES: u64 = 16;
 
 /// Index of a port in the shared buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct PortIndex(pub u32);
 
 impl fmt::Display for PortIndex {
@@ -34,7 +34,7 @@ impl fmt::Display for PortIndex {
 /// `Process::allocation_size`): client inbox `u32[ports]` (the server's
 /// outbox), client outbox `u32[ports]` (the server's inbox), `Header[ports]`
 /// aligned to 8, then `Buffer[ports][lanes]` aligned to 8.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RpcLayout {
     lanes: u32,
     ports: u32,

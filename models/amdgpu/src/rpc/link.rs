@@ -8,7 +8,7 @@ use super::opcode::Opcode;
 use super::services::RpcMemory;
 
 /// Where the shared buffer is and how it is laid out.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Geometry {
     pub layout: RpcLayout,
     pub base: u64,
@@ -35,7 +35,7 @@ impl Geometry {
 }
 
 /// One port's packets, one 64-byte slot per lane.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Packets {
     bytes: Vec<u8>,
 }
@@ -67,7 +67,7 @@ impl Packets {
 
 /// The state LLVM keeps in a server `Port`: our outbox value, whether we own
 /// the packets, whether the last operation was a receive.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Link {
     pub index: PortIndex,
     pub opcode: Opcode,
@@ -174,7 +174,7 @@ impl Link {
 
 /// A resumable `recv_n`: each lane streams a byte string whose size rides in
 /// the first packet (8-byte size, 56 bytes of data; then 64 bytes a packet).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RecvN {
     started: bool,
     idx: u64,

@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// An RPC opcode: `('c' << 24) | n` for the libc opcodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Opcode(pub u32);
 
 const fn libc(n: u32) -> Opcode {

@@ -11,7 +11,7 @@ use super::task::{Ctx, Progress, Task};
 /// block, a `%s`): 64 MiB.
 const DEFAULT_TRANSFER_LIMIT: u64 = 64 << 20;
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 enum Slot {
     /// No request in flight; `out` is our outbox value.
     Idle { out: u32 },
@@ -22,7 +22,7 @@ enum Slot {
 }
 
 /// Serves the RPC requests of one GPU program (one shared buffer).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct RpcServer {
     g: Geometry,
     slots: Vec<Slot>,

@@ -32,7 +32,7 @@ pub trait RpcMemory {
 }
 
 /// A host output stream a GPU program can write to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum OutputStream {
     /// Standard output.
     Stdout,

@@ -10,7 +10,7 @@ use super::printf;
 use super::services::{GpuAddr, HostServices, OutputStream, RpcMemory};
 
 /// Whether a task finished.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Progress {
     /// Waiting for the client; poll again later.
     Pending,
@@ -27,7 +27,7 @@ pub(crate) struct Ctx<'a> {
     pub limit: u64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Task {
     /// NOOP: one receive.
     Noop,
@@ -229,7 +229,7 @@ fn advance_free(link: &mut Link, cx: &mut Ctx<'_>) -> Result<Progress, RpcError>
     Ok(Progress::Done)
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 enum PrintfStage {
     Streams,
     Format(RecvN),
@@ -242,7 +242,7 @@ enum PrintfStage {
 
 /// printf: stream (for *_TO_STREAM), the format, the argument block sized
 /// by the server, one round per `%s` string, then the count printed.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PrintfTask {
     packed: bool,
     streams: Option<Vec<OutputStream>>,
