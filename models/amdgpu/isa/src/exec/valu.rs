@@ -488,6 +488,21 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> 
 /// Executes any VALU instruction (modifiers, DPP, SDWA, compares, VOP3P, 64-bit and
 /// transcendental operations).
 #[inline(never)]
+/// `v_bitop3`: bit `i` of the result is `table[S0[i] << 2 | S1[i] << 1 | S2[i]]`.
+#[inline]
+fn bitop3(table: u32, a: u32, b: u32, c: u32) -> u32 {
+    let mut r = 0;
+    for k in 0..8 {
+        if (table >> k) & 1 != 0 {
+            let x = if k & 4 != 0 { a } else { !a };
+            let y = if k & 2 != 0 { b } else { !b };
+            let z = if k & 1 != 0 { c } else { !c };
+            r |= x & y & z;
+        }
+    }
+    r
+}
+
 fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
     use Opcode as O;
     let op = c.op;
@@ -673,6 +688,12 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
                 ((((x >> o) << (32 - wd)) as i32) >> (32 - wd)) as u32
             }
         })),
+        O::VBitop3B32 => {
+            // gfx950: each result bit is the truth table (neg bits 2:0, abs bits 5:3,
+            // omod bits 7:6) indexed by {S0, S1, S2} bits.
+            let table = u32::from(fl.neg & 7) | u32::from(fl.abs & 7) << 3 | (fl.omod & 3) << 6;
+            R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |a, b, c| bitop3(table, a, b, c)))
+        }
         O::VBfiB32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |m, x, y| (m & x) | (!m & y))),
         O::VBfmB32 => {
             R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| ((1u32 << (x & 31)).wrapping_sub(1)) << (y & 31)))
@@ -1506,5 +1527,23 @@ fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), Ex
             Ok(())
         }
         _ => Err(unsupported(&c.inst, pc)),
+    }
+}
+
+#[cfg(test)]
+mod bitop3_tests {
+    use super::bitop3;
+
+    #[test]
+    fn truth_tables() {
+        let (a, b, c) = (0xf0f0_f0f0, 0xcccc_cccc, 0xaaaa_aaaa);
+        // The table of a function is the function applied to these three patterns' bytes.
+        assert_eq!(bitop3(0xf0, a, b, c), a);
+        assert_eq!(bitop3(0xcc, a, b, c), b);
+        assert_eq!(bitop3(0xaa, a, b, c), c);
+        assert_eq!(bitop3(0x80, 0x1234_5678, 0xffff_0000, 0x0ff0_0ff0), 0x1234_5678 & 0xffff_0000 & 0x0ff0_0ff0);
+        assert_eq!(bitop3(0x96, 7, 12, 3), 7 ^ 12 ^ 3);
+        assert_eq!(bitop3(0, a, b, c), 0);
+        assert_eq!(bitop3(0xff, a, b, c), u32::MAX);
     }
 }
