@@ -485,9 +485,6 @@ pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> 
     execute_general(w, c, pc, target)
 }
 
-/// Executes any VALU instruction (modifiers, DPP, SDWA, compares, VOP3P, 64-bit and
-/// transcendental operations).
-#[inline(never)]
 /// `v_bitop3`: bit `i` of the result is `table[S0[i] << 2 | S1[i] << 1 | S2[i]]`.
 #[inline]
 fn bitop3(table: u32, a: u32, b: u32, c: u32) -> u32 {
@@ -503,6 +500,9 @@ fn bitop3(table: u32, a: u32, b: u32, c: u32) -> u32 {
     r
 }
 
+/// Executes any VALU instruction (modifiers, DPP, SDWA, compares, VOP3P, 64-bit and
+/// transcendental operations).
+#[inline(never)]
 fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
     use Opcode as O;
     let op = c.op;
