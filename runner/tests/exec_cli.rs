@@ -1,0 +1,90 @@
+//! `dojo cc` and `dojo exec` as a user runs them: real clang, real processes, the
+//! embedded default topologies.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn dojo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dojo")).args(args).output().expect("dojo runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dojo-exec-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn repo(path: &str) -> String {
+    format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_example_program_runs_on_the_default_mi300x_and_reports_statistics() {
+    let dir = scratch();
+    let image = dir.join("hello.co");
+    let image = image.to_str().unwrap();
+    let built = dojo(&["cc", "--mcpu", "gfx942", "-O2", "-o", image, &repo("examples/gpu/hello.c")]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let stats = dir.join("stats.json");
+    let run = dojo(&["exec", "--threads", "64", "--blocks", "2", "--stats", stats.to_str().unwrap(), image, "world"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let out = text(&run.stdout);
+    for line in ["hello world from work-item 0 of work-group 0", "hello world from work-item 32 of work-group 1"] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+    assert!(out.contains("holding \"world\""), "{out}");
+    // The statistics: a table on stderr, JSON in the file, one entry per finished kernel.
+    assert!(text(&run.stderr).contains("kernel _start"), "{}", text(&run.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let kernels = json.as_array().unwrap();
+    let start = kernels.iter().find(|k| k["kernel"] == "_start").expect("_start statistics");
+    assert_eq!(start["grid"], serde_json::json!([128, 1, 1]));
+    assert!(start["counters"]["classes"].as_array().unwrap().iter().any(|n| n.as_u64().unwrap() > 0));
+    assert!(start["cycles"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn exit_status_faults_and_bad_input_are_reported() {
+    let dir = scratch();
+    let src = dir.join("exit.c");
+    std::fs::write(&src, "#include <stdlib.h>\nint main(int argc, char **argv) { if (argc > 1) exit(9); return 4; }\n").unwrap();
+    let image = dir.join("exit.co");
+    let (src, image) = (src.to_str().unwrap(), image.to_str().unwrap());
+    assert!(dojo(&["cc", "--mcpu", "gfx90a", "-o", image, src]).status.success());
+    assert_eq!(dojo(&["exec", image]).status.code(), Some(4), "main's return value");
+    assert_eq!(dojo(&["exec", image, "x"]).status.code(), Some(9), "exit()'s status");
+
+    // A GPU program for gfx90a on a gfx942 topology, garbage as an image, a bad shape.
+    let wrong = dojo(&["exec", "--topology", &repo("topologies/test-gfx942.toml"), image]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(text(&wrong.stderr).contains("gfx90a"), "{}", text(&wrong.stderr));
+    let junk = dir.join("junk.co");
+    std::fs::write(&junk, b"not an ELF file").unwrap();
+    let bad = dojo(&["exec", junk.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("junk.co"), "{}", text(&bad.stderr));
+    let shape = dojo(&["exec", "--threads", "0", image]);
+    assert_eq!(shape.status.code(), Some(2));
+    assert!(text(&shape.stderr).contains("--threads"), "{}", text(&shape.stderr));
+
+    // A wild store: the fault names kernel, place and address; the status is non-zero.
+    let wild = dir.join("wild.c");
+    std::fs::write(&wild, "int main(void) { *(volatile int *)0x40 = 1; return 0; }\n").unwrap();
+    let wild_co = dir.join("wild.co");
+    assert!(dojo(&["cc", "--mcpu", "gfx942", "-o", wild_co.to_str().unwrap(), wild.to_str().unwrap()]).status.success());
+    let fault = dojo(&["exec", "--topology", &repo("topologies/test-gfx942.toml"), wild_co.to_str().unwrap()]);
+    assert_eq!(fault.status.code(), Some(1));
+    let err = text(&fault.stderr);
+    assert!(err.contains("GPU fault in kernel _start") && err.contains("0x40"), "{err}");
+
+    // A compile error is clang's, passed through.
+    let broken = dir.join("broken.c");
+    std::fs::write(&broken, "int main(void) { return undefined_name; }\n").unwrap();
+    let cc = dojo(&["cc", "--mcpu", "gfx942", "-o", dir.join("b.co").to_str().unwrap(), broken.to_str().unwrap()]);
+    assert_eq!(cc.status.code(), Some(2));
+    assert!(text(&cc.stderr).contains("undefined_name"), "{}", text(&cc.stderr));
+}
