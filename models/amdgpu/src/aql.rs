@@ -264,6 +264,20 @@ impl KernelDispatch {
     }
 }
 
+impl Barrier {
+    /// The 64 packet bytes (header included).
+    pub fn encode(&self) -> [u8; 64] {
+        let mut p = [0u8; 64];
+        let h = encode_header(self.header.kind, self.header.barrier, self.header.acquire, self.header.release);
+        p[0..2].copy_from_slice(&h.to_le_bytes());
+        for (i, d) in self.deps.iter().enumerate() {
+            p[8 + 8 * i..16 + 8 * i].copy_from_slice(&d.0.to_le_bytes());
+        }
+        p[56..64].copy_from_slice(&self.completion_signal.0.to_le_bytes());
+        p
+    }
+}
+
 /// Offsets inside AMD's `amd_signal_t` (what a signal handle points to).
 pub mod signal {
     /// `int64_t value`.

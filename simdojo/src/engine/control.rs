@@ -32,7 +32,8 @@ impl ExitRequest {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum ExitReason {
-    /// No events remain and no external input can arrive.
+    /// No events remain and no external input can arrive from a live sender. The run
+    /// may be continued: input sent later (through a new `ExternalSender`) starts it again.
     Quiescent,
     /// The topology's or caller's end time was reached.
     MaxTicks,
@@ -69,9 +70,10 @@ pub struct ExitStatus {
 }
 
 impl ExitStatus {
-    /// Whether the run may be continued (`Paused` or `Stepped`).
+    /// Whether the run may be continued (`Paused`, `Stepped`, `Quiescent` (new
+    /// external input restarts it) or `Interrupted`).
     pub fn can_continue(&self) -> bool {
-        matches!(self.reason, ExitReason::Paused | ExitReason::Stepped)
+        matches!(self.reason, ExitReason::Paused | ExitReason::Stepped | ExitReason::Quiescent | ExitReason::Interrupted)
     }
 }
 

@@ -29,6 +29,11 @@ impl ExternalInbox {
         self.queue.pop()
     }
 
+    /// Whether input is queued (sent but not yet routed into the simulation).
+    pub fn has_pending(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
     pub fn has_senders(&self) -> bool {
         self.senders.load(Ordering::SeqCst) > 0
     }

@@ -489,7 +489,9 @@ impl Simulation {
             wiring: &wiring,
             limits,
             barrier: SpinBarrier::new(if threads { n } else { 1 }),
-            records: exec::initial_records(&mut self.parts, self.external.has_senders(), self.ext_seq),
+            // Input queued before this segment (a doorbell sent to a quiescent run being
+            // continued) counts as an open sender: the first epoch idles, which routes it.
+            records: exec::initial_records(&mut self.parts, self.external.has_senders() || self.external.has_pending(), self.ext_seq),
             inboxes: (0..n).map(|_| Default::default()).collect(),
             spares: (0..n).map(|_| Default::default()).collect(),
             external: &self.external,

@@ -372,3 +372,23 @@ fn external_input_reaches_a_component_in_another_partition() {
     assert_eq!(inputs(ids[2]), vec![1, 2, 3, 4]);
     assert!(inputs(ids[0]).is_empty() && inputs(ids[1]).is_empty());
 }
+
+#[test]
+fn a_quiescent_run_continues_when_input_arrives_later() {
+    for assignment in [None, Some(vec![PartitionId(0), PartitionId(1)])] {
+        let mut t = Topology::new();
+        let ids: Vec<_> = (0..2).map(|i| t.add_component(format!("host.listener[{i}]"), "test.listener", Params::new())).collect();
+        let mut sim = Simulation::build(&t, &fixed(assignment.clone())).unwrap();
+        let first = sim.run();
+        assert_eq!(first.reason, ExitReason::Quiescent, "{first}");
+        assert!(first.can_continue());
+        // No sender was alive, so the run ended; input sent now must still be delivered.
+        sim.external_sender(ids[1]).send(5u32);
+        let second = sim.run();
+        assert_eq!(second.reason, ExitReason::Quiescent, "{second}");
+        assert_eq!(sim.inspect(ids[1], |l: &Listener| l.inputs.clone()).unwrap(), vec![5], "{assignment:?}");
+        // Nothing pending: continuing again changes nothing.
+        assert_eq!(sim.run().reason, ExitReason::Quiescent);
+        assert_eq!(sim.inspect(ids[1], |l: &Listener| l.inputs.len()).unwrap(), 1);
+    }
+}
