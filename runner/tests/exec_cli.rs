@@ -81,6 +81,15 @@ fn exit_status_faults_and_bad_input_are_reported() {
     let err = text(&fault.stderr);
     assert!(err.contains("GPU fault in kernel _start") && err.contains("0x40"), "{err}");
 
+    // A GPU topology with an impossible compute unit names the component and the problem.
+    let bad_topology = dir.join("bad.toml");
+    let text_in = std::fs::read_to_string(repo("topologies/test-gfx942.toml")).unwrap();
+    std::fs::write(&bad_topology, text_in.replace("[defaults.\"amdgpu.cu\"]\n", "[defaults.\"amdgpu.cu\"]\nwave_slots = 100\n")).unwrap();
+    let bad = dojo(&["exec", "--topology", bad_topology.to_str().unwrap(), wild_co.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = text(&bad.stderr);
+    assert!(err.contains("gpu.xcd[0].cu[0]") && err.contains("wave_slots = 100"), "{err}");
+
     // A compile error is clang's, passed through.
     let broken = dir.join("broken.c");
     std::fs::write(&broken, "int main(void) { return undefined_name; }\n").unwrap();

@@ -42,9 +42,13 @@ impl Hbm {
             other => return Err(BuildError::Invalid(format!("part = {other:?}: expected mi210, mi300x or mi355x"))),
         };
         let model = HbmModel::new(&HbmConfig::for_part(part)).map_err(|e| BuildError::Invalid(e.to_string()))?;
+        let line_bytes = p.uint("line_bytes")?;
+        if !line_bytes.is_power_of_two() || line_bytes > 4096 {
+            return Err(BuildError::Invalid(format!("line_bytes = {line_bytes}: expected a power of two up to 4096")));
+        }
         let up = ctx.port_array::<MemMsg>("up")?;
         let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
-        Ok(Box::new(Hbm { up, soc, line_bytes: p.uint("line_bytes")?, clock: p.clock("clock")?, state: HbmState { model, per_dispatch: BTreeMap::new() } }))
+        Ok(Box::new(Hbm { up, soc, line_bytes, clock: p.clock("clock")?, state: HbmState { model, per_dispatch: BTreeMap::new() } }))
     }
 }
 
