@@ -14,6 +14,9 @@ use crate::ids::{GpuAddr, QueueId};
 use crate::memory::GpuMemory;
 use crate::stats::KernelStats;
 
+/// Most bytes of GPU memory decoded at once for code nobody registered.
+pub const LAZY_DECODE_MAX: u64 = 4 << 20;
+
 /// A hardware queue: an AQL ring in GPU memory and its read/write indices.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueDesc {
@@ -111,11 +114,42 @@ impl GpuShared {
         self.programs.write().unwrap_or_else(|e| e.into_inner()).insert(start, (end, program));
     }
 
-    /// The program whose text holds `pc`.
+    /// The program whose text holds `pc`. Code nobody registered (a runtime that copied
+    /// a code object into GPU memory and only hands the packet processor a kernel
+    /// descriptor) is decoded from memory on first use: the whole allocation holding
+    /// `pc` (up to [`LAZY_DECODE_MAX`] bytes around it), once.
     pub fn program_at(&self, pc: u64) -> Option<Arc<Program>> {
-        let map = self.programs.read().unwrap_or_else(|e| e.into_inner());
-        let (_, (end, p)) = map.range(..=pc).next_back()?;
-        (pc < *end).then(|| p.clone())
+        {
+            let map = self.programs.read().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, (end, p))) = map.range(..=pc).next_back() {
+                if pc < *end {
+                    return Some(p.clone());
+                }
+            }
+        }
+        self.decode_from_memory(pc)
+    }
+
+    fn decode_from_memory(&self, pc: u64) -> Option<Arc<Program>> {
+        let memory = self.memory.get()?;
+        let target = self.target()?;
+        let region = memory.region_of(GpuAddr(pc))?;
+        let half = LAZY_DECODE_MAX / 2;
+        let start = region.start.max(pc.saturating_sub(half) & !3);
+        let end = region.end.min(start.saturating_add(LAZY_DECODE_MAX));
+        let mut bytes = vec![0u8; (end - start) as usize];
+        memory.read(GpuAddr(start), &mut bytes).ok()?;
+        let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let program = Arc::new(Program::from_words(target, start, &words));
+        let mut map = self.programs.write().unwrap_or_else(|e| e.into_inner());
+        // Another thread may have decoded an overlapping range meanwhile: keep the first.
+        if let Some((_, (e, p))) = map.range(..=pc).next_back() {
+            if pc < *e {
+                return Some(p.clone());
+            }
+        }
+        map.insert(start, (start + 4 * words.len() as u64, program.clone()));
+        Some(program)
     }
 
     /// Every registered program's text range.

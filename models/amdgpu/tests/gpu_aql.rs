@@ -68,6 +68,12 @@ struct Gpu {
 
 impl Gpu {
     fn new() -> Gpu {
+        Gpu::with_registration(true)
+    }
+
+    /// `register`: whether the test tells the GPU where the code is (a runtime that only
+    /// writes the code object into memory does not).
+    fn with_registration(register: bool) -> Gpu {
         let t = topology::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies/test-gfx942.toml")).unwrap();
         let sim = Simulation::build(&t, &SimConfig::default()).unwrap();
         let shared: Arc<GpuShared> = sim.resource("gpu").unwrap();
@@ -79,9 +85,11 @@ impl Gpu {
         let size = code.flat_image().unwrap().len() as u64;
         let base = mem.alloc(size, 1 << 16).unwrap();
         mem.write(base, &code.load_image(base.0).unwrap()).unwrap();
-        let program = Program::new(&code, base.0).unwrap();
-        let text = program.text_start();
-        shared.add_program(text, text + 4 * program.len() as u64, Arc::new(program));
+        if register {
+            let program = Program::new(&code, base.0).unwrap();
+            let text = program.text_start();
+            shared.add_program(text, text + 4 * program.len() as u64, Arc::new(program));
+        }
         let kernel = GpuAddr(base.0 + code.kernel("fill").unwrap().descriptor_address.0);
         shared.name_kernel(kernel, "fill");
         let ring = mem.alloc(64 * PACKET_BYTES, 0).unwrap();
@@ -174,6 +182,19 @@ fn dispatches_complete_their_signals_and_raise_events() {
     let kernels = g.shared.kernels();
     assert_eq!(kernels.len(), 2);
     assert!(kernels.iter().all(|k| k.kernel == "fill" && k.counters.waves == 2));
+}
+
+#[test]
+fn code_that_nobody_registered_is_decoded_from_memory() {
+    let mut g = Gpu::with_registration(false);
+    let out = g.mem.alloc(4 * 128, 0).unwrap();
+    let done = g.signal(1, None);
+    g.dispatch(out, 40, 128, false, done);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.words(out, 128)[127], 167);
+    assert_eq!(g.value(done), 0);
 }
 
 #[test]
