@@ -156,3 +156,39 @@ fn cache_models_swap_by_type_name() {
     }
     assert!(outputs.windows(2).all(|w| w[0] == w[1]), "the cache model changed the program's output");
 }
+
+const LDS_AND_SCRATCH: &str = r#"
+#include <stdio.h>
+static __attribute__((address_space(3), loader_uninitialized)) unsigned shared[256];
+static void put(unsigned *p, unsigned v) { *p = v; }   /* a generic pointer into LDS */
+int main(int argc, char **argv) {
+  unsigned id = __builtin_amdgcn_workitem_id_x();
+  unsigned n = __builtin_amdgcn_workgroup_size_x();
+  volatile unsigned local[64];                          /* private memory (scratch) */
+  for (int i = 0; i < 64; i++) local[i] = id * 1000 + i;
+  unsigned k = (id * 7 + argc) % 64;
+  if (local[k] != id * 1000 + k) printf("lane %u: scratch %u\n", id, local[k]);
+  put((unsigned *)&shared[id], id + 1);
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup");
+  for (unsigned s = n / 2; s > 0; s /= 2) {
+    if (id < s) shared[id] += shared[id + s];
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup");
+  }
+  if (id == 0) printf("group %u sum %u\n", __builtin_amdgcn_workgroup_id_x(), shared[0]);
+  return 0;
+}
+"#;
+
+#[test]
+fn lds_barriers_flat_apertures_and_scratch_on_every_target() {
+    for target in Target::ALL {
+        let image = build("lds", target, LDS_AND_SCRATCH);
+        let out = run(&image, small(target), 1, "single", 256, 2, &[]);
+        assert!(out.faults.is_empty(), "{target}: {:?}", out.faults);
+        let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+        lines.sort();
+        assert_eq!(lines, ["group 0 sum 32896", "group 1 sum 32896"], "{target}");
+    }
+}
