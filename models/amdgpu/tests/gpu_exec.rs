@@ -192,3 +192,39 @@ fn lds_barriers_flat_apertures_and_scratch_on_every_target() {
         assert_eq!(lines, ["group 0 sum 32896", "group 1 sum 32896"], "{target}");
     }
 }
+
+const SPIN: &str = r#"
+#include <stdio.h>
+static int flag;
+static int data;
+int main(void) {
+  unsigned group = __builtin_amdgcn_workgroup_id_x();
+  if (__builtin_amdgcn_workitem_id_x() != 0) return 0;
+  if (group == 1) {
+    while (__scoped_atomic_load_n(&flag, __ATOMIC_ACQUIRE, __MEMORY_SCOPE_DEVICE) == 0)
+      __builtin_amdgcn_s_sleep(1);
+    printf("consumer saw %d\n", data);
+  } else {
+    for (volatile int i = 0; i < 2000; i++) ;
+    data = 42;
+    __scoped_atomic_store_n(&flag, 1, __ATOMIC_RELEASE, __MEMORY_SCOPE_DEVICE);
+    printf("producer done\n");
+  }
+  return 0;
+}
+"#;
+
+#[test]
+fn a_work_group_spinning_on_another_xcd_sees_its_release() {
+    // Groups 0 and 1 run on different XCDs (different partitions with 2 workers); the
+    // consumer spins until the producer's release store: quanta interleave, the flag's
+    // accesses meet at the coherent home, and the result is the same on any thread count.
+    for target in [Target::Gfx90a, Target::Gfx942] {
+        let image = build("spin", target, SPIN);
+        let one = run(&image, small(target), 1, "single", 64, 2, &[]);
+        assert!(one.faults.is_empty(), "{target}: {:?}", one.faults);
+        assert_eq!(String::from_utf8_lossy(&one.stdout), "producer done\nconsumer saw 42\n", "{target}");
+        let two = run(&image, small(target), 2, "subtree", 64, 2, &[]);
+        assert!(two.stdout == one.stdout && two.kernels == one.kernels && two.end == one.end, "{target}: 2 workers differ");
+    }
+}
