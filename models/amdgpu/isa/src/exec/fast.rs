@@ -426,8 +426,8 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
         Kind::VAddF if plain => map2(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
         Kind::VSubF if plain => map2(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
         Kind::VMulF if plain => map2(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
-        Kind::VMaxF if plain => map2(w, op, |x, y| max_f32(fl(x), fl(y), ieee).to_bits()),
-        Kind::VMinF if plain => map2(w, op, |x, y| min_f32(fl(x), fl(y), ieee).to_bits()),
+        Kind::VMaxF if plain => minmax::<true>(w, op, ieee),
+        Kind::VMinF if plain => minmax::<false>(w, op, ieee),
         Kind::VFma if plain => map3(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
         Kind::VFmac if plain => map3(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
         Kind::VAddF | Kind::VSubF | Kind::VMulF | Kind::VMaxF | Kind::VMinF | Kind::VFma | Kind::VFmac => false,
@@ -519,6 +519,38 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
         Kind::SCmpLtU32 => cmp(w, op, |a, b| a < b),
         Kind::SCmpLeU32 => cmp(w, op, |a, b| a <= b),
     }
+}
+
+/// `v_max_f32` (`MAX`) or `v_min_f32` without modifiers. When no lane holds a NaN the
+/// rules of [`max_f32`]/[`min_f32`] reduce to a compare-and-select plus the signed-zero
+/// rule (max of two zeros is +0 unless both are -0: the AND of the bits; min: the OR),
+/// which vectorizes; otherwise every lane goes through the exact scalar rules.
+#[inline(always)]
+fn minmax<const MAX: bool>(w: &mut Wave, op: &FastOp, ieee: bool) -> bool {
+    let a = lanes(w, op.src[0]);
+    let b = lanes(w, op.src[1]);
+    let mut nan = 0u32;
+    for i in 0..N {
+        nan |= ((a[i] & 0x7fff_ffff) > 0x7f80_0000) as u32 | ((b[i] & 0x7fff_ffff) > 0x7f80_0000) as u32;
+    }
+    let out = if nan != 0 {
+        build(|i| if MAX { max_f32(fl(a[i]), fl(b[i]), ieee) } else { min_f32(fl(a[i]), fl(b[i]), ieee) }.to_bits())
+    } else {
+        build(|i| {
+            let both_zero = (a[i] | b[i]) & 0x7fff_ffff == 0;
+            let pick_a = if MAX { fl(a[i]) >= fl(b[i]) } else { fl(a[i]) < fl(b[i]) };
+            let zero = if MAX { a[i] & b[i] } else { a[i] | b[i] };
+            if both_zero {
+                zero
+            } else if pick_a {
+                a[i]
+            } else {
+                b[i]
+            }
+        })
+    };
+    write(w, op.dst, &out);
+    true
 }
 
 #[inline(always)]
