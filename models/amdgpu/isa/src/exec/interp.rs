@@ -637,9 +637,11 @@ fn smem<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx<M>) -
         O::SLoadDwordx16 | O::SBufferLoadDwordx16 => 16,
         O::SDcacheInv | O::SDcacheWb | O::SDcacheInvVol | O::SDcacheWbVol => {
             let kind = if matches!(op, O::SDcacheWb | O::SDcacheWbVol) { AccessKind::Writeback } else { AccessKind::Invalidate };
-            let addrs = [0u64; 64];
-            let access = VmemAccess { pc, kind, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 0, mask: 1, addrs: &addrs };
-            ctx.mem.route(&access);
+            if M::OBSERVES_ROUTES {
+                let addrs = [0u64; 64];
+                let access = VmemAccess { pc, kind, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 0, mask: 1, addrs: &addrs };
+                ctx.mem.route(&access);
+            }
             return Ok(());
         }
         O::SMemtime => {
@@ -663,12 +665,14 @@ fn smem<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx<M>) -
     };
     let offset = (offset as u64) & !3;
     let addr = base.wrapping_add(offset);
-    let mut addrs = [0u64; 64];
-    addrs[0] = addr;
-    let access =
-        VmemAccess { pc, kind: AccessKind::ScalarLoad, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 4 * count as u32, mask: 1, addrs: &addrs };
-    // Scalar loads are always performed at once; the route only observes them.
-    ctx.mem.route(&access);
+    if M::OBSERVES_ROUTES {
+        let mut addrs = [0u64; 64];
+        addrs[0] = addr;
+        let access =
+            VmemAccess { pc, kind: AccessKind::ScalarLoad, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 4 * count as u32, mask: 1, addrs: &addrs };
+        // Scalar loads are always performed at once; the route only observes them.
+        ctx.mem.route(&access);
+    }
     for i in 0..count {
         let byte = offset.wrapping_add(4 * i as u64);
         let value = match limit {
