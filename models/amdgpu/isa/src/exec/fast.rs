@@ -19,7 +19,8 @@ use crate::numeric::{DenormMode, RoundMode};
 
 use super::interp::{scalar_src, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::{CachedInst, Extension};
-use super::wave::{Wave, WAVE_LANES};
+use super::program::Program;
+use super::wave::{Wave, WaveStatus, WAVE_LANES};
 
 const N: usize = WAVE_LANES;
 
@@ -236,37 +237,62 @@ fn resolve_scalar(c: &CachedInst) -> Option<FastOp> {
     Some(FastOp { kind, dst, src, offset })
 }
 
-/// The function that runs a [`FastOp`] on this host: returns false (having changed
-/// nothing) when the general handler must run instead.
-pub(crate) type FastFn = unsafe fn(&mut Wave, &FastOp) -> bool;
+/// Runs pre-resolved instructions from `w.pc` for as long as they last: until `budget`
+/// is spent, the PC reaches a slot without a [`FastOp`] (or outside the program), or a
+/// `FastOp` declines. Each executed instruction decrements `budget` and counts in
+/// `counts` (indexed by opcode). The instruction at the PC it stops at is left for the
+/// general handlers (which also report bad PCs).
+pub(crate) type BurstFn = unsafe fn(&mut Wave, &Program, &mut u64, &mut [u64]);
 
-/// The best [`FastFn`] for this CPU.
-pub(crate) fn host_fast_fn() -> FastFn {
+/// The best [`BurstFn`] for this CPU.
+pub(crate) fn host_burst_fn() -> BurstFn {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            return run_avx2;
+            return burst_avx2;
         }
     }
-    run_portable
+    burst_portable
 }
 
-/// [`run`] for any CPU.
+/// [`burst`] for any CPU.
 ///
 /// # Safety
-/// None needed (the type is `unsafe fn` only to share [`FastFn`] with [`run_avx2`]).
-unsafe fn run_portable(w: &mut Wave, op: &FastOp) -> bool {
-    run::<false>(w, op)
+/// None needed (the type is `unsafe fn` only to share [`BurstFn`] with [`burst_avx2`]).
+unsafe fn burst_portable(w: &mut Wave, program: &Program, budget: &mut u64, counts: &mut [u64]) {
+    burst::<false>(w, program, budget, counts)
 }
 
-/// [`run`] compiled for AVX2 and FMA, using the host's fused multiply-add.
+/// [`burst`] compiled for AVX2 and FMA, using the host's fused multiply-add.
 ///
 /// # Safety
-/// The CPU must support AVX2 and FMA; [`host_fast_fn`] returns it only then.
+/// The CPU must support AVX2 and FMA; [`host_burst_fn`] returns it only then.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn run_avx2(w: &mut Wave, op: &FastOp) -> bool {
-    run::<true>(w, op)
+unsafe fn burst_avx2(w: &mut Wave, program: &Program, budget: &mut u64, counts: &mut [u64]) {
+    burst::<true>(w, program, budget, counts)
+}
+
+#[inline(always)]
+fn burst<const HW_FMA: bool>(w: &mut Wave, program: &Program, budget: &mut u64, counts: &mut [u64]) {
+    if w.status != WaveStatus::Running {
+        return;
+    }
+    // Pre-resolved instructions never change the wave's status.
+    while *budget != 0 {
+        let pc = w.pc;
+        let Some(c) = program.valid_slot(pc) else { return };
+        let Some(op) = &c.fast else { return };
+        w.pc = pc.wrapping_add(c.size as u64);
+        if !run::<HW_FMA>(w, op) {
+            w.pc = pc;
+            return;
+        }
+        *budget -= 1;
+        if let Some(n) = counts.get_mut(c.inst.opcode() as usize) {
+            *n += 1;
+        }
+    }
 }
 
 /// The 64 lanes `f(0..64)`, written with a plain counted loop (inlined, so it vectorizes
@@ -337,8 +363,55 @@ fn map1(w: &mut Wave, op: &FastOp, f: impl Fn(u32) -> u32) -> bool {
 }
 
 /// `f` over two sources, specialised on which are VGPRs so that no operand is copied.
+/// Under a full EXEC the result is written in place (also when the destination is one of
+/// the sources: each lane reads its operands before it writes).
 #[inline(always)]
 fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
+    if w.exec() == u64::MAX {
+        let d = op.dst as usize;
+        match (op.src[0], op.src[1]) {
+            (Src::Vgpr(a), Src::Vgpr(b)) => {
+                let (a, b) = (a as usize, b as usize);
+                if d == a && d != b {
+                    if let Ok([dr, br]) = w.vgpr.get_disjoint_mut([d, b]) {
+                        for i in 0..N {
+                            dr[i] = f(dr[i], br[i]);
+                        }
+                        return true;
+                    }
+                } else if d == b && d != a {
+                    if let Ok([dr, ar]) = w.vgpr.get_disjoint_mut([d, a]) {
+                        for i in 0..N {
+                            dr[i] = f(ar[i], dr[i]);
+                        }
+                        return true;
+                    }
+                } else if let Ok([dr, ar, br]) = w.vgpr.get_disjoint_mut([d, a, b]) {
+                    for i in 0..N {
+                        dr[i] = f(ar[i], br[i]);
+                    }
+                    return true;
+                }
+            }
+            (s, Src::Vgpr(b)) => {
+                let x = scalar(w, s);
+                let b = b as usize;
+                if d == b {
+                    let dr = &mut w.vgpr[d];
+                    for i in 0..N {
+                        dr[i] = f(x, dr[i]);
+                    }
+                    return true;
+                } else if let Ok([dr, br]) = w.vgpr.get_disjoint_mut([d, b]) {
+                    for i in 0..N {
+                        dr[i] = f(x, br[i]);
+                    }
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
     let out: [u32; N] = match (op.src[0], op.src[1]) {
         (Src::Vgpr(a), Src::Vgpr(b)) => {
             let (a, b) = (&w.vgpr[a as usize], &w.vgpr[b as usize]);
@@ -362,6 +435,26 @@ fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
 /// broadcast their scalar operands.
 #[inline(always)]
 fn map3(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> bool {
+    // In place under a full EXEC for the accumulate shape `d = f(a, b, d)` (v_fma, v_fmac,
+    // v_mad with the destination as addend) and for three distinct sources.
+    if let (Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) = (op.src[0], op.src[1], c) {
+        if w.exec() == u64::MAX {
+            let (d, a, b, c) = (op.dst as usize, a as usize, b as usize, c as usize);
+            if d == c {
+                if let Ok([dr, ar, br]) = w.vgpr.get_disjoint_mut([d, a, b]) {
+                    for i in 0..N {
+                        dr[i] = f(ar[i], br[i], dr[i]);
+                    }
+                    return true;
+                }
+            } else if let Ok([dr, ar, br, cr]) = w.vgpr.get_disjoint_mut([d, a, b, c]) {
+                for i in 0..N {
+                    dr[i] = f(ar[i], br[i], cr[i]);
+                }
+                return true;
+            }
+        }
+    }
     let out: [u32; N] = match (op.src[0], op.src[1], c) {
         (Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) => {
             let (a, b, c) = (&w.vgpr[a as usize], &w.vgpr[b as usize], &w.vgpr[c as usize]);

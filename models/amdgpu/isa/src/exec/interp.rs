@@ -44,9 +44,13 @@ pub(crate) enum Stop {
 /// instructions.
 pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx: &mut Ctx<M>, budget: &mut u64) -> Result<Stop, ExecFault> {
     while wave.status == WaveStatus::Running {
+        // SAFETY: `burst_fn` is the function `host_burst_fn` chose for this CPU (its AVX2
+        // variant only when the CPU has AVX2 and FMA).
+        unsafe { (program.burst_fn())(wave, program, budget, ctx.counts) };
         if *budget == 0 {
             return Ok(Stop::Budget);
         }
+        // The burst stopped at an instruction the general handlers execute.
         *budget -= 1;
         let pc = wave.pc;
         let cached = program.slot(pc)?;
@@ -54,13 +58,6 @@ pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx:
             *n += 1;
         }
         wave.pc = pc.wrapping_add(cached.size as u64);
-        if let Some(fast) = &cached.fast {
-            // SAFETY: `fast_fn` is the function `host_fast_fn` chose for this CPU (its
-            // AVX2 variant only when the CPU has AVX2 and FMA).
-            if unsafe { (program.fast_fn())(wave, fast) } {
-                continue;
-            }
-        }
         execute(wave, cached, pc, ctx)?;
     }
     Ok(Stop::Yield)
