@@ -4,7 +4,8 @@
 //! of matching the full opcode space) and carries its operands already decoded: VGPR and
 //! SGPR indices, and inline constants and literals as their 32-bit values. The interpreter
 //! loop runs a slot's `FastOp` when it has one and falls back to the general handlers when
-//! there is none or when [`run`] declines (f32 arithmetic under a non-default MODE).
+//! there is none or when [`run`] declines (f32 arithmetic under a non-default MODE, or on
+//! infinities and NaNs, whose NaN results the host would encode differently).
 //!
 //! Only instructions without modifiers, DPP or SDWA are pre-resolved; their semantics are
 //! those of the general handlers, which the exec tests compare against.
@@ -516,13 +517,15 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
         Kind::VMulU24 => map2(w, op, |x, y| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
         Kind::VMinU => map2(w, op, u32::min),
         Kind::VMaxU => map2(w, op, u32::max),
-        Kind::VAddF if plain => map2(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
-        Kind::VSubF if plain => map2(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
-        Kind::VMulF if plain => map2(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
+        Kind::VAddF if plain && finite(w, &op.src[..2]) => map2(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
+        Kind::VSubF if plain && finite(w, &op.src[..2]) => map2(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
+        Kind::VMulF if plain && finite(w, &op.src[..2]) => map2(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
         Kind::VMaxF if plain => minmax::<true>(w, op, ieee),
         Kind::VMinF if plain => minmax::<false>(w, op, ieee),
-        Kind::VFma if plain => map3(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
-        Kind::VFmac if plain => map3(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
+        Kind::VFma if plain && finite(w, &op.src) => map3(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
+        Kind::VFmac if plain && finite(w, &[op.src[0], op.src[1], Src::Vgpr(op.dst)]) => {
+            map3(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits())
+        }
         Kind::VAddF | Kind::VSubF | Kind::VMulF | Kind::VMaxF | Kind::VMinF | Kind::VFma | Kind::VFmac => false,
         Kind::VMadU24 => map3(w, op, op.src[2], |x, y, z| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
         Kind::VAdd3 => map3(w, op, op.src[2], |x, y, z| x.wrapping_add(y).wrapping_add(z)),
@@ -644,6 +647,26 @@ fn minmax<const MAX: bool>(w: &mut Wave, op: &FastOp, ieee: bool) -> bool {
     };
     write(w, op.dst, &out);
     true
+}
+
+/// True when no lane of `srcs` is an infinity or NaN: then the host's native f32
+/// arithmetic cannot produce a NaN, whose bit pattern (sign, payload) would differ from
+/// the GPU's, and the general handlers need not run.
+#[inline(always)]
+fn finite(w: &Wave, srcs: &[Src]) -> bool {
+    let mut special = 0u32;
+    for &s in srcs {
+        match s {
+            Src::Vgpr(r) => {
+                let reg = &w.vgpr[r as usize];
+                for i in 0..N {
+                    special |= ((reg[i] & 0x7f80_0000) == 0x7f80_0000) as u32;
+                }
+            }
+            other => special |= ((scalar(w, other) & 0x7f80_0000) == 0x7f80_0000) as u32,
+        }
+    }
+    special == 0
 }
 
 #[inline(always)]
