@@ -4,8 +4,9 @@
 //! of matching the full opcode space) and carries its operands already decoded: VGPR and
 //! SGPR indices, and inline constants and literals as their 32-bit values. The interpreter
 //! loop runs a slot's `FastOp` when it has one and falls back to the general handlers when
-//! there is none or when [`run`] declines (f32 arithmetic under a non-default MODE, or on
-//! infinities and NaNs, whose NaN results the host would encode differently).
+//! there is none or when [`run`] declines (f32 arithmetic under a non-default MODE, or with
+//! a NaN result, which the host would encode differently; with no NaN result the host's
+//! IEEE arithmetic is exact).
 //!
 //! Only instructions without modifiers, DPP or SDWA are pre-resolved; their semantics are
 //! those of the general handlers, which the exec tests compare against.
@@ -368,7 +369,28 @@ fn map1(w: &mut Wave, op: &FastOp, f: impl Fn(u32) -> u32) -> bool {
 /// the sources: each lane reads its operands before it writes).
 #[inline(always)]
 fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
-    if w.exec() == u64::MAX {
+    map2_impl::<false>(w, op, f)
+}
+
+/// [`map2`] for f32 arithmetic: declines (writing nothing) when a result lane is a NaN.
+#[inline(always)]
+fn map2_f32(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
+    map2_impl::<true>(w, op, f)
+}
+
+/// True when some lane of `out` is a NaN.
+#[inline(always)]
+fn any_nan(out: &[u32; N]) -> bool {
+    let mut nan = 0u32;
+    for i in 0..N {
+        nan |= ((out[i] & 0x7fff_ffff) > 0x7f80_0000) as u32;
+    }
+    nan != 0
+}
+
+#[inline(always)]
+fn map2_impl<const F32: bool>(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
+    if !F32 && w.exec() == u64::MAX {
         let d = op.dst as usize;
         match (op.src[0], op.src[1]) {
             (Src::Vgpr(a), Src::Vgpr(b)) => {
@@ -428,6 +450,9 @@ fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
         }
         (s, t) => [f(scalar(w, s), scalar(w, t)); N],
     };
+    if F32 && any_nan(&out) {
+        return false;
+    }
     write(w, op.dst, &out);
     true
 }
@@ -436,9 +461,20 @@ fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
 /// broadcast their scalar operands.
 #[inline(always)]
 fn map3(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> bool {
+    map3_impl::<false>(w, op, c, f)
+}
+
+/// [`map3`] for f32 arithmetic: declines (writing nothing) when a result lane is a NaN.
+#[inline(always)]
+fn map3_f32(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> bool {
+    map3_impl::<true>(w, op, c, f)
+}
+
+#[inline(always)]
+fn map3_impl<const F32: bool>(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> bool {
     // In place under a full EXEC for the accumulate shape `d = f(a, b, d)` (v_fma, v_fmac,
     // v_mad with the destination as addend) and for three distinct sources.
-    if let (Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) = (op.src[0], op.src[1], c) {
+    if let (false, Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) = (F32, op.src[0], op.src[1], c) {
         if w.exec() == u64::MAX {
             let (d, a, b, c) = (op.dst as usize, a as usize, b as usize, c as usize);
             if d == c {
@@ -468,6 +504,9 @@ fn map3(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> 
             build(|i| f(a[i], b[i], c[i]))
         }
     };
+    if F32 && any_nan(&out) {
+        return false;
+    }
     write(w, op.dst, &out);
     true
 }
@@ -517,15 +556,13 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
         Kind::VMulU24 => map2(w, op, |x, y| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
         Kind::VMinU => map2(w, op, u32::min),
         Kind::VMaxU => map2(w, op, u32::max),
-        Kind::VAddF if plain && finite(w, &op.src[..2]) => map2(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
-        Kind::VSubF if plain && finite(w, &op.src[..2]) => map2(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
-        Kind::VMulF if plain && finite(w, &op.src[..2]) => map2(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
+        Kind::VAddF if plain => map2_f32(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
+        Kind::VSubF if plain => map2_f32(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
+        Kind::VMulF if plain => map2_f32(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
         Kind::VMaxF if plain => minmax::<true>(w, op, ieee),
         Kind::VMinF if plain => minmax::<false>(w, op, ieee),
-        Kind::VFma if plain && finite(w, &op.src) => map3(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
-        Kind::VFmac if plain && finite(w, &[op.src[0], op.src[1], Src::Vgpr(op.dst)]) => {
-            map3(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits())
-        }
+        Kind::VFma if plain => map3_f32(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
+        Kind::VFmac if plain => map3_f32(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
         Kind::VAddF | Kind::VSubF | Kind::VMulF | Kind::VMaxF | Kind::VMinF | Kind::VFma | Kind::VFmac => false,
         Kind::VMadU24 => map3(w, op, op.src[2], |x, y, z| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
         Kind::VAdd3 => map3(w, op, op.src[2], |x, y, z| x.wrapping_add(y).wrapping_add(z)),
@@ -647,26 +684,6 @@ fn minmax<const MAX: bool>(w: &mut Wave, op: &FastOp, ieee: bool) -> bool {
     };
     write(w, op.dst, &out);
     true
-}
-
-/// True when no lane of `srcs` is an infinity or NaN: then the host's native f32
-/// arithmetic cannot produce a NaN, whose bit pattern (sign, payload) would differ from
-/// the GPU's, and the general handlers need not run.
-#[inline(always)]
-fn finite(w: &Wave, srcs: &[Src]) -> bool {
-    let mut special = 0u32;
-    for &s in srcs {
-        match s {
-            Src::Vgpr(r) => {
-                let reg = &w.vgpr[r as usize];
-                for i in 0..N {
-                    special |= ((reg[i] & 0x7f80_0000) == 0x7f80_0000) as u32;
-                }
-            }
-            other => special |= ((scalar(w, other) & 0x7f80_0000) == 0x7f80_0000) as u32,
-        }
-    }
-    special == 0
 }
 
 #[inline(always)]
