@@ -501,7 +501,7 @@ fn lane_values(seed: u64, finite: bool) -> [u32; 64] {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let v = if x % 3 == 0 {
+        let v = if x.is_multiple_of(3) {
             SPECIAL[(x >> 8) as usize % SPECIAL.len()]
         } else if i % 5 == 0 {
             (x >> 20) as u32 & 0x3f

@@ -5,7 +5,7 @@
 //! - [`device`]: the [`DeviceMemory`] trait the executor is generic over, atomics
 //!   ([`AtomicOp`]) and the routing/deferral of vector memory accesses ([`VmemRequest`]).
 //! - [`memory`]: the sparse paged device memory ([`Memory`], [`MemFault`]).
-//! - [`step`]: stepping one wave for an external scheduler ([`step::step`]).
+//! - [`mod@step`]: stepping one wave for an external scheduler ([`step::step`]).
 //! - [`wave`]: the architectural state of one wavefront ([`Wave`]).
 //! - [`program`]: the per-code-object decoded-instruction cache ([`Program`]).
 //! - `fast`: pre-resolved forms of the hottest instructions, built per program slot.

@@ -132,7 +132,7 @@ impl Program {
     pub(crate) fn valid_slot(&self, pc: u64) -> Option<&CachedInst> {
         let off = pc.wrapping_sub(self.text_start);
         match self.slots.get((off / 4) as usize) {
-            Some(Slot::Inst(c)) if off % 4 == 0 => Some(c),
+            Some(Slot::Inst(c)) if off.is_multiple_of(4) => Some(c),
             _ => None,
         }
     }
