@@ -569,3 +569,43 @@ fn fast_path_matches_the_general_handlers() {
         }
     }
 }
+
+/// `global_atomic_pk_add_f16` / `_bf16` add both 16-bit halves per lane, performed at
+/// once or deferred and performed by the memory side with the same result.
+#[test]
+fn packed_16_bit_atomic_adds_run_now_and_deferred() {
+    // global_atomic_pk_add_f16 v1, v2, s[4:5] and global_atomic_pk_add_bf16 v1, v2, s[4:5]
+    // (llvm-mc-19 -mcpu=gfx942).
+    let cases = [([0xdd38_8000u32, 0x0004_0201u32], 0x3c00_3800u32, 0x4000_3c00u32, 0x4200_3e00u32), ([0xdd48_8000, 0x0004_0201], 0x3f80_3f00, 0x3f80_3f80, 0x4000_3fc0)];
+    for (words, init, add, want) in cases {
+        for defer in [false, true] {
+            let program = Program::from_words(Target::Gfx942, BASE, &[words[0], words[1], S_ENDPGM]);
+            let data = 0x5000_0000u64;
+            let mut inner = Memory::new();
+            inner.map(data, 4096).expect("map");
+            for lane in 0..64u64 {
+                inner.write_u32(data + 4 * lane, init).expect("fill");
+            }
+            let mut mem = DeferAtomics::new(inner, defer);
+            let mut wave = Wave::new(BASE, 0x3f0);
+            wave.set_sgpr_pair(4, data);
+            for lane in 0..64 {
+                wave.vgpr[1][lane] = 4 * lane as u32;
+                wave.vgpr[2][lane] = add;
+            }
+            let mut lds = vec![0u8; 64];
+            let mut env = StepEnv { mem: &mut mem, lds: &mut lds, clock: 0, realtime: 0, counts: None };
+            let out = step(&mut wave, &program, &mut env, 10).expect("runs");
+            if defer {
+                assert_eq!(out.stop, StepStop::WaitMemory);
+                let request = wave.take_request().expect("parked");
+                assert_eq!(request.op, Some(if words[0] == 0xdd38_8000 { AtomicOp::PkAddF16 } else { AtomicOp::PkAddBf16 }));
+                let response = request.perform(&mut mem.inner).expect("mapped");
+                wave.complete(&response).expect("waiting");
+            } else {
+                assert_eq!(out.stop, StepStop::Ended);
+            }
+            assert_eq!(read_u32s(&mem.inner, data, 64), vec![want; 64], "{words:x?} deferred: {defer}");
+        }
+    }
+}

@@ -28,7 +28,7 @@
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
 //! GDS instructions, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
-//! gfx950 scaled MFMA, packed f16 atomics, most VOP3P dot products, trap
+//! gfx950 scaled MFMA, DS packed f16/bf16 atomics, most VOP3P dot products, trap
 //! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
 //! is IEEE round-to-nearest-even.
 //!
