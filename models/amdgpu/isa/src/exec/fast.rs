@@ -342,7 +342,11 @@ fn write(w: &mut Wave, dst: u8, out: &[u32; N]) {
     let exec = w.exec();
     let reg = &mut w.vgpr[dst as usize];
     if exec == u64::MAX {
-        *reg = *out;
+        // A counted loop (vector moves) rather than a block copy, so that the next
+        // instruction's loads of this register forward from these stores.
+        for i in 0..N {
+            reg[i] = out[i];
+        }
     } else {
         for i in 0..N {
             let m = lane_mask(exec, i);
