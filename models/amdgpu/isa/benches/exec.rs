@@ -1,10 +1,14 @@
 //! Executor throughput in wave-instructions per second on one thread: a VALU-bound loop
 //! and a memory-bound loop (global loads/stores and LDS traffic), each a single gfx942
 //! wave of 64 active lanes.
+//!
+//! `EXEC_BENCH_REPS=n` skips criterion and runs each loop `n` times, printing the
+//! wave-instructions executed and the rate: a fixed amount of work for `perf stat`, whose
+//! cycle counts stay meaningful on a machine shared with other jobs.
 
 use amdgpu_isa::exec::{run_single_wave, Memory, Program, Wave};
 use amdgpu_isa::Target;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use std::hint::black_box;
 
 const BASE: u64 = 0x10_0000;
@@ -66,5 +70,34 @@ fn bench_exec(c: &mut Criterion) {
     bench_loop(c, "memory_loop_wave_instructions", MEMORY_LOOP);
 }
 
+/// Runs each loop `reps` times without criterion.
+fn fixed_reps(reps: u64) {
+    for (name, words) in [("valu_loop", VALU_LOOP), ("memory_loop", MEMORY_LOOP)] {
+        if std::env::var("EXEC_BENCH_ONLY").is_ok_and(|only| only != name) {
+            continue;
+        }
+        let program = Program::from_words(Target::Gfx942, BASE, words);
+        let mut mem = Memory::new();
+        mem.map(DATA, 4096).expect("map data");
+        let mut lds = vec![0u8; 64 * 1024];
+        let start = std::time::Instant::now();
+        let mut executed = 0u64;
+        for _ in 0..reps {
+            let mut w = fresh_wave();
+            executed += run_single_wave(&program, &mut w, &mut mem, &mut lds, u64::MAX).expect("benchmark loop runs");
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!("{name}: {executed} wave-instructions in {secs:.3} s = {:.1} M/s", executed as f64 / secs / 1e6);
+    }
+}
+
 criterion_group!(benches, bench_exec);
-criterion_main!(benches);
+
+fn main() {
+    if let Some(reps) = std::env::var("EXEC_BENCH_REPS").ok().and_then(|v| v.parse::<u64>().ok()) {
+        fixed_reps(reps);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -463,3 +463,149 @@ fn atomic_ops_are_applied_by_a_memory_side_component() {
     assert_eq!(DeviceMemory::atomic_u32(&mut mem, 0x1000, AtomicOp::Add, 5, 0), Ok(5));
     assert_eq!(mem.read_u32(0x1000), Ok(10));
 }
+
+/// VOP2/VOP1 `_e32` forms (`v_op v3, v1, v2`; assembled with llvm-mc-19 -mcpu=gfx942):
+/// the executor runs them through its pre-resolved fast path.
+const FAST_E32: &[(&str, u32)] = &[
+    ("v_cndmask_b32", 0x0006_0501),
+    ("v_add_f32", 0x0206_0501),
+    ("v_sub_f32", 0x0406_0501),
+    ("v_mul_f32", 0x0a06_0501),
+    ("v_min_f32", 0x1406_0501),
+    ("v_max_f32", 0x1606_0501),
+    ("v_lshrrev_b32", 0x2006_0501),
+    ("v_ashrrev_i32", 0x2206_0501),
+    ("v_lshlrev_b32", 0x2406_0501),
+    ("v_and_b32", 0x2606_0501),
+    ("v_or_b32", 0x2806_0501),
+    ("v_xor_b32", 0x2a06_0501),
+    ("v_add_u32", 0x6806_0501),
+    ("v_sub_u32", 0x6a06_0501),
+    ("v_subrev_u32", 0x6c06_0501),
+    ("v_fmac_f32", 0x7606_0501),
+    ("v_mul_u32_u24", 0x1006_0501),
+    ("v_min_u32", 0x1c06_0501),
+    ("v_max_u32", 0x1e06_0501),
+    ("v_mov_b32", 0x7e06_0301),
+    ("v_not_b32", 0x7e06_5701),
+];
+
+/// Lane values mixing random bits with the f32 edge cases (zeros, infinities, quiet and
+/// signalling NaNs, denormals, small shift counts); with `finite`, finite floats only
+/// (the fast path declines f32 arithmetic on infinities and NaNs).
+fn lane_values(seed: u64, finite: bool) -> [u32; 64] {
+    const SPECIAL: [u32; 12] =
+        [0, 0x8000_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0001, 0x7f80_0001, 0xffc0_0000, 1, 0x8000_0001, 0x3f80_0000, 31, 5];
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    std::array::from_fn(|i| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let v = if x.is_multiple_of(3) {
+            SPECIAL[(x >> 8) as usize % SPECIAL.len()]
+        } else if i % 5 == 0 {
+            (x >> 20) as u32 & 0x3f
+        } else {
+            (x >> 16) as u32
+        };
+        if finite && v & 0x7f80_0000 == 0x7f80_0000 {
+            v & 0xbfff_ffff
+        } else {
+            v
+        }
+    })
+}
+
+/// Every pre-resolved VOP1/VOP2 operation gives the same registers as its DPP form with
+/// the identity `quad_perm` (which the general handlers execute), for distinct and
+/// aliased registers, full and partial EXEC, and MODE with IEEE on and off.
+#[test]
+fn fast_path_matches_the_general_handlers() {
+    for &(name, e32) in FAST_E32 {
+        let unary = e32 >> 25 == 0x3f;
+        // (vdst, src0, vsrc1) layouts: distinct, dst = src0, dst = src1, all the same.
+        for (d, a, b) in [(3u32, 1u32, 2u32), (1, 1, 2), (2, 1, 2), (1, 1, 1)] {
+            // VOP1 keeps its opcode in bits 16:9, where VOP2 has vsrc1.
+            let fast = if unary {
+                (e32 & !((0xff << 17) | 0x1ff)) | (d << 17) | (256 + a)
+            } else {
+                (e32 & !((0xff << 17) | (0xff << 9) | 0x1ff)) | (d << 17) | (b << 9) | (256 + a)
+            };
+            let dpp = [(fast & !0x1ff) | 0xfa, 0xff00_e400 | a];
+            let configs = [
+                (u64::MAX, 0x3f0, 1u64, false),
+                (0xf0f0_1234_8000_ffff, 0x3f0, 2, false),
+                (u64::MAX, 0x1f0, 3, false),
+                (u64::MAX, 0x3f0, 4, true),
+                (0x0123_4567_89ab_cdef, 0x1f0, 5, true),
+            ];
+            for (exec, mode, seed, finite) in configs {
+                let run = |words: &[u32]| {
+                    let mut all = words.to_vec();
+                    all.push(S_ENDPGM);
+                    let program = Program::from_words(Target::Gfx942, BASE, &all);
+                    let mut wave = Wave::new(BASE, mode);
+                    for r in 0..4 {
+                        wave.vgpr[r] = lane_values(seed * 10 + r as u64, finite);
+                    }
+                    wave.set_vcc(0x1234_5678_9abc_def0 ^ seed);
+                    wave.set_exec(exec);
+                    let mut mem = Memory::new();
+                    let mut lds = vec![0u8; 64];
+                    let out = step(&mut wave, &program, &mut env(&mut mem, &mut lds, 0), 10).expect("runs");
+                    assert_eq!(out.stop, StepStop::Ended, "{name}");
+                    wave.vgpr[..4].to_vec()
+                };
+                let (got, want) = (run(&[fast]), run(&dpp));
+                for r in 0..4 {
+                    for lane in 0..64 {
+                        assert_eq!(
+                            got[r][lane], want[r][lane],
+                            "{name} v{d}, v{a}, v{b} (unary: {unary}) exec {exec:#x} mode {mode:#x}: v{r} lane {lane}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `global_atomic_pk_add_f16` / `_bf16` add both 16-bit halves per lane, performed at
+/// once or deferred and performed by the memory side with the same result.
+#[test]
+fn packed_16_bit_atomic_adds_run_now_and_deferred() {
+    // global_atomic_pk_add_f16 v1, v2, s[4:5] and global_atomic_pk_add_bf16 v1, v2, s[4:5]
+    // (llvm-mc-19 -mcpu=gfx942).
+    let cases = [([0xdd38_8000u32, 0x0004_0201u32], 0x3c00_3800u32, 0x4000_3c00u32, 0x4200_3e00u32), ([0xdd48_8000, 0x0004_0201], 0x3f80_3f00, 0x3f80_3f80, 0x4000_3fc0)];
+    for (words, init, add, want) in cases {
+        for defer in [false, true] {
+            let program = Program::from_words(Target::Gfx942, BASE, &[words[0], words[1], S_ENDPGM]);
+            let data = 0x5000_0000u64;
+            let mut inner = Memory::new();
+            inner.map(data, 4096).expect("map");
+            for lane in 0..64u64 {
+                inner.write_u32(data + 4 * lane, init).expect("fill");
+            }
+            let mut mem = DeferAtomics::new(inner, defer);
+            let mut wave = Wave::new(BASE, 0x3f0);
+            wave.set_sgpr_pair(4, data);
+            for lane in 0..64 {
+                wave.vgpr[1][lane] = 4 * lane as u32;
+                wave.vgpr[2][lane] = add;
+            }
+            let mut lds = vec![0u8; 64];
+            let mut env = StepEnv { mem: &mut mem, lds: &mut lds, clock: 0, realtime: 0, counts: None };
+            let out = step(&mut wave, &program, &mut env, 10).expect("runs");
+            if defer {
+                assert_eq!(out.stop, StepStop::WaitMemory);
+                let request = wave.take_request().expect("parked");
+                assert_eq!(request.op, Some(if words[0] == 0xdd38_8000 { AtomicOp::PkAddF16 } else { AtomicOp::PkAddBf16 }));
+                let response = request.perform(&mut mem.inner).expect("mapped");
+                wave.complete(&response).expect("waiting");
+            } else {
+                assert_eq!(out.stop, StepStop::Ended);
+            }
+            assert_eq!(read_u32s(&mem.inner, data, 64), vec![want; 64], "{words:x?} deferred: {defer}");
+        }
+    }
+}

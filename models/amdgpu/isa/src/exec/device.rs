@@ -156,8 +156,15 @@ pub trait DeviceMemory {
         Ok(old)
     }
 
+    /// False promises that [`DeviceMemory::route`] always answers [`Route::Now`] and does
+    /// nothing else, so the executor may skip calling it (and building the lane addresses
+    /// it would see) and take whole-block fast paths. The default (true) calls it for every
+    /// access.
+    const OBSERVES_ROUTES: bool = true;
+
     /// Called once per vector memory instruction, cache-maintenance instruction and scalar
-    /// load before it touches memory. The default performs everything at once.
+    /// load before it touches memory (unless [`DeviceMemory::OBSERVES_ROUTES`] is false).
+    /// The default performs everything at once.
     #[inline]
     fn route(&mut self, access: &VmemAccess<'_>) -> Route {
         let _ = access;

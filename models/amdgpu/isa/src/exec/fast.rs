@@ -4,7 +4,9 @@
 //! of matching the full opcode space) and carries its operands already decoded: VGPR and
 //! SGPR indices, and inline constants and literals as their 32-bit values. The interpreter
 //! loop runs a slot's `FastOp` when it has one and falls back to the general handlers when
-//! there is none or when [`run`] declines (f32 arithmetic under a non-default MODE).
+//! there is none or when [`run`] declines (f32 arithmetic under a non-default MODE, or with
+//! a NaN result, which the host would encode differently; with no NaN result the host's
+//! IEEE arithmetic is exact).
 //!
 //! Only instructions without modifiers, DPP or SDWA are pre-resolved; their semantics are
 //! those of the general handlers, which the exec tests compare against.
@@ -19,7 +21,8 @@ use crate::numeric::{DenormMode, RoundMode};
 
 use super::interp::{scalar_src, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::{CachedInst, Extension};
-use super::wave::{Wave, WAVE_LANES};
+use super::program::Program;
+use super::wave::{Wave, WaveStatus, WAVE_LANES};
 
 const N: usize = WAVE_LANES;
 
@@ -236,37 +239,62 @@ fn resolve_scalar(c: &CachedInst) -> Option<FastOp> {
     Some(FastOp { kind, dst, src, offset })
 }
 
-/// The function that runs a [`FastOp`] on this host: returns false (having changed
-/// nothing) when the general handler must run instead.
-pub(crate) type FastFn = unsafe fn(&mut Wave, &FastOp) -> bool;
+/// Runs pre-resolved instructions from `w.pc` for as long as they last: until `budget`
+/// is spent, the PC reaches a slot without a [`FastOp`] (or outside the program), or a
+/// `FastOp` declines. Each executed instruction decrements `budget` and counts in
+/// `counts` (indexed by opcode). The instruction at the PC it stops at is left for the
+/// general handlers (which also report bad PCs).
+pub(crate) type BurstFn = unsafe fn(&mut Wave, &Program, &mut u64, &mut [u64]);
 
-/// The best [`FastFn`] for this CPU.
-pub(crate) fn host_fast_fn() -> FastFn {
+/// The best [`BurstFn`] for this CPU.
+pub(crate) fn host_burst_fn() -> BurstFn {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            return run_avx2;
+            return burst_avx2;
         }
     }
-    run_portable
+    burst_portable
 }
 
-/// [`run`] for any CPU.
+/// [`burst`] for any CPU.
 ///
 /// # Safety
-/// None needed (the type is `unsafe fn` only to share [`FastFn`] with [`run_avx2`]).
-unsafe fn run_portable(w: &mut Wave, op: &FastOp) -> bool {
-    run::<false>(w, op)
+/// None needed (the type is `unsafe fn` only to share [`BurstFn`] with [`burst_avx2`]).
+unsafe fn burst_portable(w: &mut Wave, program: &Program, budget: &mut u64, counts: &mut [u64]) {
+    burst::<false>(w, program, budget, counts)
 }
 
-/// [`run`] compiled for AVX2 and FMA, using the host's fused multiply-add.
+/// [`burst`] compiled for AVX2 and FMA, using the host's fused multiply-add.
 ///
 /// # Safety
-/// The CPU must support AVX2 and FMA; [`host_fast_fn`] returns it only then.
+/// The CPU must support AVX2 and FMA; [`host_burst_fn`] returns it only then.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn run_avx2(w: &mut Wave, op: &FastOp) -> bool {
-    run::<true>(w, op)
+unsafe fn burst_avx2(w: &mut Wave, program: &Program, budget: &mut u64, counts: &mut [u64]) {
+    burst::<true>(w, program, budget, counts)
+}
+
+#[inline(always)]
+fn burst<const HW_FMA: bool>(w: &mut Wave, program: &Program, budget: &mut u64, counts: &mut [u64]) {
+    if w.status != WaveStatus::Running {
+        return;
+    }
+    // Pre-resolved instructions never change the wave's status.
+    while *budget != 0 {
+        let pc = w.pc;
+        let Some(c) = program.valid_slot(pc) else { return };
+        let Some(op) = &c.fast else { return };
+        w.pc = pc.wrapping_add(c.size as u64);
+        if !run::<HW_FMA>(w, op) {
+            w.pc = pc;
+            return;
+        }
+        *budget -= 1;
+        if let Some(n) = counts.get_mut(c.inst.opcode() as usize) {
+            *n += 1;
+        }
+    }
 }
 
 /// The 64 lanes `f(0..64)`, written with a plain counted loop (inlined, so it vectorizes
@@ -314,7 +342,11 @@ fn write(w: &mut Wave, dst: u8, out: &[u32; N]) {
     let exec = w.exec();
     let reg = &mut w.vgpr[dst as usize];
     if exec == u64::MAX {
-        *reg = *out;
+        // A counted loop (vector moves) rather than a block copy, so that the next
+        // instruction's loads of this register forward from these stores.
+        for i in 0..N {
+            reg[i] = out[i];
+        }
     } else {
         for i in 0..N {
             let m = lane_mask(exec, i);
@@ -337,8 +369,76 @@ fn map1(w: &mut Wave, op: &FastOp, f: impl Fn(u32) -> u32) -> bool {
 }
 
 /// `f` over two sources, specialised on which are VGPRs so that no operand is copied.
+/// Under a full EXEC the result is written in place (also when the destination is one of
+/// the sources: each lane reads its operands before it writes).
 #[inline(always)]
 fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
+    map2_impl::<false>(w, op, f)
+}
+
+/// [`map2`] for f32 arithmetic: declines (writing nothing) when a result lane is a NaN.
+#[inline(always)]
+fn map2_f32(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
+    map2_impl::<true>(w, op, f)
+}
+
+/// True when some lane of `out` is a NaN.
+#[inline(always)]
+fn any_nan(out: &[u32; N]) -> bool {
+    let mut nan = 0u32;
+    for i in 0..N {
+        nan |= ((out[i] & 0x7fff_ffff) > 0x7f80_0000) as u32;
+    }
+    nan != 0
+}
+
+#[inline(always)]
+fn map2_impl<const F32: bool>(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
+    if !F32 && w.exec() == u64::MAX {
+        let d = op.dst as usize;
+        match (op.src[0], op.src[1]) {
+            (Src::Vgpr(a), Src::Vgpr(b)) => {
+                let (a, b) = (a as usize, b as usize);
+                if d == a && d != b {
+                    if let Ok([dr, br]) = w.vgpr.get_disjoint_mut([d, b]) {
+                        for i in 0..N {
+                            dr[i] = f(dr[i], br[i]);
+                        }
+                        return true;
+                    }
+                } else if d == b && d != a {
+                    if let Ok([dr, ar]) = w.vgpr.get_disjoint_mut([d, a]) {
+                        for i in 0..N {
+                            dr[i] = f(ar[i], dr[i]);
+                        }
+                        return true;
+                    }
+                } else if let Ok([dr, ar, br]) = w.vgpr.get_disjoint_mut([d, a, b]) {
+                    for i in 0..N {
+                        dr[i] = f(ar[i], br[i]);
+                    }
+                    return true;
+                }
+            }
+            (s, Src::Vgpr(b)) => {
+                let x = scalar(w, s);
+                let b = b as usize;
+                if d == b {
+                    let dr = &mut w.vgpr[d];
+                    for i in 0..N {
+                        dr[i] = f(x, dr[i]);
+                    }
+                    return true;
+                } else if let Ok([dr, br]) = w.vgpr.get_disjoint_mut([d, b]) {
+                    for i in 0..N {
+                        dr[i] = f(x, br[i]);
+                    }
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
     let out: [u32; N] = match (op.src[0], op.src[1]) {
         (Src::Vgpr(a), Src::Vgpr(b)) => {
             let (a, b) = (&w.vgpr[a as usize], &w.vgpr[b as usize]);
@@ -354,6 +454,9 @@ fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
         }
         (s, t) => [f(scalar(w, s), scalar(w, t)); N],
     };
+    if F32 && any_nan(&out) {
+        return false;
+    }
     write(w, op.dst, &out);
     true
 }
@@ -362,6 +465,37 @@ fn map2(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
 /// broadcast their scalar operands.
 #[inline(always)]
 fn map3(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> bool {
+    map3_impl::<false>(w, op, c, f)
+}
+
+/// [`map3`] for f32 arithmetic: declines (writing nothing) when a result lane is a NaN.
+#[inline(always)]
+fn map3_f32(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> bool {
+    map3_impl::<true>(w, op, c, f)
+}
+
+#[inline(always)]
+fn map3_impl<const F32: bool>(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> bool {
+    // In place under a full EXEC for the accumulate shape `d = f(a, b, d)` (v_fma, v_fmac,
+    // v_mad with the destination as addend) and for three distinct sources.
+    if let (false, Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) = (F32, op.src[0], op.src[1], c) {
+        if w.exec() == u64::MAX {
+            let (d, a, b, c) = (op.dst as usize, a as usize, b as usize, c as usize);
+            if d == c {
+                if let Ok([dr, ar, br]) = w.vgpr.get_disjoint_mut([d, a, b]) {
+                    for i in 0..N {
+                        dr[i] = f(ar[i], br[i], dr[i]);
+                    }
+                    return true;
+                }
+            } else if let Ok([dr, ar, br, cr]) = w.vgpr.get_disjoint_mut([d, a, b, c]) {
+                for i in 0..N {
+                    dr[i] = f(ar[i], br[i], cr[i]);
+                }
+                return true;
+            }
+        }
+    }
     let out: [u32; N] = match (op.src[0], op.src[1], c) {
         (Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) => {
             let (a, b, c) = (&w.vgpr[a as usize], &w.vgpr[b as usize], &w.vgpr[c as usize]);
@@ -374,6 +508,9 @@ fn map3(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32, u32, u32) -> u32) -> 
             build(|i| f(a[i], b[i], c[i]))
         }
     };
+    if F32 && any_nan(&out) {
+        return false;
+    }
     write(w, op.dst, &out);
     true
 }
@@ -423,13 +560,13 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
         Kind::VMulU24 => map2(w, op, |x, y| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
         Kind::VMinU => map2(w, op, u32::min),
         Kind::VMaxU => map2(w, op, u32::max),
-        Kind::VAddF if plain => map2(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
-        Kind::VSubF if plain => map2(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
-        Kind::VMulF if plain => map2(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
-        Kind::VMaxF if plain => map2(w, op, |x, y| max_f32(fl(x), fl(y), ieee).to_bits()),
-        Kind::VMinF if plain => map2(w, op, |x, y| min_f32(fl(x), fl(y), ieee).to_bits()),
-        Kind::VFma if plain => map3(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
-        Kind::VFmac if plain => map3(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
+        Kind::VAddF if plain => map2_f32(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
+        Kind::VSubF if plain => map2_f32(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
+        Kind::VMulF if plain => map2_f32(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
+        Kind::VMaxF if plain => minmax::<true>(w, op, ieee),
+        Kind::VMinF if plain => minmax::<false>(w, op, ieee),
+        Kind::VFma if plain => map3_f32(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
+        Kind::VFmac if plain => map3_f32(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
         Kind::VAddF | Kind::VSubF | Kind::VMulF | Kind::VMaxF | Kind::VMinF | Kind::VFma | Kind::VFmac => false,
         Kind::VMadU24 => map3(w, op, op.src[2], |x, y, z| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
         Kind::VAdd3 => map3(w, op, op.src[2], |x, y, z| x.wrapping_add(y).wrapping_add(z)),
@@ -519,6 +656,38 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
         Kind::SCmpLtU32 => cmp(w, op, |a, b| a < b),
         Kind::SCmpLeU32 => cmp(w, op, |a, b| a <= b),
     }
+}
+
+/// `v_max_f32` (`MAX`) or `v_min_f32` without modifiers. When no lane holds a NaN the
+/// rules of [`max_f32`]/[`min_f32`] reduce to a compare-and-select plus the signed-zero
+/// rule (max of two zeros is +0 unless both are -0: the AND of the bits; min: the OR),
+/// which vectorizes; otherwise every lane goes through the exact scalar rules.
+#[inline(always)]
+fn minmax<const MAX: bool>(w: &mut Wave, op: &FastOp, ieee: bool) -> bool {
+    let a = lanes(w, op.src[0]);
+    let b = lanes(w, op.src[1]);
+    let mut nan = 0u32;
+    for i in 0..N {
+        nan |= ((a[i] & 0x7fff_ffff) > 0x7f80_0000) as u32 | ((b[i] & 0x7fff_ffff) > 0x7f80_0000) as u32;
+    }
+    let out = if nan != 0 {
+        build(|i| if MAX { max_f32(fl(a[i]), fl(b[i]), ieee) } else { min_f32(fl(a[i]), fl(b[i]), ieee) }.to_bits())
+    } else {
+        build(|i| {
+            let both_zero = (a[i] | b[i]) & 0x7fff_ffff == 0;
+            let pick_a = if MAX { fl(a[i]) >= fl(b[i]) } else { fl(a[i]) < fl(b[i]) };
+            let zero = if MAX { a[i] & b[i] } else { a[i] | b[i] };
+            if both_zero {
+                zero
+            } else if pick_a {
+                a[i]
+            } else {
+                b[i]
+            }
+        })
+    };
+    write(w, op.dst, &out);
+    true
 }
 
 #[inline(always)]

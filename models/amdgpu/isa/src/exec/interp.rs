@@ -44,9 +44,13 @@ pub(crate) enum Stop {
 /// instructions.
 pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx: &mut Ctx<M>, budget: &mut u64) -> Result<Stop, ExecFault> {
     while wave.status == WaveStatus::Running {
+        // SAFETY: `burst_fn` is the function `host_burst_fn` chose for this CPU (its AVX2
+        // variant only when the CPU has AVX2 and FMA).
+        unsafe { (program.burst_fn())(wave, program, budget, ctx.counts) };
         if *budget == 0 {
             return Ok(Stop::Budget);
         }
+        // The burst stopped at an instruction the general handlers execute.
         *budget -= 1;
         let pc = wave.pc;
         let cached = program.slot(pc)?;
@@ -54,13 +58,6 @@ pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx:
             *n += 1;
         }
         wave.pc = pc.wrapping_add(cached.size as u64);
-        if let Some(fast) = &cached.fast {
-            // SAFETY: `fast_fn` is the function `host_fast_fn` chose for this CPU (its
-            // AVX2 variant only when the CPU has AVX2 and FMA).
-            if unsafe { (program.fast_fn())(wave, fast) } {
-                continue;
-            }
-        }
         execute(wave, cached, pc, ctx)?;
     }
     Ok(Stop::Yield)
@@ -637,9 +634,11 @@ fn smem<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx<M>) -
         O::SLoadDwordx16 | O::SBufferLoadDwordx16 => 16,
         O::SDcacheInv | O::SDcacheWb | O::SDcacheInvVol | O::SDcacheWbVol => {
             let kind = if matches!(op, O::SDcacheWb | O::SDcacheWbVol) { AccessKind::Writeback } else { AccessKind::Invalidate };
-            let addrs = [0u64; 64];
-            let access = VmemAccess { pc, kind, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 0, mask: 1, addrs: &addrs };
-            ctx.mem.route(&access);
+            if M::OBSERVES_ROUTES {
+                let addrs = [0u64; 64];
+                let access = VmemAccess { pc, kind, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 0, mask: 1, addrs: &addrs };
+                ctx.mem.route(&access);
+            }
             return Ok(());
         }
         O::SMemtime => {
@@ -663,12 +662,14 @@ fn smem<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx<M>) -
     };
     let offset = (offset as u64) & !3;
     let addr = base.wrapping_add(offset);
-    let mut addrs = [0u64; 64];
-    addrs[0] = addr;
-    let access =
-        VmemAccess { pc, kind: AccessKind::ScalarLoad, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 4 * count as u32, mask: 1, addrs: &addrs };
-    // Scalar loads are always performed at once; the route only observes them.
-    ctx.mem.route(&access);
+    if M::OBSERVES_ROUTES {
+        let mut addrs = [0u64; 64];
+        addrs[0] = addr;
+        let access =
+            VmemAccess { pc, kind: AccessKind::ScalarLoad, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 4 * count as u32, mask: 1, addrs: &addrs };
+        // Scalar loads are always performed at once; the route only observes them.
+        ctx.mem.route(&access);
+    }
     for i in 0..count {
         let byte = offset.wrapping_add(4 * i as u64);
         let value = match limit {

@@ -412,6 +412,8 @@ impl Memory {
 /// fault), and [`DeviceMemory::reserve`] maps pages; the inherent [`Memory::write`] keeps
 /// allocating pages on demand.
 impl DeviceMemory for Memory {
+    const OBSERVES_ROUTES: bool = false;
+
     #[inline]
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), MemFault> {
         Memory::read(self, addr, buf)

@@ -5,7 +5,7 @@
 //! - [`device`]: the [`DeviceMemory`] trait the executor is generic over, atomics
 //!   ([`AtomicOp`]) and the routing/deferral of vector memory accesses ([`VmemRequest`]).
 //! - [`memory`]: the sparse paged device memory ([`Memory`], [`MemFault`]).
-//! - [`step`]: stepping one wave for an external scheduler ([`step::step`]).
+//! - [`mod@step`]: stepping one wave for an external scheduler ([`step::step`]).
 //! - [`wave`]: the architectural state of one wavefront ([`Wave`]).
 //! - [`program`]: the per-code-object decoded-instruction cache ([`Program`]).
 //! - `fast`: pre-resolved forms of the hottest instructions, built per program slot.
@@ -28,7 +28,7 @@
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
 //! GDS instructions, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
-//! gfx950 scaled MFMA, packed f16 atomics, most VOP3P dot products, trap
+//! gfx950 scaled MFMA, DS packed f16/bf16 atomics, most VOP3P dot products, trap
 //! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
 //! is IEEE round-to-nearest-even.
 //!

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use crate::decode::{decode, Decoded, Encoding, Inst, Opcode};
 use crate::Target;
 
-use super::fast::{host_fast_fn, FastFn, FastOp};
+use super::fast::{host_burst_fn, BurstFn, FastOp};
 use super::ExecFault;
 
 /// The control word of a DPP or SDWA instruction.
@@ -63,7 +63,7 @@ pub struct Program {
     text_start: u64,
     slots: Vec<Slot>,
     /// Runs the slots' [`FastOp`]s with the best code for this host CPU.
-    fast_fn: FastFn,
+    burst_fn: BurstFn,
 }
 
 /// The ISA target of a code object, or an error for processors this crate cannot run.
@@ -84,7 +84,7 @@ impl Program {
         let words: Vec<u32> =
             text.bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
-        Ok(Program { target, base, text_start: base.wrapping_add(text.address.0), slots, fast_fn: host_fast_fn() })
+        Ok(Program { target, base, text_start: base.wrapping_add(text.address.0), slots, burst_fn: host_burst_fn() })
     }
 
     /// The ISA target.
@@ -123,8 +123,18 @@ impl Program {
 
     /// The function that runs pre-resolved instructions on this host.
     #[inline]
-    pub(crate) fn fast_fn(&self) -> FastFn {
-        self.fast_fn
+    pub(crate) fn burst_fn(&self) -> BurstFn {
+        self.burst_fn
+    }
+
+    /// The decoded instruction at `pc`, without building a fault for a bad PC.
+    #[inline(always)]
+    pub(crate) fn valid_slot(&self, pc: u64) -> Option<&CachedInst> {
+        let off = pc.wrapping_sub(self.text_start);
+        match self.slots.get((off / 4) as usize) {
+            Some(Slot::Inst(c)) if off.is_multiple_of(4) => Some(c),
+            _ => None,
+        }
     }
 
     /// The cached instruction at `pc`, if `pc` is inside `.text` and decodes.
@@ -171,7 +181,7 @@ impl Program {
     /// tools that assemble code without a code object).
     pub fn from_words(target: Target, base: u64, words: &[u32]) -> Program {
         let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
-        Program { target, base, text_start: base, slots, fast_fn: host_fast_fn() }
+        Program { target, base, text_start: base, slots, burst_fn: host_burst_fn() }
     }
 }
 

@@ -9,8 +9,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::decode::{Encoding, Opcode};
-use crate::numeric::valu::{fma_f32_rne, max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
-use crate::numeric::{dot, fp8, transcendental, valu, DenormMode, Fp8Format, Mode, RoundMode};
+use crate::numeric::valu::{max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
+use crate::numeric::{dot, fp8, transcendental, valu, Fp8Format, Mode};
 use crate::Target;
 
 use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, VCC};
@@ -475,13 +475,10 @@ impl Srcs<'_> {
     }
 }
 
-/// Executes a VALU instruction: the hot unmodified forms through [`fast`] without entering
-/// the general handler (whose stack frame is large).
+/// Executes a VALU instruction. The hot unmodified forms usually run pre-resolved
+/// (`super::fast`) and reach this only when that path declines.
 #[inline]
 pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
-    if c.fields.plain && fast(w, c.op, &c.fields, w.exec()) {
-        return Ok(());
-    }
     execute_general(w, c, pc, target)
 }
 
@@ -1058,119 +1055,6 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
 }
 
 
-/// Stores `f(lane)` into `dst` for the lanes of `exec`.
-#[inline(always)]
-fn store(dst: &mut VReg, exec: u64, f: impl Fn(usize) -> u32) {
-    if exec == u64::MAX {
-        for (i, d) in dst.iter_mut().enumerate() {
-            *d = f(i);
-        }
-    } else {
-        for (i, d) in dst.iter_mut().enumerate() {
-            let r = f(i);
-            if (exec >> i) & 1 != 0 {
-                *d = r;
-            }
-        }
-    }
-}
-
-/// The hot 32-bit VALU operations without modifiers, DPP or SDWA, computed straight into
-/// the destination register with a small stack frame. Returns false for anything else.
-///
-/// On x86-64 hosts with AVX2 and FMA the lane loops are compiled a second time for those
-/// features and chosen at run time (the workspace builds for the baseline ISA).
-#[inline(never)]
-fn fast(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU supports AVX2 and FMA, checked just above.
-            return unsafe { fast_avx2(w, op, fl, exec) };
-        }
-    }
-    fast_body::<false>(w, op, fl, exec)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn fast_avx2(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
-    fast_body::<true>(w, op, fl, exec)
-}
-
-/// Body of [`fast`]; `HW_FMA` uses the host's fused multiply-add (a single rounding, the
-/// same result as [`fma_f32_rne`]).
-#[inline(always)]
-fn fast_body<const HW_FMA: bool>(w: &mut Wave, op: Opcode, fl: &Fields, exec: u64) -> bool {
-    use Opcode as O;
-    let fma = |x: f32, y: f32, z: f32| if HW_FMA { x.mul_add(y, z) } else { fma_f32_rne(x, y, z) };
-    let plain = plain_f32(w.mode);
-    let ieee = w.mode.ieee;
-    macro_rules! un {
-        ($f:expr) => {{
-            let a = fetch(w, fl.src[0], fl.literal, false);
-            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i]));
-            true
-        }};
-    }
-    macro_rules! bin {
-        ($f:expr) => {{
-            let a = fetch(w, fl.src[0], fl.literal, false);
-            let b = fetch(w, fl.src[1], fl.literal, false);
-            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i], b[i]));
-            true
-        }};
-    }
-    macro_rules! tri {
-        ($c:expr, $f:expr) => {{
-            let a = fetch(w, fl.src[0], fl.literal, false);
-            let b = fetch(w, fl.src[1], fl.literal, false);
-            let c: L32 = $c;
-            store(&mut w.vgpr[fl.vdst], exec, |i| $f(a[i], b[i], c[i]));
-            true
-        }};
-    }
-    let src2 = |w: &Wave| fetch(w, fl.src[2], fl.literal, false);
-    match op {
-        O::VMovB32E32 | O::VMovB32E64 => un!(|x| x),
-        O::VNotB32E32 => un!(|x: u32| !x),
-        O::VAddU32E32 | O::VAddU32E64 => bin!(u32::wrapping_add),
-        O::VSubU32E32 | O::VSubU32E64 => bin!(u32::wrapping_sub),
-        O::VSubrevU32E32 | O::VSubrevU32E64 => bin!(|x: u32, y: u32| y.wrapping_sub(x)),
-        O::VAndB32E32 | O::VAndB32E64 => bin!(|x, y| x & y),
-        O::VOrB32E32 | O::VOrB32E64 => bin!(|x, y| x | y),
-        O::VXorB32E32 | O::VXorB32E64 => bin!(|x, y| x ^ y),
-        O::VLshlrevB32E32 | O::VLshlrevB32E64 => bin!(|x: u32, y: u32| y << (x & 31)),
-        O::VLshrrevB32E32 | O::VLshrrevB32E64 => bin!(|x: u32, y: u32| y >> (x & 31)),
-        O::VAshrrevI32E32 | O::VAshrrevI32E64 => bin!(|x: u32, y: u32| ((y as i32) >> (x & 31)) as u32),
-        O::VMulLoU32 => bin!(u32::wrapping_mul),
-        O::VMulU32U24E32 => bin!(|x: u32, y: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
-        O::VMinU32E32 => bin!(u32::min),
-        O::VMaxU32E32 => bin!(u32::max),
-        O::VAddF32E32 | O::VAddF32E64 if plain => bin!(|x, y| fbits(f(x) + f(y))),
-        O::VSubF32E32 | O::VSubF32E64 if plain => bin!(|x, y| fbits(f(x) - f(y))),
-        O::VMulF32E32 | O::VMulF32E64 if plain => bin!(|x, y| fbits(f(x) * f(y))),
-        O::VMaxF32E32 | O::VMaxF32E64 if plain => bin!(|x, y| fbits(max_f32(f(x), f(y), ieee))),
-        O::VMinF32E32 | O::VMinF32E64 if plain => bin!(|x, y| fbits(min_f32(f(x), f(y), ieee))),
-        O::VFmaF32 if plain => tri!(src2(w), |x, y, z| fbits(fma(f(x), f(y), f(z)))),
-        O::VFmacF32E32 if plain => tri!(w.vgpr[fl.vdst], |x, y, z| fbits(fma(f(x), f(y), f(z)))),
-        O::VMadU32U24 => tri!(src2(w), |x: u32, y: u32, z: u32| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
-        O::VAdd3U32 => tri!(src2(w), |x: u32, y: u32, z: u32| x.wrapping_add(y).wrapping_add(z)),
-        O::VLshlAddU32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x << (y & 31)).wrapping_add(z)),
-        O::VLshlOrB32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x << (y & 31)) | z),
-        O::VAndOrB32 => tri!(src2(w), |x: u32, y: u32, z: u32| (x & y) | z),
-        O::VOr3B32 => tri!(src2(w), |x: u32, y: u32, z: u32| x | y | z),
-        O::VCndmaskB32E32 => {
-            let vcc = w.vcc();
-            let a = fetch(w, fl.src[0], fl.literal, false);
-            let b = fetch(w, fl.src[1], fl.literal, false);
-            store(&mut w.vgpr[fl.vdst], exec, |i| if (vcc >> i) & 1 != 0 { b[i] } else { a[i] });
-            true
-        }
-        _ => false,
-    }
-}
-
 /// A binary f32 operation under MODE: input denormals flushed, `op` rounds per FP_ROUND,
 /// output denormals flushed.
 #[inline]
@@ -1183,13 +1067,6 @@ fn f32_mode(mode: Mode, op: impl Fn(f32, f32) -> f32, x: u32, y: u32) -> u32 {
 fn fma_mode(mode: Mode, x: u32, y: u32, z: u32) -> u32 {
     let (a, b, c) = (mode.flush_in_f32(f(x)), mode.flush_in_f32(f(y)), mode.flush_in_f32(f(z)));
     fbits(mode.flush_out_f32(valu::fma_f32(a, b, c, mode.round_f32)))
-}
-
-/// True when f32 arithmetic is plain IEEE (round to nearest even, denormals kept), so the
-/// fast path's native operations are exact models.
-#[inline]
-fn plain_f32(mode: Mode) -> bool {
-    mode.round_f32 == RoundMode::NearestEven && mode.denorm_f32 == DenormMode::FlushNone
 }
 
 /// `sum(a.byte[k] * b.byte[k]) + c` over the four bytes, signed or unsigned (wrapping).

@@ -179,6 +179,57 @@ fn global_addresses(w: &Wave, c: &CachedInst) -> [u64; N] {
     out
 }
 
+/// The first address of a GLOBAL instruction whose 64 lanes address one unit-stride run
+/// of dwords (lane `i` at `start + 4 * i`, no carry between the halves of a 64-bit address).
+#[inline]
+fn global_unit_stride(w: &Wave, c: &CachedInst) -> Option<u64> {
+    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    let offset = ((((w0 & 0x1fff) << 19) as i32) >> 19) as i64 as u64;
+    let vaddr = (w1 & 0xff) as usize;
+    let saddr = ((w1 >> 16) & 0x7f) as usize;
+    let lo = &w.vgpr[vaddr];
+    let first = lo[0];
+    if first > u32::MAX - 4 * (N as u32 - 1) {
+        return None;
+    }
+    let mut differ = 0u32;
+    for i in 0..N {
+        differ |= lo[i] ^ first.wrapping_add(4 * i as u32);
+    }
+    let base = if saddr == 0x7f {
+        let hi = &w.vgpr[(vaddr + 1) & 255];
+        for i in 0..N {
+            differ |= hi[i] ^ hi[0];
+        }
+        (hi[0] as u64) << 32
+    } else {
+        w.sgpr_pair(saddr)
+    };
+    (differ == 0).then(|| base.wrapping_add(first as u64).wrapping_add(offset))
+}
+
+/// A full-EXEC unit-stride dword load or store as one 256-byte access. Returns false,
+/// having changed nothing, when that access fails: the per-lane path then reports the
+/// fault of the first failing lane.
+#[inline]
+fn block_access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, load: bool, start: u64) -> bool {
+    let mut bytes = [0u8; 4 * N];
+    if load {
+        if ctx.mem.read(start, &mut bytes).is_err() {
+            return false;
+        }
+        for (r, b) in w.vgpr[op.vdst].iter_mut().zip(bytes.chunks_exact(4)) {
+            *r = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        true
+    } else {
+        for (b, r) in bytes.chunks_exact_mut(4).zip(w.vgpr[op.data].iter()) {
+            b.copy_from_slice(&r.to_le_bytes());
+        }
+        ctx.mem.write(start, &bytes).is_ok()
+    }
+}
+
 fn private_addr(w: &Wave, lane: usize, off: u64) -> u64 {
     w.scratch_base.wrapping_add(lane as u64 * w.scratch_lane_bytes as u64).wrapping_add(off)
 }
@@ -296,6 +347,9 @@ impl MemOp {
 /// Asks the memory where `op` goes; `mask` lanes at `addrs`.
 #[inline]
 fn route<M: DeviceMemory>(ctx: &mut Ctx<M>, op: &MemOp, mask: u64, addrs: &[u64; N]) -> Route {
+    if !M::OBSERVES_ROUTES {
+        return Route::Now;
+    }
     let access = VmemAccess { pc: op.pc, kind: op.kind(), space: op.space, policy: op.policy, bytes_per_lane: op.bytes(), mask, addrs };
     ctx.mem.route(&access)
 }
@@ -371,6 +425,13 @@ fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>
     };
     let exec = w.exec();
     if c.enc == Encoding::Global && (aux & 0xfff == LOAD_DWORD || aux & 0xfff == STORE_DWORD) && !op.acc {
+        if !M::OBSERVES_ROUTES && exec == u64::MAX {
+            if let Some(start) = global_unit_stride(w, c) {
+                if block_access(w, ctx, &op, aux & 0xfff == LOAD_DWORD, start) {
+                    return Ok(());
+                }
+            }
+        }
         let addrs = global_addresses(w, c);
         if route(ctx, &op, exec, &addrs) == Route::Defer {
             defer(w, &op, exec, addrs);
@@ -510,9 +571,11 @@ fn buffer_cache_op<M: DeviceMemory>(c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -
         _ => return None,
     };
     let [w0, w1] = [c.inst.words()[0], c.inst.words().get(1).copied().unwrap_or(0)];
-    let addrs = [0u64; N];
-    let access = VmemAccess { pc, kind, space: Space::Buffer, policy: mubuf_policy(w0, w1), bytes_per_lane: 0, mask: 1, addrs: &addrs };
-    ctx.mem.route(&access);
+    if M::OBSERVES_ROUTES {
+        let addrs = [0u64; N];
+        let access = VmemAccess { pc, kind, space: Space::Buffer, policy: mubuf_policy(w0, w1), bytes_per_lane: 0, mask: 1, addrs: &addrs };
+        ctx.mem.route(&access);
+    }
     Some(())
 }
 
