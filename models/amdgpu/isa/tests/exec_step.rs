@@ -609,3 +609,40 @@ fn packed_16_bit_atomic_adds_run_now_and_deferred() {
         }
     }
 }
+
+/// `v_fmamk_f32` (D = S0 * K + S1) and `v_fmaak_f32` (D = S0 * S1 + K), which the fast
+/// path runs as fmas with the literal as an operand, against the host's fused multiply-add
+/// lane by lane (finite values, round-to-nearest-even, denormals kept).
+#[test]
+fn fmamk_and_fmaak_are_fused_multiply_adds_with_the_literal() {
+    let (k_mk, k_ak) = (0x3f7f_f972u32, 0x4049_0fdbu32);
+    let cases: [(&str, [u32; 2], fn(f32, f32, f32) -> f32, u32); 2] = [
+        ("v_fmamk_f32", [0x2e06_0501, k_mk], |a, b, k| a.mul_add(k, b), k_mk),
+        ("v_fmaak_f32", [0x3006_0501, k_ak], |a, b, k| a.mul_add(b, k), k_ak),
+    ];
+    for (name, words, reference, k) in cases {
+        let mut all = words.to_vec();
+        all.push(S_ENDPGM);
+        let program = Program::from_words(Target::Gfx942, BASE, &all);
+        let mut wave = Wave::new(BASE, 0x3f0);
+        wave.vgpr[1] = lane_values(7, true);
+        wave.vgpr[2] = lane_values(8, true);
+        let exec = 0xffff_0f0f_ffff_fff0u64;
+        wave.set_exec(exec);
+        let before = wave.vgpr[3];
+        let mut mem = Memory::new();
+        let mut lds = vec![0u8; 64];
+        let out = step(&mut wave, &program, &mut env(&mut mem, &mut lds, 0), 10).expect("runs");
+        assert_eq!(out.stop, StepStop::Ended, "{name}");
+        for lane in 0..64 {
+            let want = if (exec >> lane) & 1 == 1 {
+                reference(f32::from_bits(wave.vgpr[1][lane]), f32::from_bits(wave.vgpr[2][lane]), f32::from_bits(k)).to_bits()
+            } else {
+                before[lane]
+            };
+            let got = wave.vgpr[3][lane];
+            let both_nan = f32::from_bits(got).is_nan() && f32::from_bits(want).is_nan();
+            assert!(got == want || both_nan, "{name} lane {lane}: {got:#x} != {want:#x}");
+        }
+    }
+}

@@ -185,6 +185,15 @@ fn resolve_valu(c: &CachedInst) -> Option<FastOp> {
         O::VAndOrB32 => Kind::VAndOr,
         O::VOr3B32 => Kind::VOr3,
         O::VCndmaskB32E32 => Kind::VCndmask,
+        // D = S0 * K + S1 and D = S0 * S1 + K: an fma with the literal K as an operand.
+        O::VFmamkF32 => {
+            let src = [resolve_src(fl.src[0], fl.literal), Src::Const(fl.literal), resolve_src(fl.src[1], fl.literal)];
+            return Some(FastOp { kind: Kind::VFma, dst: (fl.vdst & 255) as u8, src, offset: 0 });
+        }
+        O::VFmaakF32 => {
+            let src = [resolve_src(fl.src[0], fl.literal), resolve_src(fl.src[1], fl.literal), Src::Const(fl.literal)];
+            return Some(FastOp { kind: Kind::VFma, dst: (fl.vdst & 255) as u8, src, offset: 0 });
+        }
         _ => return None,
     };
     let src = fl.src.map(|s| resolve_src(s, fl.literal));
