@@ -19,8 +19,9 @@
 //! every family and opcode field value, and 0 for `Encoding::Unknown`; [`key`] agrees
 //! with [`super::family_of`] on every first word (checked by the unit tests).
 
+use super::fields::position;
 use super::Encoding;
-use crate::tables::{Opcode, ENTRIES, FAMILY_TABLES};
+use crate::tables::{Class, Field, OpSpec, Opcode, ENTRIES, FAMILY_TABLES};
 use crate::Target;
 
 /// Size of the all-zero slice after GLOBAL, where `Encoding::Unknown` looks up.
@@ -218,6 +219,109 @@ pub(super) struct Hot {
     pub(super) encoding: Encoding,
     /// `encoding.base_words()`.
     pub(super) base_words: u8,
+    /// Number of [`WIDE`] checks of the entry (its scalar-capable tuple operands).
+    pub(super) n_wide: u8,
+}
+
+/// One tuple operand (two or more dwords) that can hold a scalar source value: where its
+/// field is, and which [`REJECTED`] table judges its raw value on LLVM 19 (gfx90a,
+/// gfx942) and LLVM 22 (gfx950). An unused check has mask 0 (raw value 0, never
+/// rejected).
+#[derive(Copy, Clone)]
+#[repr(C, align(8))]
+pub(super) struct WideCheck {
+    /// Field mask after the shift.
+    mask: u16,
+    /// Low bit of the field in the 64-bit `w1:w0`.
+    lo: u8,
+    /// Offset of the judging table in [`REJECTED`], per LLVM version (0: 19, 1: 22).
+    table: [u16; 2],
+}
+
+impl WideCheck {
+    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [0; 2] };
+
+    /// True if LLVM rejects the word (`w1:w0`, LLVM version `llvm22`) because of this
+    /// operand's value.
+    #[inline(always)]
+    pub(super) fn rejects(&self, llvm22: usize, w: u64) -> bool {
+        let raw = (w >> self.lo) as usize & self.mask as usize;
+        REJECTED[(self.table[llvm22 & 1] as usize + raw) & (REJECTED.len() - 1)]
+    }
+}
+
+/// Tables of [`REJECTED`]: scalar values in a tuple, with the raw field holding the value
+/// divided by 1, 2 (SMEM sbase) or 4 (buffer srsrc); then VALU sources of each tuple width
+/// whose VGPR tuple must also end at or before v255 (LLVM 19).
+const TABLE_SCALE: [usize; 3] = [0, 1, 2];
+const TABLE_VALU_WIDTH0: usize = 3;
+const N_TABLES: usize = TABLE_VALU_WIDTH0 + 33;
+
+/// Per table, per raw field value: LLVM rejects the word. Rejected scalar values: the odd
+/// half of a named register pair (103, 105, 107, 127), `m0` (124), `src_lds_direct` (254).
+static REJECTED: [bool; 64 * 512] = {
+    let mut out = [false; 64 * 512];
+    let mut table = 0;
+    while table < N_TABLES {
+        let mut raw = 0;
+        while raw < 512 {
+            let (v, last_start) = if table < TABLE_VALU_WIDTH0 {
+                (raw << TABLE_SCALE[table], 512)
+            } else {
+                (raw, 512 - (table - TABLE_VALU_WIDTH0))
+            };
+            out[table * 512 + raw] = matches!(v, 103 | 105 | 107 | 124 | 127 | 254) || (v >= 256 && v > last_start);
+            raw += 1;
+        }
+        table += 1;
+    }
+    out
+};
+
+/// Per [`HOT`] slot: the checks of its scalar-capable tuple operands.
+pub(super) static WIDE: [[WideCheck; 3]; N_ENTRIES + 1] = build_wide().0;
+
+/// The checks of every entry, and their numbers.
+const fn build_wide() -> ([[WideCheck; 3]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) {
+    let mut out = [[WideCheck::NONE; 3]; N_ENTRIES + 1];
+    let mut counts = [0u8; N_ENTRIES + 1];
+    let hot = build_hot_families();
+    let mut i = 0;
+    while i < N_ENTRIES {
+        let encoding = hot[i + 1];
+        let ops = ENTRIES[i].ops;
+        let mut k = 0;
+        let mut n = 0;
+        while k < ops.len() && n < 3 {
+            if let OpSpec::Field(field, width, class, _) = ops[k] {
+                let scalar_field = matches!(class, Class::S)
+                    && matches!(field, Field::Sdst | Field::Ssrc0 | Field::Ssrc1 | Field::Sdata | Field::Sbase | Field::Srsrc | Field::Vdst);
+                let valu_source = matches!(field, Field::Src0 | Field::Src1 | Field::Src2)
+                    && matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3);
+                if width >= 2 && (scalar_field || valu_source) {
+                    if let Some((word, lo, bits)) = position(encoding, field) {
+                        let scale = match (encoding, field) {
+                            (Encoding::Smem, Field::Sbase) => 1,
+                            (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc) => 2,
+                            _ => 0,
+                        };
+                        let scalar_table = (TABLE_SCALE[scale as usize] * 512) as u16;
+                        let llvm19 = if valu_source && width <= 32 {
+                            ((TABLE_VALU_WIDTH0 + width as usize) * 512) as u16
+                        } else {
+                            scalar_table
+                        };
+                        out[i + 1][n] = WideCheck { mask: ((1u32 << bits) - 1) as u16, lo: lo + 32 * word, table: [llvm19, scalar_table] };
+                        n += 1;
+                    }
+                }
+            }
+            k += 1;
+        }
+        counts[i + 1] = n as u8;
+        i += 1;
+    }
+    (out, counts)
 }
 
 const N_ENTRIES: usize = ENTRIES.len();
@@ -226,20 +330,30 @@ const N_ENTRIES: usize = ENTRIES.len();
 pub(super) static HOT: [Hot; N_ENTRIES + 1] = build_hot();
 
 const fn build_hot() -> [Hot; N_ENTRIES + 1] {
-    let sentinel = Hot { must: [0, 1, 0, 1], opcode: Opcode::SNop, literal: 0, encoding: Encoding::Unknown, base_words: 1 };
+    let sentinel = Hot { must: [0, 1, 0, 1], opcode: Opcode::SNop, literal: 0, encoding: Encoding::Unknown, base_words: 1, n_wide: 0 };
     let mut out = [sentinel; N_ENTRIES + 1];
+    let families = build_hot_families();
+    let n_wide = build_wide().1;
     let mut i = 0;
     while i < N_ENTRIES {
         let e = &ENTRIES[i];
+        let encoding = families[i + 1];
         out[i + 1] = Hot {
             must: [e.must[0].0, e.must[0].1, e.must[1].0, e.must[1].1],
             opcode: e.opcode,
             literal: e.literal,
-            encoding: Encoding::Unknown,
-            base_words: 1,
+            encoding,
+            base_words: encoding.base_words() as u8,
+            n_wide: n_wide[i + 1],
         };
         i += 1;
     }
+    out
+}
+
+/// The family of every [`HOT`] slot (`Unknown` for the sentinel).
+const fn build_hot_families() -> [Encoding; N_ENTRIES + 1] {
+    let mut out = [Encoding::Unknown; N_ENTRIES + 1];
     // Each entry belongs to exactly one family (the generator keys entries by family).
     let mut t = 0;
     while t < 3 {
@@ -250,9 +364,7 @@ const fn build_hot() -> [Hot; N_ENTRIES + 1] {
             while op < table.len() {
                 let s = table[op] as usize;
                 if s != 0 {
-                    let encoding = ENCODINGS[f];
-                    out[s].encoding = encoding;
-                    out[s].base_words = encoding.base_words() as u8;
+                    out[s] = ENCODINGS[f];
                 }
                 op += 1;
             }

@@ -315,6 +315,20 @@ fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot:
     if w0 & h.must[0] != h.must[1] || w1 & h.must[2] != h.must[3] {
         return invalid(w0);
     }
+    if h.n_wide != 0 {
+        let w = (w1 as u64) << 32 | w0 as u64;
+        let [a, b, c] = &lookup::WIDE[slot];
+        let llvm22 = (target == Target::Gfx950) as usize;
+        // Unused checks never reject: one or two operands skip the rest.
+        let rejected = match h.n_wide {
+            1 => a.rejects(llvm22, w),
+            2 => a.rejects(llvm22, w) | b.rejects(llvm22, w),
+            _ => a.rejects(llvm22, w) | b.rejects(llvm22, w) | c.rejects(llvm22, w),
+        };
+        if rejected {
+            return invalid(w0);
+        }
+    }
     let l = h.literal;
     if l != 0 {
         use lookup::{src_class, SRC_LITERAL, SRC_RESERVED};
