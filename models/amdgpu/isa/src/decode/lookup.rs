@@ -206,8 +206,10 @@ pub(super) fn src_class(target: Target, word: u32, shift: u32) -> u8 {
     SRC_CLASS[target as usize][((word >> shift) & 0x1ff) as usize]
 }
 
-/// What the hot path needs of an entry: must-be bits, literal rules, family, size.
+/// What the hot path needs of an entry: must-be bits, literal rules, family, size and
+/// operand-value checks. 48 bytes.
 #[derive(Copy, Clone)]
+#[repr(C, align(16))]
 pub(super) struct Hot {
     /// `[mask0, value0, mask1, value1]`: valid only if `w & mask == value` per word.
     pub(super) must: [u32; 4],
@@ -219,58 +221,102 @@ pub(super) struct Hot {
     pub(super) encoding: Encoding,
     /// `encoding.base_words()`.
     pub(super) base_words: u8,
-    /// Number of [`WIDE`] checks of the entry (its scalar-capable tuple operands).
+    /// Number of used [`Hot::wide`] checks.
     pub(super) n_wide: u8,
+    /// Checks of the entry's tuple operands whose values LLVM may reject (kept in the
+    /// entry so that they share its cache line).
+    pub(super) wide: [WideCheck; 4],
 }
 
-/// One tuple operand (two or more dwords) that can hold a scalar source value: where its
-/// field is, and which [`REJECTED`] table judges its raw value on LLVM 19 (gfx90a,
-/// gfx942) and LLVM 22 (gfx950). An unused check has mask 0 (raw value 0, never
-/// rejected).
+/// One tuple operand (two or more dwords) whose value LLVM may reject: where its field
+/// is, and which [`REJECTED`] table judges the raw field value on LLVM 19 (gfx90a,
+/// gfx942) and LLVM 22 (gfx950). An unused check has mask 0 and the never-rejecting
+/// table.
 #[derive(Copy, Clone)]
-#[repr(C, align(8))]
 pub(super) struct WideCheck {
     /// Field mask after the shift.
     mask: u16,
     /// Low bit of the field in the 64-bit `w1:w0`.
     lo: u8,
-    /// Offset of the judging table in [`REJECTED`], per LLVM version (0: 19, 1: 22).
-    table: [u16; 2],
+    /// Judging table per LLVM version (0: 19, 1: 22), see [`table_id`].
+    table: [u8; 2],
 }
 
 impl WideCheck {
-    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [0; 2] };
+    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [TABLE_NEVER as u8; 2] };
 
-    /// True if LLVM rejects the word (`w1:w0`, LLVM version `llvm22`) because of this
+    /// True if LLVM rejects the word (`w1:w0`; `llvm22` is 1 on gfx950) because of this
     /// operand's value.
     #[inline(always)]
     pub(super) fn rejects(&self, llvm22: usize, w: u64) -> bool {
         let raw = (w >> self.lo) as usize & self.mask as usize;
-        REJECTED[(self.table[llvm22 & 1] as usize + raw) & (REJECTED.len() - 1)]
+        let at = ((self.table[llvm22 & 1] as usize) << 9) + raw;
+        REJECTED[at & (REJECTED.len() - 1)]
     }
 }
 
-/// Tables of [`REJECTED`]: scalar values in a tuple, with the raw field holding the value
-/// divided by 1, 2 (SMEM sbase) or 4 (buffer srsrc); then VALU sources of each tuple width
-/// whose VGPR tuple must also end at or before v255 (LLVM 19).
-const TABLE_SCALE: [usize; 3] = [0, 1, 2];
-const TABLE_VALU_WIDTH0: usize = 3;
-const N_TABLES: usize = TABLE_VALU_WIDTH0 + 33;
+/// Tuple widths (dwords) with [`REJECTED`] tables; other widths are not checked.
+const WIDTHS: [u8; 10] = [1, 2, 3, 4, 5, 6, 7, 8, 16, 32];
 
-/// Per table, per raw field value: LLVM rejects the word. Rejected scalar values: the odd
-/// half of a named register pair (103, 105, 107, 127), `m0` (124), `src_lds_direct` (254).
+/// Kinds of [`REJECTED`] tables, each in every width of [`WIDTHS`].
+const KIND_SCALAR: usize = 0;
+const KIND_VALU19: usize = 3;
+const KIND_VGPR19: usize = 4;
+/// A table that rejects nothing.
+const TABLE_NEVER: usize = 5 * WIDTHS.len();
+
+/// The index of `width` in [`WIDTHS`].
+const fn width_class(width: u8) -> Option<usize> {
+    let mut i = 0;
+    while i < WIDTHS.len() {
+        if WIDTHS[i] == width {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The table judging a tuple of `width` dwords: a scalar-only field whose raw value is
+/// the register number divided by `1 << scale`, a 9-bit VALU source on LLVM 19 (VGPR
+/// tuples must end at or before v255), or an 8-bit VGPR-only field on LLVM 19.
+const fn table_id(kind: usize, scale: usize, width_class: usize) -> usize {
+    (kind + scale) * WIDTHS.len() + width_class
+}
+
+/// Rejected scalar values in a tuple: the odd half of a named register pair (103, 105,
+/// 107, 127), `m0` (124), `src_lds_direct` (254).
+const fn rejected_scalar(v: usize) -> bool {
+    matches!(v, 103 | 105 | 107 | 124 | 127 | 254)
+}
+
+/// Per table and raw field value (512 per table): LLVM rejects the word.
 static REJECTED: [bool; 64 * 512] = {
     let mut out = [false; 64 * 512];
     let mut table = 0;
-    while table < N_TABLES {
+    while table < TABLE_NEVER {
+        let kind = table / WIDTHS.len();
+        let width = WIDTHS[table % WIDTHS.len()] as usize;
         let mut raw = 0;
         while raw < 512 {
-            let (v, last_start) = if table < TABLE_VALU_WIDTH0 {
-                (raw << TABLE_SCALE[table], 512)
+            let rejected = if kind == KIND_VGPR19 {
+                raw < 256 && raw + width > 256
+            } else if kind < KIND_VALU19 {
+                // Scalar tuples, aligned down as LLVM prints them, must end inside
+                // LLVM's SGPR file (s105) or the trap temporaries (ttmp15).
+                let v = raw << kind;
+                let aligned = match width {
+                    0 | 1 => v,
+                    2 => v & !1,
+                    _ => v & !3,
+                };
+                rejected_scalar(v)
+                    || (v < 102 && aligned + width > 106)
+                    || (v >= 108 && v < 124 && aligned + width > 124)
             } else {
-                (raw, 512 - (table - TABLE_VALU_WIDTH0))
+                rejected_scalar(raw) || (raw >= 256 && raw + width > 512)
             };
-            out[table * 512 + raw] = matches!(v, 103 | 105 | 107 | 124 | 127 | 254) || (v >= 256 && v > last_start);
+            out[table * 512 + raw] = rejected;
             raw += 1;
         }
         table += 1;
@@ -278,12 +324,10 @@ static REJECTED: [bool; 64 * 512] = {
     out
 };
 
-/// Per [`HOT`] slot: the checks of its scalar-capable tuple operands.
-pub(super) static WIDE: [[WideCheck; 3]; N_ENTRIES + 1] = build_wide().0;
 
 /// The checks of every entry, and their numbers.
-const fn build_wide() -> ([[WideCheck; 3]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) {
-    let mut out = [[WideCheck::NONE; 3]; N_ENTRIES + 1];
+const fn build_wide() -> ([[WideCheck; 4]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) {
+    let mut out = [[WideCheck::NONE; 4]; N_ENTRIES + 1];
     let mut counts = [0u8; N_ENTRIES + 1];
     let hot = build_hot_families();
     let mut i = 0;
@@ -292,28 +336,12 @@ const fn build_wide() -> ([[WideCheck; 3]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) 
         let ops = ENTRIES[i].ops;
         let mut k = 0;
         let mut n = 0;
-        while k < ops.len() && n < 3 {
+        while k < ops.len() && n < 4 {
             if let OpSpec::Field(field, width, class, _) = ops[k] {
-                let scalar_field = matches!(class, Class::S)
-                    && matches!(field, Field::Sdst | Field::Ssrc0 | Field::Ssrc1 | Field::Sdata | Field::Sbase | Field::Srsrc | Field::Vdst);
-                let valu_source = matches!(field, Field::Src0 | Field::Src1 | Field::Src2)
-                    && matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3);
-                if width >= 2 && (scalar_field || valu_source) {
-                    if let Some((word, lo, bits)) = position(encoding, field) {
-                        let scale = match (encoding, field) {
-                            (Encoding::Smem, Field::Sbase) => 1,
-                            (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc) => 2,
-                            _ => 0,
-                        };
-                        let scalar_table = (TABLE_SCALE[scale as usize] * 512) as u16;
-                        let llvm19 = if valu_source && width <= 32 {
-                            ((TABLE_VALU_WIDTH0 + width as usize) * 512) as u16
-                        } else {
-                            scalar_table
-                        };
-                        out[i + 1][n] = WideCheck { mask: ((1u32 << bits) - 1) as u16, lo: lo + 32 * word, table: [llvm19, scalar_table] };
-                        n += 1;
-                    }
+                let tables = wide_tables(encoding, field, width, class);
+                if let (Some((word, lo, bits)), Some(table)) = (position(encoding, field), tables) {
+                    out[i + 1][n] = WideCheck { mask: ((1u32 << bits) - 1) as u16, lo: lo + 32 * word, table: [table.0 as u8, table.1 as u8] };
+                    n += 1;
                 }
             }
             k += 1;
@@ -324,16 +352,54 @@ const fn build_wide() -> ([[WideCheck; 3]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) 
     (out, counts)
 }
 
+/// The judging tables (LLVM 19, LLVM 22) of an operand, or `None` if it needs no check.
+const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) -> Option<(usize, usize)> {
+    use Encoding as E;
+    let Some(wc) = width_class(width) else { return None };
+    if width < 2 {
+        return None;
+    }
+    let scalar_field = matches!(class, Class::S)
+        && matches!(field, Field::Sdst | Field::Ssrc0 | Field::Ssrc1 | Field::Sdata | Field::Sbase | Field::Srsrc | Field::Vdst);
+    if scalar_field {
+        let scale = match (encoding, field) {
+            (E::Smem, Field::Sbase) => 1,
+            (E::Mubuf | E::Mtbuf, Field::Srsrc) => 2,
+            _ => 0,
+        };
+        let t = table_id(KIND_SCALAR, scale, if width <= 16 { wc } else { 0 });
+        return Some((t, t));
+    }
+    match (encoding, field) {
+        (E::Vop1 | E::Vop2 | E::Vopc | E::Vop3, Field::Src0 | Field::Src1 | Field::Src2) => {
+            // No scalar overflow check: LLVM narrows some scalar tuple widths.
+            Some((table_id(KIND_VALU19, 0, wc), table_id(KIND_SCALAR, 0, 0)))
+        }
+        (E::Vop3p, Field::Src0 | Field::Src1 | Field::Src2) => Some((table_id(KIND_VALU19, 0, wc), table_id(KIND_SCALAR, 0, 0))),
+        // VGPR/AGPR-only fields.
+        (E::Vop3p, Field::Vdst) | (E::Mubuf | E::Mtbuf, Field::Vdata) => Some((table_id(KIND_VGPR19, 0, wc), TABLE_NEVER)),
+        _ => None,
+    }
+}
+
 const N_ENTRIES: usize = ENTRIES.len();
 
 /// Slot 0: the sentinel no word matches (mask 0, value 1); slot `i + 1`: `ENTRIES[i]`.
 pub(super) static HOT: [Hot; N_ENTRIES + 1] = build_hot();
 
 const fn build_hot() -> [Hot; N_ENTRIES + 1] {
-    let sentinel = Hot { must: [0, 1, 0, 1], opcode: Opcode::SNop, literal: 0, encoding: Encoding::Unknown, base_words: 1, n_wide: 0 };
+    let sentinel = Hot {
+        must: [0, 1, 0, 1],
+        opcode: Opcode::SNop,
+        literal: 0,
+        encoding: Encoding::Unknown,
+        base_words: 1,
+        n_wide: 0,
+        wide: [WideCheck::NONE; 4],
+    };
     let mut out = [sentinel; N_ENTRIES + 1];
     let families = build_hot_families();
-    let n_wide = build_wide().1;
+    let (wide, n_wide) = build_wide();
     let mut i = 0;
     while i < N_ENTRIES {
         let e = &ENTRIES[i];
@@ -345,6 +411,7 @@ const fn build_hot() -> [Hot; N_ENTRIES + 1] {
             encoding,
             base_words: encoding.base_words() as u8,
             n_wide: n_wide[i + 1],
+            wide: wide[i + 1],
         };
         i += 1;
     }
