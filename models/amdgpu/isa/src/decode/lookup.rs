@@ -262,8 +262,12 @@ const WIDTHS: [u8; 10] = [1, 2, 3, 4, 5, 6, 7, 8, 16, 32];
 const KIND_SCALAR: usize = 0;
 const KIND_VALU19: usize = 3;
 const KIND_VGPR19: usize = 4;
+/// LLVM 22: a 128-bit SMEM base (scale 1) or buffer resource (scale 2) also rejects the
+/// named registers (flat_scratch, xnack_mask, vcc, exec).
+const TABLE_NAMED128_SCALE1: usize = 5 * WIDTHS.len();
+const TABLE_NAMED128_SCALE2: usize = TABLE_NAMED128_SCALE1 + 1;
 /// A table that rejects nothing.
-const TABLE_NEVER: usize = 5 * WIDTHS.len();
+const TABLE_NEVER: usize = TABLE_NAMED128_SCALE2 + 1;
 
 /// The index of `width` in [`WIDTHS`].
 const fn width_class(width: u8) -> Option<usize> {
@@ -299,7 +303,10 @@ static REJECTED: [bool; 64 * 512] = {
         let width = WIDTHS[table % WIDTHS.len()] as usize;
         let mut raw = 0;
         while raw < 512 {
-            let rejected = if kind == KIND_VGPR19 {
+            let rejected = if table >= TABLE_NAMED128_SCALE1 {
+                let v = raw << (1 + table - TABLE_NAMED128_SCALE1);
+                rejected_scalar(v) || matches!(v, 102..=107 | 126 | 127) || (v < 102 && (v & !3) + 4 > 106)
+            } else if kind == KIND_VGPR19 {
                 raw < 256 && raw + width > 256
             } else if kind < KIND_VALU19 {
                 // Scalar tuples, aligned down as LLVM prints them, must end inside
@@ -368,7 +375,12 @@ const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) 
             _ => 0,
         };
         let t = table_id(KIND_SCALAR, scale, if width <= 16 { wc } else { 0 });
-        return Some((t, t));
+        let t22 = match (scale, width) {
+            (1, 4) => TABLE_NAMED128_SCALE1,
+            (2, 4) => TABLE_NAMED128_SCALE2,
+            _ => t,
+        };
+        return Some((t, t22));
     }
     match (encoding, field) {
         (E::Vop1 | E::Vop2 | E::Vopc | E::Vop3, Field::Src0 | Field::Src1 | Field::Src2) => {

@@ -193,9 +193,9 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
 }
 
 /// Scalar operands whose register class excludes some named registers, which LLVM
-/// decodes anyway and then annotates: `src_lds_direct` in a 32-bit SOP source
-/// (`SReg_32`), named registers in a 128-bit resource/base (`SReg_128`), and `m0`/`exec`
-/// as an SMEM data register (`SReg_32_XM0_XEXEC`, `SReg_64_XEXEC`).
+/// decodes anyway and then annotates: `src_lds_direct` in a 32-bit SOP source or
+/// buffer soffset (`SReg_32`), named registers in a 128-bit resource/base (`SReg_128`),
+/// and `m0`/`exec` as an SMEM data register (`SReg_32_XM0_XEXEC`, `SReg_64_XEXEC`).
 fn scalar_class_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
     let Operand::Special(sr) = op else { return None };
     let width = inst.entry().ops.iter().find_map(|s| match s {
@@ -203,7 +203,10 @@ fn scalar_class_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
         _ => None,
     })?;
     let name = match (inst.encoding(), field, width) {
-        (Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc, Field::Ssrc0 | Field::Ssrc1, 1) if sr == SpecialReg::SrcLdsDirect => {
+        (Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc, Field::Ssrc0 | Field::Ssrc1, 1)
+        | (Encoding::Mubuf | Encoding::Mtbuf, Field::Soffset, 1)
+            if sr == SpecialReg::SrcLdsDirect =>
+        {
             "SReg_32"
         }
         (Encoding::Smem, Field::Sbase, 4) | (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, 4)
