@@ -223,6 +223,8 @@ pub(super) struct Hot {
     pub(super) base_words: u8,
     /// Number of used [`Hot::wide`] checks.
     pub(super) n_wide: u8,
+    /// `Entry::flags`.
+    pub(super) flags: u8,
     /// Checks of the entry's tuple operands whose values LLVM may reject (kept in the
     /// entry so that they share its cache line).
     pub(super) wide: [WideCheck; 4],
@@ -407,6 +409,7 @@ const fn build_hot() -> [Hot; N_ENTRIES + 1] {
         encoding: Encoding::Unknown,
         base_words: 1,
         n_wide: 0,
+        flags: 0,
         wide: [WideCheck::NONE; 4],
     };
     let mut out = [sentinel; N_ENTRIES + 1];
@@ -423,6 +426,7 @@ const fn build_hot() -> [Hot; N_ENTRIES + 1] {
             encoding,
             base_words: encoding.base_words() as u8,
             n_wide: n_wide[i + 1],
+            flags: e.flags,
             wide: wide[i + 1],
         };
         i += 1;

@@ -344,7 +344,9 @@ fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot:
             || (l & Entry::LIT_SSRC0 != 0 && ssrc0 & SRC_RESERVED != 0)
             || (l & Entry::LIT_SSRC1 != 0 && ssrc1 & SRC_RESERVED != 0)
             || (l & Entry::LIT_SRC0 != 0 && src0 & SRC_RESERVED != 0)
-            || (l & Entry::SOFFSET_W1 != 0 && src_class(target, w1, 24) & SRC_RESERVED != 0);
+            || (l & Entry::SOFFSET_W1 != 0 && src_class(target, w1, 24) & SRC_RESERVED != 0)
+            // A buffer load in its LDS-direct form (lds bit) has no AGPR data (acc bit).
+            || (l & Entry::SOFFSET_W1 != 0 && h.flags & Entry::LDS_FORM != 0 && (w0 >> 16) & (w1 >> 23) & 1 != 0);
         if bad {
             return invalid(w0);
         }
