@@ -389,7 +389,14 @@ const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) 
             // No scalar overflow check: LLVM narrows some scalar tuple widths.
             Some((table_id(KIND_VALU19, 0, wc), table_id(KIND_SCALAR, 0, 0)))
         }
-        (E::Vop3p, Field::Src0 | Field::Src1 | Field::Src2) => Some((table_id(KIND_VALU19, 0, wc), table_id(KIND_SCALAR, 0, 0))),
+        // LLVM 22 reads a 1024-bit scalar tuple as 512 bits.
+        (E::Vop3p, Field::Src0 | Field::Src1 | Field::Src2) => {
+            let wc22 = if width > 16 { width_class(16) } else { Some(wc) };
+            match wc22 {
+                Some(wc22) => Some((table_id(KIND_VALU19, 0, wc), table_id(KIND_SCALAR, 0, wc22))),
+                None => None,
+            }
+        }
         // VGPR/AGPR-only fields.
         (E::Vop3p, Field::Vdst) | (E::Mubuf | E::Mtbuf, Field::Vdata) => Some((table_id(KIND_VGPR19, 0, wc), TABLE_NEVER)),
         _ => None,
