@@ -268,8 +268,10 @@ const KIND_VGPR19: usize = 4;
 /// named registers (flat_scratch, xnack_mask, vcc, exec).
 const TABLE_NAMED128_SCALE1: usize = 5 * WIDTHS.len();
 const TABLE_NAMED128_SCALE2: usize = TABLE_NAMED128_SCALE1 + 1;
+/// A GLOBAL saddr: as a 64-bit scalar tuple, except that 0x7f means `off`.
+const TABLE_SADDR: usize = TABLE_NAMED128_SCALE2 + 1;
 /// A table that rejects nothing.
-const TABLE_NEVER: usize = TABLE_NAMED128_SCALE2 + 1;
+const TABLE_NEVER: usize = TABLE_SADDR + 1;
 
 /// The index of `width` in [`WIDTHS`].
 const fn width_class(width: u8) -> Option<usize> {
@@ -305,7 +307,9 @@ static REJECTED: [bool; 64 * 512] = {
         let width = WIDTHS[table % WIDTHS.len()] as usize;
         let mut raw = 0;
         while raw < 512 {
-            let rejected = if table >= TABLE_NAMED128_SCALE1 {
+            let rejected = if table == TABLE_SADDR {
+                rejected_scalar(raw) && raw != 0x7f
+            } else if table >= TABLE_NAMED128_SCALE1 {
                 let v = raw << (1 + table - TABLE_NAMED128_SCALE1);
                 rejected_scalar(v) || matches!(v, 102..=107 | 126 | 127) || (v < 102 && (v & !3) + 4 > 106)
             } else if kind == KIND_VGPR19 {
@@ -369,7 +373,7 @@ const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) 
         return None;
     }
     let scalar_field = matches!(class, Class::S)
-        && matches!(field, Field::Sdst | Field::Ssrc0 | Field::Ssrc1 | Field::Sdata | Field::Sbase | Field::Srsrc | Field::Vdst);
+        && matches!(field, Field::Sdst | Field::Ssrc0 | Field::Ssrc1 | Field::Sdata | Field::Sbase | Field::Srsrc | Field::Saddr | Field::Vdst);
     if scalar_field {
         let scale = match (encoding, field) {
             (E::Smem, Field::Sbase) => 1,
@@ -377,6 +381,9 @@ const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) 
             _ => 0,
         };
         let t = table_id(KIND_SCALAR, scale, if width <= 16 { wc } else { 0 });
+        if matches!(field, Field::Saddr) {
+            return Some((TABLE_SADDR, TABLE_SADDR));
+        }
         let t22 = match (scale, width) {
             (1, 4) => TABLE_NAMED128_SCALE1,
             (2, 4) => TABLE_NAMED128_SCALE2,
