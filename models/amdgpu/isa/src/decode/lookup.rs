@@ -240,19 +240,20 @@ pub(super) struct WideCheck {
     mask: u16,
     /// Low bit of the field in the 64-bit `w1:w0`.
     lo: u8,
-    /// Judging table per LLVM version (0: 19, 1: 22), see [`table_id`].
-    table: [u8; 2],
+    /// Offset in [`REJECTED`] of the judging table per LLVM version (0: 19, 1: 22), see
+    /// [`table_id`].
+    table: [u16; 2],
 }
 
 impl WideCheck {
-    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [TABLE_NEVER as u8; 2] };
+    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [(TABLE_NEVER * 512) as u16; 2] };
 
     /// True if LLVM rejects the word (`w1:w0`; `llvm22` is 1 on gfx950) because of this
     /// operand's value.
     #[inline(always)]
     pub(super) fn rejects(&self, llvm22: usize, w: u64) -> bool {
         let raw = (w >> self.lo) as usize & self.mask as usize;
-        let at = ((self.table[llvm22 & 1] as usize) << 9) + raw;
+        let at = self.table[llvm22 & 1] as usize + raw;
         REJECTED[at & (REJECTED.len() - 1)]
     }
 }
@@ -297,6 +298,9 @@ const fn table_id(kind: usize, scale: usize, width_class: usize) -> usize {
 const fn rejected_scalar(v: usize) -> bool {
     matches!(v, 103 | 105 | 107 | 124 | 127 | 254)
 }
+
+// Table offsets are stored as u16.
+const _: () = assert!(TABLE_NEVER * 512 + 511 <= u16::MAX as usize);
 
 /// Per table and raw field value (512 per table): LLVM rejects the word.
 static REJECTED: [bool; 64 * 512] = {
@@ -353,7 +357,11 @@ const fn build_wide() -> ([[WideCheck; 4]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) 
             if let OpSpec::Field(field, width, class, _) = ops[k] {
                 let tables = wide_tables(encoding, field, width, class);
                 if let (Some((word, lo, bits)), Some(table)) = (position(encoding, field), tables) {
-                    out[i + 1][n] = WideCheck { mask: ((1u32 << bits) - 1) as u16, lo: lo + 32 * word, table: [table.0 as u8, table.1 as u8] };
+                    out[i + 1][n] = WideCheck {
+                        mask: ((1u32 << bits) - 1) as u16,
+                        lo: lo + 32 * word,
+                        table: [(table.0 * 512) as u16, (table.1 * 512) as u16],
+                    };
                     n += 1;
                 }
             }
