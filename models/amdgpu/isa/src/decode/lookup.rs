@@ -8,8 +8,14 @@
 //!   w0 & 0x1ff ─ DPP/SDWA? ───┤  (selects the VOP family's DPP or SDWA slice)
 //!   w0 >> 14 & 3 ── segment ──┤  (FLAT/SCRATCH/GLOBAL, 128 opcodes each)
 //!                             v
-//!          INDEX[target][key] ──> HOT[slot]: must-be bits, literal rules, family, size
+//!          INDEX[target][key] ──> HOT[slot]: must-be bits, literal rules, family, size,
+//!                                     tuple-operand checks (-> REJECTED tables)
 //! ```
+//!
+//! The tuple-operand checks reproduce which operand values make LLVM reject a word (and
+//! so print `.long`): named-register halves, `m0` or `src_lds_direct` in scalar tuples,
+//! scalar tuples past s105/ttmp15, and on LLVM 19 VGPR tuples past v255. Each check is a
+//! field position plus the offset of a 512-entry table, one per LLVM version.
 //!
 //! One array per target holds every family's opcode slice at `OFFSETS[family]`; slot 0 of
 //! [`HOT`] is a sentinel that no word matches, so "no instruction" needs no branch of its
@@ -207,9 +213,9 @@ pub(super) fn src_class(target: Target, word: u32, shift: u32) -> u8 {
 }
 
 /// What the hot path needs of an entry: must-be bits, literal rules, family, size and
-/// operand-value checks. 48 bytes.
+/// operand-value checks. One 64-byte cache line.
 #[derive(Copy, Clone)]
-#[repr(C, align(16))]
+#[repr(C, align(64))]
 pub(super) struct Hot {
     /// `[mask0, value0, mask1, value1]`: valid only if `w & mask == value` per word.
     pub(super) must: [u32; 4],
@@ -419,6 +425,8 @@ const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) 
 }
 
 const N_ENTRIES: usize = ENTRIES.len();
+
+const _: () = assert!(std::mem::size_of::<Hot>() == 64);
 
 /// Slot 0: the sentinel no word matches (mask 0, value 1); slot `i + 1`: `ENTRIES[i]`.
 pub(super) static HOT: [Hot; N_ENTRIES + 1] = build_hot();
