@@ -246,20 +246,20 @@ pub(super) struct WideCheck {
     mask: u16,
     /// Low bit of the field in the 64-bit `w1:w0`.
     lo: u8,
-    /// Offset in [`REJECTED`] of the judging table per LLVM version (0: 19, 1: 22), see
-    /// [`table_id`].
-    table: [u16; 2],
+    /// Offset in [`REJECTED`] of the judging table per target (gfx90a and gfx942 use
+    /// LLVM 19's, gfx950 LLVM 22's), see [`table_id`].
+    table: [u16; 3],
 }
 
 impl WideCheck {
-    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [(TABLE_NEVER * 512) as u16; 2] };
+    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [(TABLE_NEVER * 512) as u16; 3] };
 
-    /// True if LLVM rejects the word (`w1:w0`; `llvm22` is 1 on gfx950) because of this
-    /// operand's value.
+    /// True if LLVM rejects the word (`w1:w0`) on `target` because of this operand's
+    /// value.
     #[inline(always)]
-    pub(super) fn rejects(&self, llvm22: usize, w: u64) -> bool {
+    pub(super) fn rejects(&self, target: Target, w: u64) -> bool {
         let raw = (w >> self.lo) as usize & self.mask as usize;
-        let at = self.table[llvm22 & 1] as usize + raw;
+        let at = self.table[target as usize] as usize + raw;
         REJECTED[at & (REJECTED.len() - 1)]
     }
 }
@@ -366,7 +366,7 @@ const fn build_wide() -> ([[WideCheck; 4]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) 
                     out[i + 1][n] = WideCheck {
                         mask: ((1u32 << bits) - 1) as u16,
                         lo: lo + 32 * word,
-                        table: [(table.0 * 512) as u16, (table.1 * 512) as u16],
+                        table: [(table.0 * 512) as u16, (table.0 * 512) as u16, (table.1 * 512) as u16],
                     };
                     n += 1;
                 }

@@ -318,13 +318,13 @@ fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot:
     if h.n_wide != 0 {
         let w = (w1 as u64) << 32 | w0 as u64;
         let [a, b, c, d] = &h.wide;
-        let llvm22 = (target == Target::Gfx950) as usize;
+        let t = target;
         // Unused checks never reject: fewer operands skip the rest.
         let rejected = match h.n_wide {
-            1 => a.rejects(llvm22, w),
-            2 => a.rejects(llvm22, w) | b.rejects(llvm22, w),
-            3 => a.rejects(llvm22, w) | b.rejects(llvm22, w) | c.rejects(llvm22, w),
-            _ => a.rejects(llvm22, w) | b.rejects(llvm22, w) | c.rejects(llvm22, w) | d.rejects(llvm22, w),
+            1 => a.rejects(t, w),
+            2 => a.rejects(t, w) | b.rejects(t, w),
+            3 => a.rejects(t, w) | b.rejects(t, w) | c.rejects(t, w),
+            _ => a.rejects(t, w) | b.rejects(t, w) | c.rejects(t, w) | d.rejects(t, w),
         };
         if rejected {
             return invalid(w0);
