@@ -70,3 +70,41 @@ fn known_words_decode() {
     // 0xffffffff is not an instruction
     assert!(matches!(decode(Target::Gfx942, &[0xffff_ffff]), Decoded::Invalid { .. }));
 }
+
+/// Tuple operands whose value LLVM rejects make the whole word invalid, as in
+/// llvm-objdump: `m0`, the odd half of a named pair and `src_lds_direct` in a 64-bit
+/// scalar source, `m0` as an SMEM base or buffer resource, and (LLVM 22, gfx950 only)
+/// named registers in a 128-bit SMEM base.
+#[test]
+fn tuple_operand_values_llvm_rejects() {
+    let text = |t: Target, w: &[u32]| amdgpu_isa::disasm::text(t, w);
+    // s_and_b64 s[0:1], SSRC0, s[2:3]
+    let s_and_b64 = |ssrc0: u32| 0x8680_0200 | ssrc0;
+    for t in Target::ALL {
+        assert_eq!(text(t, &[s_and_b64(0x7e)]).as_deref(), Some("s_and_b64 s[0:1], exec, s[2:3]"), "{t}");
+        assert_eq!(text(t, &[s_and_b64(0x6a)]).as_deref(), Some("s_and_b64 s[0:1], vcc, s[2:3]"), "{t}");
+        for bad in [0x7c, 0x7f, 0x6b, 0xfe] {
+            assert!(matches!(decode(t, &[s_and_b64(bad)]), Decoded::Invalid { .. }), "{t} ssrc0 {bad:#x}");
+        }
+        // s_load_dword s5, s[4:5], 0x10 and the same with base 124 (m0).
+        assert_eq!(text(t, &[0xc002_0142, 0x10]).as_deref(), Some("s_load_dword s5, s[4:5], 0x10"), "{t}");
+        assert!(matches!(decode(t, &[0xc002_017e, 0x10]), Decoded::Invalid { .. }), "{t}");
+    }
+    // s_buffer_load_dword s5, xnack_mask, 0x10: LLVM 19 annotates, LLVM 22 rejects.
+    let w = [0xc022_0174, 0x10];
+    for t in [Target::Gfx90a, Target::Gfx942] {
+        assert_eq!(
+            text(t, &w).as_deref(),
+            Some("s_buffer_load_dword s5, xnack_mask/*Invalid register, operand has 'SReg_128' register class*/, 0x10"),
+            "{t}"
+        );
+    }
+    assert!(matches!(decode(Target::Gfx950, &w), Decoded::Invalid { .. }));
+    // v_cmp_lt_f64_e32 vcc, v[255:256], v[0:1]: LLVM 19 rejects the tuple past v255,
+    // LLVM 22 decodes it.
+    let w = [0x7cc2_01ff];
+    for t in [Target::Gfx90a, Target::Gfx942] {
+        assert!(matches!(decode(t, &w), Decoded::Invalid { .. }), "{t}");
+    }
+    assert!(matches!(decode(Target::Gfx950, &w), Decoded::Inst(_)));
+}

@@ -8,8 +8,14 @@
 //!   w0 & 0x1ff ─ DPP/SDWA? ───┤  (selects the VOP family's DPP or SDWA slice)
 //!   w0 >> 14 & 3 ── segment ──┤  (FLAT/SCRATCH/GLOBAL, 128 opcodes each)
 //!                             v
-//!          INDEX[target][key] ──> HOT[slot]: must-be bits, literal rules, family, size
+//!          INDEX[target][key] ──> HOT[slot]: must-be bits, literal rules, family, size,
+//!                                     tuple-operand checks (-> REJECTED tables)
 //! ```
+//!
+//! The tuple-operand checks reproduce which operand values make LLVM reject a word (and
+//! so print `.long`): named-register halves, `m0` or `src_lds_direct` in scalar tuples,
+//! scalar tuples past s105/ttmp15, and on LLVM 19 VGPR tuples past v255. Each check is a
+//! field position plus the offset of a 512-entry table, one per LLVM version.
 //!
 //! One array per target holds every family's opcode slice at `OFFSETS[family]`; slot 0 of
 //! [`HOT`] is a sentinel that no word matches, so "no instruction" needs no branch of its
@@ -19,8 +25,9 @@
 //! every family and opcode field value, and 0 for `Encoding::Unknown`; [`key`] agrees
 //! with [`super::family_of`] on every first word (checked by the unit tests).
 
+use super::fields::position;
 use super::Encoding;
-use crate::tables::{Opcode, ENTRIES, FAMILY_TABLES};
+use crate::tables::{Class, Field, OpSpec, Opcode, ENTRIES, FAMILY_TABLES};
 use crate::Target;
 
 /// Size of the all-zero slice after GLOBAL, where `Encoding::Unknown` looks up.
@@ -205,8 +212,10 @@ pub(super) fn src_class(target: Target, word: u32, shift: u32) -> u8 {
     SRC_CLASS[target as usize][((word >> shift) & 0x1ff) as usize]
 }
 
-/// What the hot path needs of an entry: must-be bits, literal rules, family, size.
+/// What the hot path needs of an entry: must-be bits, literal rules, family, size and
+/// operand-value checks. One 64-byte cache line.
 #[derive(Copy, Clone)]
+#[repr(C, align(64))]
 pub(super) struct Hot {
     /// `[mask0, value0, mask1, value1]`: valid only if `w & mask == value` per word.
     pub(super) must: [u32; 4],
@@ -218,28 +227,246 @@ pub(super) struct Hot {
     pub(super) encoding: Encoding,
     /// `encoding.base_words()`.
     pub(super) base_words: u8,
+    /// Number of used [`Hot::wide`] checks.
+    pub(super) n_wide: u8,
+    /// `Entry::flags`.
+    pub(super) flags: u8,
+    /// Checks of the entry's tuple operands whose values LLVM may reject (kept in the
+    /// entry so that they share its cache line).
+    pub(super) wide: [WideCheck; 4],
+}
+
+/// One tuple operand (two or more dwords) whose value LLVM may reject: where its field
+/// is, and which [`REJECTED`] table judges the raw field value on LLVM 19 (gfx90a,
+/// gfx942) and LLVM 22 (gfx950). An unused check has mask 0 and the never-rejecting
+/// table.
+#[derive(Copy, Clone)]
+pub(super) struct WideCheck {
+    /// Field mask after the shift.
+    mask: u16,
+    /// Low bit of the field in the 64-bit `w1:w0`.
+    lo: u8,
+    /// Offset in [`REJECTED`] of the judging table per target (gfx90a and gfx942 use
+    /// LLVM 19's, gfx950 LLVM 22's), see [`table_id`].
+    table: [u16; 3],
+}
+
+impl WideCheck {
+    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [(TABLE_NEVER * 512) as u16; 3] };
+
+    /// True if LLVM rejects the word (`w1:w0`) on `target` because of this operand's
+    /// value.
+    #[inline(always)]
+    pub(super) fn rejects(&self, target: Target, w: u64) -> bool {
+        let raw = (w >> self.lo) as usize & self.mask as usize;
+        let at = self.table[target as usize] as usize + raw;
+        REJECTED[at & (REJECTED.len() - 1)]
+    }
+}
+
+/// Tuple widths (dwords) with [`REJECTED`] tables; other widths are not checked.
+const WIDTHS: [u8; 10] = [1, 2, 3, 4, 5, 6, 7, 8, 16, 32];
+
+/// Kinds of [`REJECTED`] tables, each in every width of [`WIDTHS`].
+const KIND_SCALAR: usize = 0;
+const KIND_VALU19: usize = 3;
+const KIND_VGPR19: usize = 4;
+/// LLVM 22: a 128-bit SMEM base (scale 1) or buffer resource (scale 2) also rejects the
+/// named registers (flat_scratch, xnack_mask, vcc, exec).
+const TABLE_NAMED128_SCALE1: usize = 5 * WIDTHS.len();
+const TABLE_NAMED128_SCALE2: usize = TABLE_NAMED128_SCALE1 + 1;
+/// A GLOBAL saddr: as a 64-bit scalar tuple, except that 0x7f means `off`.
+const TABLE_SADDR: usize = TABLE_NAMED128_SCALE2 + 1;
+/// A table that rejects nothing.
+const TABLE_NEVER: usize = TABLE_SADDR + 1;
+
+/// The index of `width` in [`WIDTHS`].
+const fn width_class(width: u8) -> Option<usize> {
+    let mut i = 0;
+    while i < WIDTHS.len() {
+        if WIDTHS[i] == width {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The table judging a tuple of `width` dwords: a scalar-only field whose raw value is
+/// the register number divided by `1 << scale`, a 9-bit VALU source on LLVM 19 (VGPR
+/// tuples must end at or before v255), or an 8-bit VGPR-only field on LLVM 19.
+const fn table_id(kind: usize, scale: usize, width_class: usize) -> usize {
+    (kind + scale) * WIDTHS.len() + width_class
+}
+
+/// Rejected scalar values in a tuple: the odd half of a named register pair (103, 105,
+/// 107, 127), `m0` (124), `src_lds_direct` (254).
+const fn rejected_scalar(v: usize) -> bool {
+    matches!(v, 103 | 105 | 107 | 124 | 127 | 254)
+}
+
+// Table offsets are stored as u16.
+const _: () = assert!(TABLE_NEVER * 512 + 511 <= u16::MAX as usize);
+
+/// Per table and raw field value (512 per table): LLVM rejects the word.
+static REJECTED: [bool; 64 * 512] = {
+    let mut out = [false; 64 * 512];
+    let mut table = 0;
+    while table < TABLE_NEVER {
+        let kind = table / WIDTHS.len();
+        let width = WIDTHS[table % WIDTHS.len()] as usize;
+        let mut raw = 0;
+        while raw < 512 {
+            let rejected = if table == TABLE_SADDR {
+                rejected_scalar(raw) && raw != 0x7f
+            } else if table >= TABLE_NAMED128_SCALE1 {
+                let v = raw << (1 + table - TABLE_NAMED128_SCALE1);
+                rejected_scalar(v) || matches!(v, 102..=107 | 126 | 127) || (v < 102 && (v & !3) + 4 > 106)
+            } else if kind == KIND_VGPR19 {
+                raw < 256 && raw + width > 256
+            } else if kind < KIND_VALU19 {
+                // Scalar tuples, aligned down as LLVM prints them, must end inside
+                // LLVM's SGPR file (s105) or the trap temporaries (ttmp15).
+                let v = raw << kind;
+                let aligned = match width {
+                    0 | 1 => v,
+                    2 => v & !1,
+                    _ => v & !3,
+                };
+                rejected_scalar(v)
+                    || (v < 102 && aligned + width > 106)
+                    || (v >= 108 && v < 124 && aligned + width > 124)
+            } else {
+                rejected_scalar(raw) || (raw >= 256 && raw + width > 512)
+            };
+            out[table * 512 + raw] = rejected;
+            raw += 1;
+        }
+        table += 1;
+    }
+    out
+};
+
+
+/// The checks of every entry, and their numbers.
+const fn build_wide() -> ([[WideCheck; 4]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) {
+    let mut out = [[WideCheck::NONE; 4]; N_ENTRIES + 1];
+    let mut counts = [0u8; N_ENTRIES + 1];
+    let hot = build_hot_families();
+    let mut i = 0;
+    while i < N_ENTRIES {
+        let encoding = hot[i + 1];
+        let ops = ENTRIES[i].ops;
+        let mut k = 0;
+        let mut n = 0;
+        while k < ops.len() && n < 4 {
+            if let OpSpec::Field(field, width, class, _) = ops[k] {
+                let tables = wide_tables(encoding, field, width, class);
+                if let (Some((word, lo, bits)), Some(table)) = (position(encoding, field), tables) {
+                    out[i + 1][n] = WideCheck {
+                        mask: ((1u32 << bits) - 1) as u16,
+                        lo: lo + 32 * word,
+                        table: [(table.0 * 512) as u16, (table.0 * 512) as u16, (table.1 * 512) as u16],
+                    };
+                    n += 1;
+                }
+            }
+            k += 1;
+        }
+        counts[i + 1] = n as u8;
+        i += 1;
+    }
+    (out, counts)
+}
+
+/// The judging tables (LLVM 19, LLVM 22) of an operand, or `None` if it needs no check.
+const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) -> Option<(usize, usize)> {
+    use Encoding as E;
+    let Some(wc) = width_class(width) else { return None };
+    if width < 2 {
+        return None;
+    }
+    let scalar_field = matches!(class, Class::S)
+        && matches!(field, Field::Sdst | Field::Ssrc0 | Field::Ssrc1 | Field::Sdata | Field::Sbase | Field::Srsrc | Field::Saddr | Field::Vdst);
+    if scalar_field {
+        let scale = match (encoding, field) {
+            (E::Smem, Field::Sbase) => 1,
+            (E::Mubuf | E::Mtbuf, Field::Srsrc) => 2,
+            _ => 0,
+        };
+        let t = table_id(KIND_SCALAR, scale, if width <= 16 { wc } else { 0 });
+        if matches!(field, Field::Saddr) {
+            return Some((TABLE_SADDR, TABLE_SADDR));
+        }
+        let t22 = match (scale, width) {
+            (1, 4) => TABLE_NAMED128_SCALE1,
+            (2, 4) => TABLE_NAMED128_SCALE2,
+            _ => t,
+        };
+        return Some((t, t22));
+    }
+    match (encoding, field) {
+        (E::Vop1 | E::Vop2 | E::Vopc | E::Vop3, Field::Src0 | Field::Src1 | Field::Src2) => {
+            // No scalar overflow check: LLVM narrows some scalar tuple widths.
+            Some((table_id(KIND_VALU19, 0, wc), table_id(KIND_SCALAR, 0, 0)))
+        }
+        // LLVM 22 reads a 1024-bit scalar tuple as 512 bits.
+        (E::Vop3p, Field::Src0 | Field::Src1 | Field::Src2) => {
+            let wc22 = if width > 16 { width_class(16) } else { Some(wc) };
+            match wc22 {
+                Some(wc22) => Some((table_id(KIND_VALU19, 0, wc), table_id(KIND_SCALAR, 0, wc22))),
+                None => None,
+            }
+        }
+        // VGPR/AGPR-only fields.
+        (E::Vop3p, Field::Vdst) | (E::Mubuf | E::Mtbuf, Field::Vdata) => Some((table_id(KIND_VGPR19, 0, wc), TABLE_NEVER)),
+        _ => None,
+    }
 }
 
 const N_ENTRIES: usize = ENTRIES.len();
+
+const _: () = assert!(std::mem::size_of::<Hot>() == 64);
 
 /// Slot 0: the sentinel no word matches (mask 0, value 1); slot `i + 1`: `ENTRIES[i]`.
 pub(super) static HOT: [Hot; N_ENTRIES + 1] = build_hot();
 
 const fn build_hot() -> [Hot; N_ENTRIES + 1] {
-    let sentinel = Hot { must: [0, 1, 0, 1], opcode: Opcode::SNop, literal: 0, encoding: Encoding::Unknown, base_words: 1 };
+    let sentinel = Hot {
+        must: [0, 1, 0, 1],
+        opcode: Opcode::SNop,
+        literal: 0,
+        encoding: Encoding::Unknown,
+        base_words: 1,
+        n_wide: 0,
+        flags: 0,
+        wide: [WideCheck::NONE; 4],
+    };
     let mut out = [sentinel; N_ENTRIES + 1];
+    let families = build_hot_families();
+    let (wide, n_wide) = build_wide();
     let mut i = 0;
     while i < N_ENTRIES {
         let e = &ENTRIES[i];
+        let encoding = families[i + 1];
         out[i + 1] = Hot {
             must: [e.must[0].0, e.must[0].1, e.must[1].0, e.must[1].1],
             opcode: e.opcode,
             literal: e.literal,
-            encoding: Encoding::Unknown,
-            base_words: 1,
+            encoding,
+            base_words: encoding.base_words() as u8,
+            n_wide: n_wide[i + 1],
+            flags: e.flags,
+            wide: wide[i + 1],
         };
         i += 1;
     }
+    out
+}
+
+/// The family of every [`HOT`] slot (`Unknown` for the sentinel).
+const fn build_hot_families() -> [Encoding; N_ENTRIES + 1] {
+    let mut out = [Encoding::Unknown; N_ENTRIES + 1];
     // Each entry belongs to exactly one family (the generator keys entries by family).
     let mut t = 0;
     while t < 3 {
@@ -250,9 +477,7 @@ const fn build_hot() -> [Hot; N_ENTRIES + 1] {
             while op < table.len() {
                 let s = table[op] as usize;
                 if s != 0 {
-                    let encoding = ENCODINGS[f];
-                    out[s].encoding = encoding;
-                    out[s].base_words = encoding.base_words() as u8;
+                    out[s] = ENCODINGS[f];
                 }
                 op += 1;
             }

@@ -315,6 +315,21 @@ fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot:
     if w0 & h.must[0] != h.must[1] || w1 & h.must[2] != h.must[3] {
         return invalid(w0);
     }
+    if h.n_wide != 0 {
+        let w = (w1 as u64) << 32 | w0 as u64;
+        let [a, b, c, d] = &h.wide;
+        let t = target;
+        // Unused checks never reject: fewer operands skip the rest.
+        let rejected = match h.n_wide {
+            1 => a.rejects(t, w),
+            2 => a.rejects(t, w) | b.rejects(t, w),
+            3 => a.rejects(t, w) | b.rejects(t, w) | c.rejects(t, w),
+            _ => a.rejects(t, w) | b.rejects(t, w) | c.rejects(t, w) | d.rejects(t, w),
+        };
+        if rejected {
+            return invalid(w0);
+        }
+    }
     let l = h.literal;
     if l != 0 {
         use lookup::{src_class, SRC_LITERAL, SRC_RESERVED};
@@ -329,7 +344,9 @@ fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot:
             || (l & Entry::LIT_SSRC0 != 0 && ssrc0 & SRC_RESERVED != 0)
             || (l & Entry::LIT_SSRC1 != 0 && ssrc1 & SRC_RESERVED != 0)
             || (l & Entry::LIT_SRC0 != 0 && src0 & SRC_RESERVED != 0)
-            || (l & Entry::SOFFSET_W1 != 0 && src_class(target, w1, 24) & SRC_RESERVED != 0);
+            || (l & Entry::SOFFSET_W1 != 0 && src_class(target, w1, 24) & SRC_RESERVED != 0)
+            // A buffer load in its LDS-direct form (lds bit) has no AGPR data (acc bit).
+            || (l & Entry::SOFFSET_W1 != 0 && h.flags & Entry::LDS_FORM != 0 && (w0 >> 16) & (w1 >> 23) & 1 != 0);
         if bad {
             return invalid(w0);
         }

@@ -306,7 +306,7 @@ impl Inst {
                 return Some(src_operand(self.raw(Field::Sdst), 2, 0));
             }
             OpSpec::Text(t) => return Some(Operand::Fixed(t)),
-            OpSpec::Field(f, w, c, _) => (f, w, c),
+            OpSpec::Field(f, w, c, _) => (f, self.matrix_source_width(f).unwrap_or(w), c),
         };
         let v = self.raw(f);
         let lit = self.words[self.encoding.base_words()];
@@ -408,6 +408,24 @@ impl Inst {
             (o, _) => o,
         };
         Some(self.target_source_quirks(op, v, lit))
+    }
+
+    /// The register count of a scaled-format matrix source (`*_f8f6f4` MFMA): src0's
+    /// format is cbsz, src1's is blgp (fp8/bf8 take 8 registers, fp6/bf6 6, fp4 4).
+    pub(crate) fn matrix_source_width(&self, f: Field) -> Option<u8> {
+        if self.encoding != Encoding::Vop3p || !self.opcode.mnemonic().ends_with("_f8f6f4") {
+            return None;
+        }
+        let format = match f {
+            Field::Src0 => self.raw(Field::NegHi),
+            Field::Src1 => self.raw(Field::NegLo),
+            _ => return None,
+        };
+        Some(match format {
+            2 | 3 => 6,
+            4 => 4,
+            _ => 8,
+        })
     }
 
     /// Target-specific source names, and LLVM's fallback for scalar VALU tuple widths it

@@ -65,7 +65,7 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
         out.write_str(if first { " " } else { ", " })?;
         first = false;
         let (field, width) = match *spec {
-            OpSpec::Field(f, w, _, _) => (Some(f), w),
+            OpSpec::Field(f, w, _, _) => (Some(f), inst.matrix_source_width(f).unwrap_or(w)),
             OpSpec::Text(_) => (None, 1),
         };
         let src_index = match field {
@@ -138,7 +138,11 @@ pub fn write_inst(out: &mut impl fmt::Write, inst: &Inst) -> fmt::Result {
         let lit16 = e.flags & crate::tables::Entry::LIT16 != 0 && field == Some(Field::Src0);
         let int16 = e.flags & crate::tables::Entry::INT16 != 0 && src_index.is_some();
         if let (Operand::InlineFloat(f), true) = (op, int16) {
-            write!(out, "0x{:x}", f.f16_bits())?;
+            if sm.sext {
+                write!(out, "sext(0x{:x})", f.f16_bits())?;
+            } else {
+                write!(out, "0x{:x}", f.f16_bits())?;
+            }
             continue;
         }
         let note = match *spec {
@@ -165,6 +169,19 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
     let reg = |n: Option<&'static str>| n.map_or(Note::None, |n| Note::Reg(n, swap));
     if let Some(note) = scalar_class_note(inst, field, op) {
         return note;
+    }
+    if let Some(width) = inst.matrix_source_width(field) {
+        // The table's AV_256 class narrows with the operand's format.
+        let name = match width {
+            4 => "AV_128_Align2",
+            6 => "AV_192_Align2",
+            _ => "AV_256_Align2",
+        };
+        let misaligned = matches!(op, Operand::Vgpr(r) | Operand::Agpr(r) if r.first % 2 == 1);
+        let scalar = matches!(op, Operand::Sgpr(_) | Operand::Ttmp(_) | Operand::Special(_));
+        if misaligned || (scalar && a.sgpr.is_some()) {
+            return Note::Reg(name, false);
+        }
     }
     if let Some(note) = atomic_data_note(inst, field, op) {
         return note;
@@ -193,9 +210,9 @@ fn operand_note(inst: &Inst, field: Field, op: Operand, a: &Annot) -> Note {
 }
 
 /// Scalar operands whose register class excludes some named registers, which LLVM
-/// decodes anyway and then annotates: `src_lds_direct` in a 32-bit SOP source
-/// (`SReg_32`), named registers in a 128-bit resource/base (`SReg_128`), and `m0`/`exec`
-/// as an SMEM data register (`SReg_32_XM0_XEXEC`, `SReg_64_XEXEC`).
+/// decodes anyway and then annotates: `src_lds_direct` in a 32-bit SOP source or
+/// buffer soffset (`SReg_32`), named registers in a 128-bit resource/base (`SReg_128`),
+/// and `m0`/`exec` as an SMEM data register (`SReg_32_XM0_XEXEC`, `SReg_64_XEXEC`).
 fn scalar_class_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
     let Operand::Special(sr) = op else { return None };
     let width = inst.entry().ops.iter().find_map(|s| match s {
@@ -203,11 +220,19 @@ fn scalar_class_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
         _ => None,
     })?;
     let name = match (inst.encoding(), field, width) {
-        (Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc, Field::Ssrc0 | Field::Ssrc1, 1) if sr == SpecialReg::SrcLdsDirect => {
+        (Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc, Field::Ssrc0 | Field::Ssrc1, 1)
+        | (Encoding::Mubuf | Encoding::Mtbuf, Field::Soffset, 1)
+            if sr == SpecialReg::SrcLdsDirect =>
+        {
             "SReg_32"
         }
         (Encoding::Smem, Field::Sbase, 4) | (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, 4)
             if !sr.name().starts_with("src_") && sr != SpecialReg::Null =>
+        {
+            "SReg_128"
+        }
+        (Encoding::Smem, Field::Sdata, 4)
+            if inst.target() != Target::Gfx950 && !sr.name().starts_with("src_") && sr != SpecialReg::Null =>
         {
             "SReg_128"
         }
