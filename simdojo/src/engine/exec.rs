@@ -235,13 +235,21 @@ pub(crate) struct EpochState {
     epoch: u64,
     stepped: bool,
     ext_seq: u64,
+    /// The epoch at whose start this partition yields (`Limits::max_epochs`, or earlier
+    /// when the serial loop's time budget runs out).
+    yield_at: u64,
 }
 
 impl EpochState {
-    pub fn new(n: usize) -> EpochState {
-        EpochState { recs: vec![Record::default(); n], epoch: 0, stepped: false, ext_seq: 0 }
+    pub fn new(n: usize, yield_at: u64) -> EpochState {
+        EpochState { recs: vec![Record::default(); n], epoch: 0, stepped: false, ext_seq: 0, yield_at }
     }
 }
+
+/// Wall time after which a serial segment of a multi-partition run yields even before
+/// its epoch count, so a run whose epochs are heavy is not stuck on one thread for
+/// its whole probe.
+pub(crate) const SERIAL_SEGMENT_BUDGET: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// One epoch of partition `part`, up to (not including) the barrier: read the
 /// records, take in the batches sent to it, decide, handle events, publish. Every
@@ -257,7 +265,7 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
         batch.drain(..).for_each(|ev| part.emit.queue.push(ev));
         sh.spares[sender].push(batch);
     }
-    if st.epoch >= sh.limits.max_epochs {
+    if st.epoch >= st.yield_at {
         return Some(Stop::Yield);
     }
     let recs = &st.recs;
@@ -332,7 +340,7 @@ impl EpochClock {
 /// after every epoch, until the shared decision stops it. Every worker returns the
 /// same result.
 pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut SyncStats) -> Stop {
-    let mut st = EpochState::new(sh.records.len());
+    let mut st = EpochState::new(sh.records.len(), sh.limits.max_epochs);
     let mut clock = EpochClock::new();
     let me = part.id.index();
     loop {
@@ -352,8 +360,9 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
 /// epochs and decisions as [`worker`] on many threads, without the barrier. For
 /// epochs too small to pay for synchronizing threads.
 pub(crate) fn serial(parts: &mut [PartitionState], sh: &Shared<'_>, sync: &mut SyncStats) -> Stop {
-    let mut states: Vec<EpochState> = parts.iter().map(|_| EpochState::new(sh.records.len())).collect();
+    let mut states: Vec<EpochState> = parts.iter().map(|_| EpochState::new(sh.records.len(), sh.limits.max_epochs)).collect();
     let mut clock = EpochClock::new();
+    let started = Instant::now();
     loop {
         let mut stop = None;
         for (part, st) in parts.iter_mut().zip(states.iter_mut()) {
@@ -366,8 +375,14 @@ pub(crate) fn serial(parts: &mut [PartitionState], sh: &Shared<'_>, sync: &mut S
             sync.ext_seq = states[0].ext_seq;
             return stop;
         }
+        let over_budget = parts.len() > 1 && started.elapsed() >= SERIAL_SEGMENT_BUDGET;
         for st in &mut states {
             st.epoch += 1;
+            if over_budget {
+                // Every partition yields at the start of the next epoch, as with
+                // `max_epochs` (after taking in its batches).
+                st.yield_at = st.yield_at.min(st.epoch);
+            }
         }
         clock.tick(sh, &states[0], sync);
     }
