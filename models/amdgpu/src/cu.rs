@@ -47,6 +47,20 @@ pub struct CuMemory {
 }
 
 impl CuMemory {
+    /// Whether any active lane addresses fine-grained memory (its MTYPE makes every
+    /// access coherent, whatever the instruction's cache bits say).
+    fn touches_fine(&mut self, addrs: &[u64; 64], mask: u64) -> bool {
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if self.view.is_fine(addrs[lane]) {
+                return true;
+            }
+        }
+        false
+    }
+
     fn log(&mut self, a: &VmemAccess<'_>, write: bool) {
         let mut last = u64::MAX;
         let mut mask = a.mask;
@@ -93,7 +107,7 @@ impl DeviceMemory for CuMemory {
             AccessKind::Load | AccessKind::Store => {
                 let write = matches!(a.kind, AccessKind::Store);
                 self.log(a, write);
-                if self.target != Target::Gfx90a && a.policy.sc0 && a.policy.sc1 {
+                if (self.target != Target::Gfx90a && a.policy.sc0 && a.policy.sc1) || self.touches_fine(a.addrs, a.mask) {
                     Route::Defer
                 } else {
                     Route::Now
@@ -120,9 +134,10 @@ const SCALAR_LINE: u64 = 64;
 /// Whether a deferred request goes past the L2 to the coherent home. On gfx942 and
 /// gfx950 the XCDs' L2s are not coherent with each other and an atomic's cache bits do
 /// not say its scope (sc0 only asks for the old value), so every deferred access goes to
-/// the one home where all XCDs' accesses meet; on gfx90a (one L2) the L2 is that place.
-fn goes_to_home(target: Target, _req: &amdgpu_isa::exec::VmemRequest) -> bool {
-    target != Target::Gfx90a
+/// the one home where all XCDs' accesses meet; on gfx90a (one L2) the L2 is that place,
+/// except for fine-grained memory, which is coherent with the host (the home).
+fn goes_to_home(target: Target, req: &amdgpu_isa::exec::VmemRequest, mem: &mut CuMemory) -> bool {
+    target != Target::Gfx90a || mem.touches_fine(&req.addrs, req.mask)
 }
 
 /// One wave in a slot.
@@ -382,7 +397,7 @@ impl ComputeUnit {
             }
             for (wi, req) in requests {
                 self.state.deferred.inc();
-                let system = goes_to_home(mem.target, &req);
+                let system = goes_to_home(mem.target, &req, &mut mem);
                 let tag = (u64::from(self.state.groups[g].launch.first_slot) + wi as u64) | (seq.0 << 8);
                 ctx.send(&self.l2, MemMsg::Request { tag, seq, req: Box::new(req), system });
             }

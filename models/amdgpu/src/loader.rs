@@ -290,7 +290,7 @@ pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> 
 
     // 2. RPC.
     let layout = RpcLayout::new(64, RPC_PORTS).map_err(|e| ExecError::Load(e.to_string()))?;
-    let buffer = mem.alloc(layout.allocation_size(), 0).map_err(load_err)?;
+    let buffer = mem.alloc_kind(layout.allocation_size(), 0, crate::memory::MemKind::Fine).map_err(load_err)?;
     let server = RpcServer::new(layout, buffer.0);
     if let Some(sym) = code.symbol("__llvm_rpc_client") {
         let client = server.client_image();

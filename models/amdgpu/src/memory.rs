@@ -81,16 +81,29 @@ impl Drop for Arena {
     }
 }
 
-/// Allocated ranges, by start address.
+/// How an allocation is cached: the MTYPE its pages get.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum MemKind {
+    /// Coarse-grained device memory: cached in the L2s; coherence only at dispatch
+    /// boundaries and through atomics.
+    #[default]
+    Coarse,
+    /// Fine-grained (host-coherent) memory, like HSA's fine-grained pools: every access
+    /// is coherent with the host and the other XCDs, so the model performs each one at the
+    /// coherent home in simulated-time order (the RPC buffer of `dojo exec` is such).
+    Fine,
+}
+
+/// Allocated ranges, by start address: end and kind.
 #[derive(Default)]
 struct Regions {
-    by_start: BTreeMap<u64, u64>,
+    by_start: BTreeMap<u64, (u64, MemKind)>,
 }
 
 impl Regions {
-    fn find(&self, addr: u64) -> Option<Range<u64>> {
-        let (&start, &end) = self.by_start.range(..=addr).next_back()?;
-        (addr < end).then_some(start..end)
+    fn find(&self, addr: u64) -> Option<(Range<u64>, MemKind)> {
+        let (&start, &(end, kind)) = self.by_start.range(..=addr).next_back()?;
+        (addr < end).then_some((start..end, kind))
     }
 }
 
@@ -183,6 +196,11 @@ impl GpuMemory {
     /// Allocates `bytes` (rounded up to pages), zero-filled, aligned to `align` (a power
     /// of two; at least a page). First fit from the lowest address: deterministic.
     pub fn alloc(&self, bytes: u64, align: u64) -> Result<GpuAddr, AllocError> {
+        self.alloc_kind(bytes, align, MemKind::Coarse)
+    }
+
+    /// [`GpuMemory::alloc`] with a cache kind.
+    pub fn alloc_kind(&self, bytes: u64, align: u64, kind: MemKind) -> Result<GpuAddr, AllocError> {
         if bytes == 0 {
             return Err(AllocError::Zero);
         }
@@ -204,7 +222,7 @@ impl GpuMemory {
             free.insert(at + len, end);
         }
         drop(free);
-        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(at, at + len);
+        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(at, (at + len, kind));
         Ok(GpuAddr(at))
     }
 
@@ -213,7 +231,7 @@ impl GpuMemory {
     pub fn free(&self, addr: GpuAddr) -> Result<(), AllocError> {
         let end = {
             let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
-            regions.by_start.remove(&addr.0).ok_or(AllocError::NotAllocated(addr))?
+            regions.by_start.remove(&addr.0).ok_or(AllocError::NotAllocated(addr))?.0
         };
         self.generation.fetch_add(1, Ordering::Release);
         // SAFETY: the range lies inside the arena this object mapped, and no view can
@@ -238,25 +256,30 @@ impl GpuMemory {
 
     /// The allocated range holding `addr`, if any.
     pub fn region_of(&self, addr: GpuAddr) -> Option<Range<u64>> {
-        self.regions().find(addr.0)
+        self.regions().find(addr.0).map(|(r, _)| r)
+    }
+
+    /// The cache kind of the allocation holding `addr`.
+    pub fn kind_of(&self, addr: GpuAddr) -> Option<MemKind> {
+        self.regions().find(addr.0).map(|(_, k)| k)
     }
 
     /// Every allocation, by address.
     pub fn allocations(&self) -> Vec<Range<u64>> {
-        self.regions().by_start.iter().map(|(&s, &e)| s..e).collect()
+        self.regions().by_start.iter().map(|(&s, &(e, _))| s..e).collect()
     }
 
     /// A view for one component.
     pub fn view(self: &Arc<Self>) -> MemView {
-        MemView { mem: self.clone(), cached: 0..0, generation: u64::MAX }
+        MemView { mem: self.clone(), cached: 0..0, cached_kind: MemKind::Coarse, generation: u64::MAX }
     }
 
     /// Checks that `[addr, addr + len)` lies inside one allocation.
     fn check(&self, addr: u64, len: u64) -> Result<(), MemFault> {
         let end = addr.checked_add(len).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
         match self.regions().find(addr) {
-            Some(r) if end <= r.end => Ok(()),
-            Some(r) => Err(MemFault { addr: r.end, kind: MemFaultKind::Unmapped }),
+            Some((r, _)) if end <= r.end => Ok(()),
+            Some((r, _)) => Err(MemFault { addr: r.end, kind: MemFaultKind::Unmapped }),
             None => Err(MemFault { addr, kind: MemFaultKind::Unmapped }),
         }
     }
@@ -329,7 +352,8 @@ impl GpuMemory {
     /// A copy of every allocation's non-zero pages, for checkpoints.
     pub fn snapshot(&self) -> MemorySnapshot {
         let mut regions = Vec::new();
-        for r in self.allocations() {
+        let kinds: Vec<MemKind> = self.regions().by_start.values().map(|&(_, k)| k).collect();
+        for (r, kind) in self.allocations().into_iter().zip(kinds) {
             let mut pages = Vec::new();
             let mut at = r.start;
             while at < r.end {
@@ -341,7 +365,7 @@ impl GpuMemory {
                 }
                 at += len;
             }
-            regions.push(SnapshotRegion { start: r.start, end: r.end, pages });
+            regions.push(SnapshotRegion { start: r.start, end: r.end, kind, pages });
         }
         MemorySnapshot { base: self.arena.base, regions }
     }
@@ -370,7 +394,7 @@ impl GpuMemory {
                     free.insert(r.end, fe);
                 }
             }
-            self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(r.start, r.end);
+            self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(r.start, (r.end, r.kind));
             for (at, bytes) in &r.pages {
                 self.write(GpuAddr(*at), bytes).map_err(|_| RestoreError::Range { start: *at, end: at + bytes.len() as u64 })?;
             }
@@ -390,6 +414,7 @@ pub struct MemorySnapshot {
 struct SnapshotRegion {
     start: u64,
     end: u64,
+    kind: MemKind,
     pages: Vec<(u64, Vec<u8>)>,
 }
 
@@ -420,6 +445,7 @@ pub enum RestoreError {
 pub struct MemView {
     mem: Arc<GpuMemory>,
     cached: Range<u64>,
+    cached_kind: MemKind,
     generation: u64,
 }
 
@@ -444,14 +470,22 @@ impl MemView {
             return Ok(());
         }
         match self.mem.regions().find(addr) {
-            Some(r) if end <= r.end => {
+            Some((r, kind)) if end <= r.end => {
                 self.cached = r;
+                self.cached_kind = kind;
                 self.generation = generation;
                 Ok(())
             }
-            Some(r) => Err(MemFault { addr: r.end, kind: MemFaultKind::Unmapped }),
+            Some((r, _)) => Err(MemFault { addr: r.end, kind: MemFaultKind::Unmapped }),
             None => Err(MemFault { addr, kind: MemFaultKind::Unmapped }),
         }
+    }
+
+    /// Whether `addr` lies in fine-grained memory (false for unmapped addresses: their
+    /// access faults anyway).
+    #[inline]
+    pub fn is_fine(&mut self, addr: u64) -> bool {
+        self.check(addr, 1).is_ok() && self.cached_kind == MemKind::Fine
     }
 }
 
@@ -508,6 +542,23 @@ mod tests {
         v.read(c.0 + 8, &mut four).unwrap();
         assert_eq!(u32::from_le_bytes(four), 0);
         assert!(matches!(mem.alloc(1 << 31, 0), Err(AllocError::OutOfMemory { .. })));
+    }
+
+    #[test]
+    fn kinds_are_per_allocation_and_survive_snapshots() {
+        let mem = Arc::new(GpuMemory::new(1 << 24).unwrap());
+        let coarse = mem.alloc(PAGE, 0).unwrap();
+        let fine = mem.alloc_kind(2 * PAGE, 0, MemKind::Fine).unwrap();
+        let mut v = mem.view();
+        assert!(!v.is_fine(coarse.0 + 8));
+        assert!(v.is_fine(fine.0 + PAGE + 8));
+        assert!(!v.is_fine(fine.0 + 2 * PAGE + 8), "past the end: unmapped, not fine");
+        let snap = mem.snapshot();
+        mem.free(fine).unwrap();
+        assert_eq!(mem.kind_of(fine), None);
+        mem.restore(&snap).unwrap();
+        assert_eq!(mem.kind_of(fine), Some(MemKind::Fine));
+        assert_eq!(mem.kind_of(coarse), Some(MemKind::Coarse));
     }
 
     #[test]
