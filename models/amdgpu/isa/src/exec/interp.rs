@@ -144,6 +144,9 @@ pub(crate) fn scalar_src(wave: &Wave, v: u32, literal: u32, f16: bool) -> u32 {
         0..=127 => wave.sgpr[v as usize],
         128..=192 => v - 128,
         193..=208 => (192i32 - v as i32) as u32,
+        // gfx950 `src_flat_scratch_base_lo/hi`: this wave's private-memory base.
+        230 => wave.scratch_base as u32,
+        231 => (wave.scratch_base >> 32) as u32,
         235 => SHARED_APERTURE_HI,
         236 => SHARED_APERTURE_HI,
         237 => PRIVATE_APERTURE_HI,
@@ -170,6 +173,7 @@ pub(crate) fn scalar_src64(wave: &Wave, v: u32, literal: u32) -> u64 {
     match v {
         0..=127 => wave.sgpr_pair(v as usize),
         128..=208 => scalar_src(wave, v, literal, false) as i32 as i64 as u64,
+        230 => wave.scratch_base,
         235 | 236 => (SHARED_APERTURE_HI as u64) << 32,
         237 | 238 => (PRIVATE_APERTURE_HI as u64) << 32,
         240..=248 => inline_f64(v),
