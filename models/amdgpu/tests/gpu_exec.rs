@@ -228,3 +228,57 @@ fn a_work_group_spinning_on_another_xcd_sees_its_release() {
         assert!(two.stdout == one.stdout && two.kernels == one.kernels && two.end == one.end, "{target}: 2 workers differ");
     }
 }
+
+const SHORTS: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  unsigned id = __builtin_amdgcn_workitem_id_x();
+  volatile unsigned short a = (unsigned short)(id * 977 + 13), b = (unsigned short)(id * 31 + 7);
+  volatile short c = (short)(id * -301), d = (short)(id * 17 - 500);
+  unsigned short s1 = a + b, s2 = a - b, s3 = a * b, s4 = (unsigned short)(a << (id & 7)), s5 = (unsigned short)(a >> (id & 7));
+  short t1 = c + d, t2 = c - d, t3 = (short)(c >> (id & 3)), t4 = c < d ? c : d, t5 = c > d ? c : d;
+  unsigned short m1 = a < b ? a : b, m2 = a > b ? a : b;
+  int n = argc > 1 ? atoi(argv[1]) : 0;
+  printf("%u %u %u %u %u %u %d %d %d %d %d %u %u %d\n", id, s1, s2, s3, s4, s5, t1, t2, t3, t4, t5, m1, m2, n + (int)id);
+  return 0;
+}
+"#;
+
+/// What SHORTS prints for work-item `id` with argument 123, computed with C's promotions.
+fn shorts_line(id: u32) -> String {
+    let (a, b) = ((id * 977 + 13) as u16, (id * 31 + 7) as u16);
+    let (c, d) = ((id as i32 * -301) as i16, (id as i32 * 17 - 500) as i16);
+    let (ai, bi, ci, di) = (i32::from(a), i32::from(b), i32::from(c), i32::from(d));
+    let sh = id & 7;
+    format!(
+        "{id} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+        (ai + bi) as u16,
+        (ai - bi) as u16,
+        (ai * bi) as u16,
+        (ai << sh) as u16,
+        (ai >> sh) as u16,
+        (ci + di) as i16,
+        (ci - di) as i16,
+        (ci >> (id & 3)) as i16,
+        c.min(d),
+        c.max(d),
+        a.min(b),
+        a.max(b),
+        123 + id as i32
+    )
+}
+
+#[test]
+fn sixteen_bit_integers_d16_memory_and_varargs_on_the_stack_on_every_target() {
+    let mut want: Vec<String> = (0..64).map(shorts_line).collect();
+    want.sort();
+    for target in Target::ALL {
+        let image = build("shorts", target, SHORTS);
+        let out = run(&image, small(target), 1, "single", 64, 1, &["123"]);
+        assert!(out.faults.is_empty(), "{target}: {:?}", out.faults);
+        let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+        got.sort();
+        assert_eq!(got, want, "{target}");
+    }
+}

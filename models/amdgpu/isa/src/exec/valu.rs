@@ -464,6 +464,14 @@ impl Srcs<'_> {
         v
     }
 
+    /// A 16-bit integer operand: the low half, or the high half when its `op_sel` bit is
+    /// set (VOP3), zero-extended. Inline constants are the integer ones.
+    fn u16s(&mut self, i: usize) -> L32 {
+        let v = self.get(i, false);
+        let hi = self.f.opsel >> i & 1 != 0;
+        map1(&v, |x| if hi { x >> 16 } else { x & 0xffff })
+    }
+
     fn u64(&self, i: usize) -> L64 {
         fetch64(self.w, self.f.src[i], self.f.literal, false)
     }
@@ -480,6 +488,13 @@ impl Srcs<'_> {
 #[inline]
 pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
     execute_general(w, c, pc, target)
+}
+
+/// A signed 16-bit result, saturated with `clamp`, as its zero-extended bit pattern.
+#[inline]
+fn i16_result(v: i32, clamp: bool) -> u32 {
+    let v = if clamp { v.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) } else { v };
+    v as i16 as u16 as u32
 }
 
 /// `v_bitop3`: bit `i` of the result is `table[S0[i] << 2 | S1[i] << 1 | S2[i]]`.
@@ -966,6 +981,96 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
             R::F64(std::array::from_fn(|i| d(a[i]).trunc().to_bits()))
         }
         O::VCvtF32Ubyte0E32 | O::VCvtF32Ubyte0E64 => R::F32(map1(&s.get(0, false), |x| fbits((x & 0xff) as f32))),
+        // 16-bit integer arithmetic: low halves in, the result zero-extended into the
+        // destination (GFX9 clears the high half), SDWA destination selects applied.
+        O::VAddU16E32 | O::VAddU16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| if fl.clamp { (x + y).min(0xffff) } else { (x + y) & 0xffff }))
+        }
+        O::VSubU16E32 | O::VSubU16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| if fl.clamp { x.saturating_sub(y) } else { x.wrapping_sub(y) & 0xffff }))
+        }
+        O::VSubrevU16E32 | O::VSubrevU16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| if fl.clamp { y.saturating_sub(x) } else { y.wrapping_sub(x) & 0xffff }))
+        }
+        O::VAddI16 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| i16_result(i32::from(x as u16 as i16) + i32::from(y as u16 as i16), fl.clamp)))
+        }
+        O::VSubI16 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| i16_result(i32::from(x as u16 as i16) - i32::from(y as u16 as i16), fl.clamp)))
+        }
+        O::VMulLoU16E32 | O::VMulLoU16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| x.wrapping_mul(y) & 0xffff))
+        }
+        O::VLshlrevB16E32 | O::VLshlrevB16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| (y << (x & 15)) & 0xffff))
+        }
+        O::VLshrrevB16E32 | O::VLshrrevB16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| y >> (x & 15)))
+        }
+        O::VAshrrevI16E32 | O::VAshrrevI16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| ((y as u16 as i16) >> (x & 15)) as u16 as u32))
+        }
+        O::VMaxU16E32 | O::VMaxU16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, u32::max))
+        }
+        O::VMinU16E32 | O::VMinU16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, u32::min))
+        }
+        O::VMaxI16E32 | O::VMaxI16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| (x as u16 as i16).max(y as u16 as i16) as u16 as u32))
+        }
+        O::VMinI16E32 | O::VMinI16E64 => {
+            let (a, b) = (s.u16s(0), s.u16s(1));
+            R::F16(map2(&a, &b, |x, y| (x as u16 as i16).min(y as u16 as i16) as u16 as u32))
+        }
+        O::VMadU16 | O::VMadLegacyU16 => {
+            let (a, b, cc) = (s.u16s(0), s.u16s(1), s.u16s(2));
+            R::F16(map3(&a, &b, &cc, |x, y, z| {
+                let v = x * y + z;
+                if fl.clamp { v.min(0xffff) } else { v & 0xffff }
+            }))
+        }
+        O::VMadI16 | O::VMadLegacyI16 => {
+            let (a, b, cc) = (s.u16s(0), s.u16s(1), s.u16s(2));
+            R::F16(map3(&a, &b, &cc, |x, y, z| {
+                let (x, y, z) = (i32::from(x as u16 as i16), i32::from(y as u16 as i16), i32::from(z as u16 as i16));
+                i16_result(x * y + z, fl.clamp)
+            }))
+        }
+        O::VMadU32U16 => {
+            let (a, b, cc) = (s.u16s(0), s.u16s(1), s.get(2, false));
+            R::B32(map3(&a, &b, &cc, |x, y, z| (x * y).wrapping_add(z)))
+        }
+        O::VMadI32I16 => {
+            let (a, b, cc) = (s.u16s(0), s.u16s(1), s.get(2, false));
+            R::B32(map3(&a, &b, &cc, |x, y, z| (i32::from(x as u16 as i16) * i32::from(y as u16 as i16)).wrapping_add(z as i32) as u32))
+        }
+        O::VMax3U16 | O::VMin3U16 | O::VMed3U16 | O::VMax3I16 | O::VMin3I16 | O::VMed3I16 => {
+            let (a, b, cc) = (s.u16s(0), s.u16s(1), s.u16s(2));
+            let signed = matches!(op, O::VMax3I16 | O::VMin3I16 | O::VMed3I16);
+            R::F16(map3(&a, &b, &cc, |x, y, z| {
+                let key = |v: u32| if signed { i32::from(v as u16 as i16) } else { v as i32 };
+                let mut v = [x, y, z];
+                v.sort_by_key(|&e| key(e));
+                match op {
+                    O::VMax3U16 | O::VMax3I16 => v[2],
+                    O::VMin3U16 | O::VMin3I16 => v[0],
+                    _ => v[1],
+                }
+            }))
+        }
         // f16.
         O::VAddF16E32 | O::VAddF16E64 => {
             let (a, b) = (s.f16(0), s.f16(1));

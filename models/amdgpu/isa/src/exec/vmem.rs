@@ -33,6 +33,12 @@ const T_SBYTE: u16 = 2;
 const T_USHORT: u16 = 3;
 const T_SSHORT: u16 = 4;
 
+/// `_d16` forms (bits 15:14): a load fills the low half of its destination and keeps the
+/// high half; a `_d16_hi` load fills the high half and keeps the low one; a `_d16_hi`
+/// store stores from the high half of its data register.
+const D16_LO: u16 = 1 << 14;
+const D16_HI: u16 = 2 << 14;
+
 /// The aux descriptor of `global_load_dword`.
 const LOAD_DWORD: u16 = KIND_LOAD | (T_DWORDS << 4) | (1 << 8);
 /// The aux descriptor of `global_store_dword`.
@@ -62,6 +68,17 @@ pub(crate) fn mem_aux(mnemonic: &str) -> u16 {
     } else {
         return 0;
     };
+    let (ty, d16) = if let Some(t) = ty.strip_suffix("_d16_hi") {
+        (t, D16_HI)
+    } else if let Some(t) = ty.strip_suffix("_d16") {
+        // Stores have no low `_d16` form: storing the low half is the plain store.
+        if kind == KIND_STORE {
+            return 0;
+        }
+        (t, D16_LO)
+    } else {
+        (ty, 0)
+    };
     let (t, count) = match ty {
         "dword" => (T_DWORDS, 1),
         "dwordx2" => (T_DWORDS, 2),
@@ -73,7 +90,20 @@ pub(crate) fn mem_aux(mnemonic: &str) -> u16 {
         "sshort" => (T_SSHORT, 1),
         _ => return 0,
     };
-    kind | (t << 4) | (count << 8)
+    if d16 != 0 && t == T_DWORDS {
+        return 0;
+    }
+    kind | (t << 4) | (count << 8) | d16
+}
+
+/// Merges a `_d16` load's 16-bit value into the destination's old contents.
+#[inline]
+fn d16_merge(aux: u16, old: u32, value: u32) -> u32 {
+    match aux & (3 << 14) {
+        D16_LO => (old & 0xffff_0000) | (value & 0xffff),
+        D16_HI => (old & 0xffff) | (value << 16),
+        _ => value,
+    }
 }
 
 /// The atomic operation and width (64-bit?) of an atomic aux descriptor.
@@ -367,7 +397,9 @@ fn defer(w: &mut Wave, op: &MemOp, mask: u64, addrs: [u64; N]) {
         }
         AccessKind::Store => {
             let (element, dwords) = aux_element(op.aux);
-            (None, element, dwords, (0..dwords).map(|k| reg(op.data + k)).collect(), Vec::new(), None)
+            let shift = if op.aux & D16_HI != 0 { 16 } else { 0 };
+            let data = (0..dwords).map(|k| LaneDwords(reg(op.data + k).0.map(|v| v >> shift))).collect();
+            (None, element, dwords, data, Vec::new(), None)
         }
         _ => {
             let (aop, wide) = aux_atomic(op.aux);
@@ -472,7 +504,10 @@ fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, exec: u64
             }
         }
     }
-    if route(ctx, op, device, &addrs) == Route::Defer && lds_lanes == 0 {
+    // A deferred load completes by replacing whole registers, so `_d16` loads (which
+    // merge into half a register) are always performed at once.
+    let d16_load = op.aux & 0xf == KIND_LOAD && op.aux & (3 << 14) != 0;
+    if route(ctx, op, device, &addrs) == Route::Defer && lds_lanes == 0 && !d16_load {
         defer(w, op, device, addrs);
         return Ok(());
     }
@@ -499,10 +534,12 @@ fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, exec: u64
                             regs[(vdst + k) & 255][lane] = u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
                         }
                     }
-                    Element::U8 => regs[vdst][lane] = buf[0] as u32,
-                    Element::I8 => regs[vdst][lane] = buf[0] as i8 as i32 as u32,
-                    Element::U16 => regs[vdst][lane] = u16::from_le_bytes([buf[0], buf[1]]) as u32,
-                    Element::I16 => regs[vdst][lane] = u16::from_le_bytes([buf[0], buf[1]]) as i16 as i32 as u32,
+                    Element::U8 => regs[vdst][lane] = d16_merge(op.aux, regs[vdst][lane], buf[0] as u32),
+                    Element::I8 => regs[vdst][lane] = d16_merge(op.aux, regs[vdst][lane], buf[0] as i8 as i32 as u32),
+                    Element::U16 => regs[vdst][lane] = d16_merge(op.aux, regs[vdst][lane], u16::from_le_bytes([buf[0], buf[1]]) as u32),
+                    Element::I16 => {
+                        regs[vdst][lane] = d16_merge(op.aux, regs[vdst][lane], u16::from_le_bytes([buf[0], buf[1]]) as i16 as i32 as u32)
+                    }
                 }
             }
             Ok(())
@@ -516,8 +553,9 @@ fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, exec: u64
                 }
                 let regs = if acc { &w.agpr } else { &w.vgpr };
                 let mut buf = [0u8; 16];
+                let shift = if op.aux & D16_HI != 0 { 16 } else { 0 };
                 for k in 0..count {
-                    buf[4 * k..4 * k + 4].copy_from_slice(&regs[(data + k) & 255][lane].to_le_bytes());
+                    buf[4 * k..4 * k + 4].copy_from_slice(&(regs[(data + k) & 255][lane] >> shift).to_le_bytes());
                 }
                 if (lds_lanes >> lane) & 1 != 0 {
                     lds_write(ctx.lds, addrs[lane] as u32, &buf[..size]);
@@ -610,6 +648,15 @@ fn mubuf<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M
     let stride = ((d[1] >> 16) & 0x3fff) as u64;
     let num_records = d[2] as u64;
     let add_tid = (d[3] >> 23) & 1 != 0;
+    // With the private-segment resource (ADD_TID_ENABLE, swizzled per lane on hardware)
+    // the SGPR offset is a wave offset: bytes times the wave size (the ABI's wave-scaled
+    // stack and frame pointers). This model lays each lane's private memory out
+    // contiguously, so the per-lane offset is a 64th of it.
+    let soffset = if add_tid { soffset / WAVE_LANES as u64 } else { soffset };
+    // The wave's own private-segment resource: its per-lane stride is the wave's private
+    // size, which the descriptor's 14-bit field cannot always hold (16 KiB dynamic
+    // stacks); flat private addresses use the same layout.
+    let stride = if add_tid && base == w.scratch_base & 0xffff_ffff_ffff { w.scratch_lane_bytes as u64 } else { stride };
     let kind = aux & 0xf;
     let size = op.bytes() as u64;
     let exec = w.exec();
