@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use amdgpu_isa::code_object::{KernelDescriptor, KERNEL_DESCRIPTOR_SIZE};
 use amdgpu_isa::exec::{
-    init_group_waves, step, AccessKind, AtomicOp, DeviceMemory, MemFault, Route, StepEnv, StepStop, VmemAccess, Wave, WaveLaunch, WaveStatus,
+    init_group_waves_from, step, AccessKind, AtomicOp, DeviceMemory, MemFault, Route, StepEnv, StepStop, VmemAccess, Wave, WaveLaunch, WaveStatus,
 };
 use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
@@ -32,6 +32,9 @@ use crate::messages::{CuCapacity, CuMsg, GroupLaunch, LineAccess, MemMsg};
 use crate::shared::{GpuFault, GpuShared};
 use crate::stats::{class_of, DispatchCounters};
 use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, ReplacementPolicy, WritePolicy};
+
+/// Finished waves a compute unit keeps for reuse (each holds 128 KiB of registers).
+const SPARE_WAVES: usize = 4;
 
 /// Opcode slots of the per-dispatch instruction tallies.
 const OPCODES: usize = 4096;
@@ -185,6 +188,8 @@ pub struct ComputeUnit {
     mem: Option<CuMemory>,
     line_bytes: u64,
     state: CuState,
+    /// Waves of finished work-groups, reused for new ones (a cache: not checkpointed).
+    spare: Vec<Wave>,
 }
 
 impl ComputeUnit {
@@ -248,6 +253,7 @@ impl ComputeUnit {
                 deferred: Counter::default(),
                 faults: Counter::default(),
             },
+            spare: Vec::new(),
         }))
     }
 
@@ -299,7 +305,7 @@ impl ComputeUnit {
         };
         let entry = l.packet.kernel_object.0.wrapping_add_signed(kd.kernel_code_entry_byte_offset);
         let mode_bits = amdgpu_isa::numeric::Mode::from_pgm_rsrc1(kd.rsrc1.raw).encode();
-        let waves = init_group_waves(&WaveLaunch {
+        let waves = init_group_waves_from(&WaveLaunch {
             descriptor: &kd,
             entry_pc: entry,
             grid: l.packet.grid,
@@ -313,7 +319,7 @@ impl ComputeUnit {
             scratch_base: l.scratch_base.0 + u64::from(l.first_slot) * 64 * u64::from(l.lane_scratch),
             scratch_lane_bytes: l.lane_scratch,
             mode_bits,
-        });
+        }, &mut self.spare);
         let c = self.state.counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES]));
         c.0.groups += 1;
         c.0.waves += waves.len() as u64;
@@ -440,6 +446,8 @@ impl ComputeUnit {
             if live == 0 {
                 let done = self.state.groups.remove(g);
                 ctx.send(&self.cp, CuMsg::GroupDone { seq: done.launch.seq, first_slot: done.launch.first_slot });
+                let room = SPARE_WAVES.saturating_sub(self.spare.len());
+                self.spare.extend(done.waves.into_iter().take(room).map(|s| s.wave));
                 continue;
             }
             g += 1;

@@ -393,6 +393,12 @@ pub struct WaveLaunch<'a> {
 /// (x | y << 10 | z << 20, as the descriptor enables them); user and system SGPRs hold what
 /// the descriptor asks for. Empty when the group lies outside the grid.
 pub fn init_group_waves(l: &WaveLaunch) -> Vec<Wave> {
+    init_group_waves_from(l, &mut Vec::new())
+}
+
+/// [`init_group_waves`], taking the waves' storage from `spare` (finished waves, see
+/// [`Wave::recycle`]) while it lasts.
+pub fn init_group_waves_from(l: &WaveLaunch, spare: &mut Vec<Wave>) -> Vec<Wave> {
     let kd = l.descriptor;
     let size = [0, 1, 2].map(|d| l.block[d].min(l.grid[d].saturating_sub(l.group_id[d].saturating_mul(l.block[d]))));
     let items = size[0] * size[1] * size[2];
@@ -402,7 +408,10 @@ pub fn init_group_waves(l: &WaveLaunch) -> Vec<Wave> {
     let workitem_vgprs = kd.rsrc2.enable_vgpr_workitem_id;
     (0..n_waves)
         .map(|wi| {
-            let mut w = Wave::new(l.entry_pc, l.mode_bits);
+            let mut w = match spare.pop() {
+                Some(old) => old.recycle(l.entry_pc, l.mode_bits),
+                None => Wave::new(l.entry_pc, l.mode_bits),
+            };
             w.wave_in_group = wi as u32;
             w.scratch_lane_bytes = l.scratch_lane_bytes;
             w.scratch_base = l.scratch_base.wrapping_add((wi as u64) * WAVE_LANES as u64 * l.scratch_lane_bytes as u64);

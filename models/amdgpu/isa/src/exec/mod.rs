@@ -72,7 +72,7 @@ pub use device::{
 };
 pub use dispatch::{
     kernarg_segment,
-    init_group_waves, initial_mode_bits, load, prepare_dispatch, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchSetup, DispatchStats, WaveLaunch,
+    init_group_waves, init_group_waves_from, initial_mode_bits, load, prepare_dispatch, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchSetup, DispatchStats, WaveLaunch,
     CODE_BASE, DISPATCH_BASE, KERNARG_BASE, QUEUE_BASE, SCRATCH_BASE,
 };
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};

@@ -135,6 +135,29 @@ impl Wave {
         wave
     }
 
+    /// This wave's storage made into [`Wave::new`]`(pc, mode_bits)`: every register zero,
+    /// without allocating (a compute unit recycles the waves of finished work-groups).
+    pub fn recycle(mut self, pc: u64, mode_bits: u32) -> Wave {
+        for r in self.vgpr.iter_mut().chain(self.agpr.iter_mut()) {
+            *r = [0; WAVE_LANES];
+        }
+        self.vgpr.resize(VGPR_SLOTS, [0; WAVE_LANES]);
+        self.agpr.resize(VGPR_SLOTS, [0; WAVE_LANES]);
+        self.sgpr = [0; SGPR_SLOTS];
+        self.scc = false;
+        self.pc = pc;
+        self.mode_bits = mode_bits;
+        self.mode = Mode::decode(mode_bits);
+        self.status = WaveStatus::Running;
+        self.wave_in_group = 0;
+        self.scratch_base = 0;
+        self.scratch_lane_bytes = 0;
+        self.pending = None;
+        self.waiting = None;
+        self.set_exec(u64::MAX);
+        self
+    }
+
     /// The EXEC mask.
     #[inline]
     pub fn exec(&self) -> u64 {
