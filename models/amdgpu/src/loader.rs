@@ -161,15 +161,15 @@ impl HostServices for Services {
     fn abort(&mut self) {
         self.exit.get_or_insert(134);
     }
-    fn malloc(&mut self, size: u64) -> Result<crate::rpc::GpuAddr, HostError> {
+    fn malloc(&mut self, size: u64) -> Result<GpuAddr, HostError> {
         let shared = self.shared.upgrade().ok_or_else(|| HostError("the GPU is gone".into()))?;
         let mem = shared.memory().ok_or_else(|| HostError("the GPU has no memory".into()))?;
-        mem.alloc(size.max(1), 256).map(|a| crate::rpc::GpuAddr(a.0)).map_err(|e| HostError(e.to_string()))
+        mem.alloc(size.max(1), 256).map_err(|e| HostError(e.to_string()))
     }
-    fn free(&mut self, addr: crate::rpc::GpuAddr) -> Result<(), HostError> {
+    fn free(&mut self, addr: GpuAddr) -> Result<(), HostError> {
         let shared = self.shared.upgrade().ok_or_else(|| HostError("the GPU is gone".into()))?;
         let mem = shared.memory().ok_or_else(|| HostError("the GPU has no memory".into()))?;
-        mem.free(GpuAddr(addr.0)).map_err(|e| HostError(e.to_string()))
+        mem.free(addr).map_err(|e| HostError(e.to_string()))
     }
 }
 

@@ -2,19 +2,10 @@
 //! ([`RpcMemory`], implemented by the GPU model) and host side effects
 //! ([`HostServices`], implemented by the loader).
 
-use std::fmt;
 
 use super::error::RpcError;
 
-/// An address in the simulated GPU's (flat) address space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct GpuAddr(pub u64);
-
-impl fmt::Display for GpuAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#x}", self.0)
-    }
-}
+pub use crate::ids::GpuAddr;
 
 /// GPU memory as the server sees it. The shared buffer must be coherent
 /// with what the GPU's waves see at the system scope.
