@@ -3,7 +3,8 @@
 //! line traffic that left the last cache level and keeps byte, row-hit and
 //! per-dispatch counts. In timing mode it receives `Access` messages and answers each
 //! with `Done` at the model's completion cycle of its last line (bandwidth per
-//! pseudo-channel, banks, open rows). The part's geometry can be shrunk per topology
+//! pseudo-channel, banks, open rows), and answers a dispatch's statistics flush only when
+//! the dispatch's last transfer (write-backs included) has moved. The part's geometry can be shrunk per topology
 //! (`stacks`, `channels_per_stack`, `memory_clock`) for small test systems.
 
 use std::collections::BTreeMap;
@@ -24,6 +25,9 @@ use crate::timing::{ByteAddr, Cycle, HbmConfig, HbmModel, Part};
 struct HbmState {
     model: HbmModel,
     per_dispatch: BTreeMap<DispatchSeq, (u64, u64)>,
+    /// Timing mode: the cycle the last timed transfer of each dispatch completes.
+    #[serde(default)]
+    last_done: BTreeMap<DispatchSeq, Cycle>,
 }
 
 /// See the [module docs](self).
@@ -49,7 +53,7 @@ impl Hbm {
         let model = HbmModel::new(&config).map_err(|e| BuildError::Invalid(e.to_string()))?;
         let up = ctx.port_array::<MemMsg>("up")?;
         let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
-        Ok(Box::new(Hbm { up, soc, line_bytes: p.uint("line_bytes")?, clock, state: HbmState { model, per_dispatch: BTreeMap::new() } }))
+        Ok(Box::new(Hbm { up, soc, line_bytes: p.uint("line_bytes")?, clock, state: HbmState { model, per_dispatch: BTreeMap::new(), last_done: BTreeMap::new() } }))
     }
 
     /// A timed access: every line goes through the model; the answer leaves when the
@@ -69,6 +73,8 @@ impl Hbm {
                 d.0 += self.line_bytes;
             }
         }
+        let last = self.state.last_done.entry(seq).or_insert(done);
+        *last = (*last).max(done);
         if reply {
             let extra = crate::l2::delay_until(&self.clock, ctx.now(), done);
             ctx.send_after(&self.up[port], extra, MemMsg::Done { tag });
@@ -103,8 +109,14 @@ impl Component for Hbm {
         let event = match &self.soc {
             Some(soc) => match event.take(soc) {
                 Ok(MemMsg::Flush { seq }) => {
+                    // A dispatch's counters leave once its last timed transfer (write-backs
+                    // included) has moved, so a kernel's time covers its memory traffic.
                     let (r, w) = self.state.per_dispatch.remove(&seq).unwrap_or_default();
-                    ctx.send(soc, MemMsg::Counters { seq, l2: CacheCounts::default(), read_bytes: r, write_bytes: w });
+                    let extra = match self.state.last_done.remove(&seq) {
+                        Some(done) => crate::l2::delay_until(&self.clock, ctx.now(), done),
+                        None => simdojo::time::Tick(0),
+                    };
+                    ctx.send_after(soc, extra, MemMsg::Counters { seq, l2: CacheCounts::default(), read_bytes: r, write_bytes: w });
                     return;
                 }
                 Ok(_) => return,

@@ -35,7 +35,7 @@ use simdojo::time::{ClockDomain, Tick};
 struct L2State {
     level: TimedLevel,
     /// Timed fetches below: tag -> the lines they fetch.
-    fetching: BTreeMap<u64, Vec<u64>>,
+    fetching: BTreeMap<u64, (DispatchSeq, Vec<u64>)>,
     next_fetch: u64,
     /// Forwarded requests: home tag -> (CU port index, CU tag).
     forwarded: BTreeMap<u64, (usize, u64)>,
@@ -182,7 +182,7 @@ impl L2 {
                 if !reads.is_empty() {
                     let tag = self.state.next_fetch;
                     self.state.next_fetch += 1;
-                    self.state.fetching.insert(tag, reads.iter().map(|l| l.line).collect());
+                    self.state.fetching.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
                     ctx.send(port, MemMsg::Access { tag, seq, lines: reads, reply: true });
                 }
             }
@@ -192,12 +192,12 @@ impl L2 {
 
     /// A fetch below was answered.
     fn on_fetched(&mut self, tag: u64, ctx: &mut Context<'_>) {
-        let Some(lines) = self.state.fetching.remove(&tag) else { return };
+        let Some((seq, lines)) = self.state.fetching.remove(&tag) else { return };
         let now = Cycle(self.clock.to_cycles(ctx.now()));
         let out = self.state.level.filled(now, &lines);
-        // Fills released by a free MSHR belong to whichever dispatch asked; statistics of
-        // traffic below are counted at the levels below, so any sequence number does.
-        self.timed_output(DispatchSeq(0), out, ctx);
+        // Misses a freed MSHR lets go are counted below under the fill's dispatch (they
+        // almost always belong to the same one).
+        self.timed_output(seq, out, ctx);
     }
 }
 

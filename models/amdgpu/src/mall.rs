@@ -28,7 +28,7 @@ use crate::timing::Cycle;
 struct MallState {
     level: TimedLevel,
     /// Timed fetches from the HBM: tag -> their lines.
-    fetching: BTreeMap<u64, Vec<u64>>,
+    fetching: BTreeMap<u64, (DispatchSeq, Vec<u64>)>,
     next_fetch: u64,
 }
 
@@ -84,7 +84,7 @@ impl MemorySideCache {
             if !reads.is_empty() {
                 let tag = self.state.next_fetch;
                 self.state.next_fetch += 1;
-                self.state.fetching.insert(tag, reads.iter().map(|l| l.line).collect());
+                self.state.fetching.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
                 ctx.send(down, MemMsg::Access { tag, seq, lines: reads, reply: true });
             }
             return;
@@ -124,10 +124,10 @@ impl Component for MemorySideCache {
                 }
             } else if let Some(down) = &self.down {
                 if let Ok(MemMsg::Done { tag }) = event.take(down) {
-                    if let Some(lines) = self.state.fetching.remove(&tag) {
+                    if let Some((seq, lines)) = self.state.fetching.remove(&tag) {
                         let now = self.now(ctx);
                         let out = self.state.level.filled(now, &lines);
-                        self.timed_output(DispatchSeq(0), out, ctx);
+                        self.timed_output(seq, out, ctx);
                     }
                 }
             }

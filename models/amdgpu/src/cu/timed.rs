@@ -11,8 +11,9 @@
 //!
 //! - a vector memory instruction whose lines all hit the vector L1 completes after
 //!   `l1_hit_latency`; otherwise its missing lines (and every line of a store: the L1
-//!   is write-through) go to the L2 in one `Access` message and it completes when the
-//!   L2's `Done` arrives; scalar loads likewise with the scalar cache;
+//!   is write-through) go to the L2 in one `Access` message and it completes
+//!   `l1_hit_latency` after the L2's `Done` arrives (the data passes the L1 pipeline
+//!   on its way back); scalar loads likewise with the scalar cache;
 //! - an LDS instruction completes after `lds_latency`;
 //! - deferred accesses (atomics, system-coherent) keep the functional path: the wave
 //!   waits (status `WaitMemory`) for the L2's or home's `Response`.
@@ -132,8 +133,9 @@ pub struct TimedState {
     rr: Vec<u32>,
     /// Next L2 access tag (0 is never used).
     next_tag: u64,
-    /// L2 accesses in flight: tag -> (dispatch, wave slot, issue cycle).
-    inflight: BTreeMap<u64, (DispatchSeq, u32, u64)>,
+    /// L2 accesses in flight: tag -> (dispatch, wave slot, issue cycle, cycles from the
+    /// L2's answer to the data in registers).
+    inflight: BTreeMap<u64, (DispatchSeq, u32, u64, u64)>,
     stall_waitcnt: u64,
     stall_issue: u64,
     stall_deferred: u64,
@@ -218,7 +220,7 @@ impl IssueCtx<'_> {
         } else {
             self.timed.next_tag += 1;
             let tag = self.timed.next_tag;
-            self.timed.inflight.insert(tag, (seq, slot_no, c));
+            self.timed.inflight.insert(tag, (seq, slot_no, c, hit_latency));
             let extra = self.delay(ctx, c);
             ctx.send_after(self.l2, extra, MemMsg::Access { tag, seq, lines: to_l2, reply: true });
             Outstanding { tag, done: None }
@@ -427,8 +429,10 @@ impl ComputeUnit {
 
     /// The L2 answered timed access `tag`.
     pub(super) fn on_access_done(&mut self, tag: u64, ctx: &mut Context<'_>) {
-        let Some((seq, slot_no, issued)) = self.state.timed.inflight.remove(&tag) else { return };
-        let c = self.cycle(ctx.now());
+        let Some((seq, slot_no, issued, back)) = self.state.timed.inflight.remove(&tag) else { return };
+        let now = self.cycle(ctx.now());
+        // The data passes the L1 (or scalar cache) pipeline on its way back.
+        let c = now + back;
         self.state.timed.mem_requests += 1;
         self.state.timed.mem_latency_cycles += c.saturating_sub(issued);
         let found = self.state.groups.iter_mut().find(|g| g.launch.seq == seq && slot_no >= g.launch.first_slot && slot_no < g.launch.first_slot + g.launch.waves);
@@ -438,7 +442,7 @@ impl ComputeUnit {
                 o.done = Some(c);
             }
         }
-        let from = c.max(self.state.timed.processed_until);
+        let from = now.max(self.state.timed.processed_until);
         self.retire_groups(ctx, from);
         self.arm_next(ctx, from);
     }
