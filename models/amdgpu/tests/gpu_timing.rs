@@ -34,7 +34,8 @@ fn build(name: &str, source: &str) -> Vec<u8> {
 }
 
 fn run(image: &[u8], t: Topology, workers: u32, threads: u32, blocks: u32) -> ExecOutcome {
-    let strategy: Strategy = std::env::var("DBG_STRAT").unwrap_or("round-robin".into()).parse().unwrap();
+    // One XCD per partition (the topology's own partitioner).
+    let strategy: Strategy = "subtree".parse().unwrap();
     let assignment = plan(&t, &strategy, workers).unwrap().assignment;
     let opts = ExecOptions {
         topology: t,
@@ -167,11 +168,11 @@ fn streaming_never_exceeds_hbm_bandwidth() {
 
 #[test]
 fn timing_results_do_not_depend_on_workers() {
-    let image = build("stream", STREAM);
-    let mode = std::env::var("DBG_MODE").unwrap_or("timing".into());
-    let one = run(&image, topology(&mode), 1, 256, 4);
-    let two = run(&image, topology(&mode), 2, 256, 4);
-    assert_eq!(one.stdout, two.stdout);
+    // The chase: one wave, host services (malloc, printf), every cache level and the HBM.
+    let image = build("chase", CHASE);
+    let one = run(&image, topology("timing"), 1, 1, 1);
+    let two = run(&image, topology("timing"), 2, 1, 1);
+    assert_eq!(one.stdout, two.stdout, "output, cycle counts included");
     assert_eq!(one.kernels, two.kernels, "per-kernel statistics");
     assert_eq!(one.end, two.end, "end time");
 }
