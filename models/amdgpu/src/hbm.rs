@@ -128,7 +128,7 @@ impl Component for Hbm {
             if let Some(i) = self.up.iter().position(|p| p.idx() == *port) {
                 let msg = event.take(&self.up[i]);
                 if let Ok(MemMsg::Access { tag, seq, lines, reply }) = msg {
-                    return self.access(i, tag, seq, &lines, reply, ctx);
+                    self.access(i, tag, seq, &lines, reply, ctx);
                 } else if let Ok(MemMsg::Lines { seq, lines }) = msg {
                     let now = Cycle(self.clock.to_cycles(ctx.now()));
                     let d = self.state.per_dispatch.entry(seq).or_default();

@@ -328,3 +328,20 @@ simdojo::register_component!(ComponentType {
     stats: STATS,
     build: |ctx| build_with(ctx, "ideal"),
 });
+
+#[cfg(test)]
+mod tests {
+    use super::PARAMS;
+    use crate::timing::latency::stages;
+
+    fn default_of(name: &str) -> Option<&'static str> {
+        PARAMS.iter().find(|p| p.name == name).and_then(|p| p.default)
+    }
+
+    #[test]
+    fn timing_defaults_come_from_the_latency_table() {
+        assert_eq!(default_of("hit_latency"), Some(stages::L2_PIPE.to_string().as_str()));
+        let l2 = crate::timing::PartTiming::mi300x().l2;
+        assert_eq!(default_of("channel_bytes_per_clock"), Some(l2.read_bytes_per_clock.to_string().as_str()));
+    }
+}

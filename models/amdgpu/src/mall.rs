@@ -214,3 +214,20 @@ simdojo::register_component!(ComponentType {
     stats: STATS,
     build: |ctx| build_with(ctx, "ideal"),
 });
+
+#[cfg(test)]
+mod tests {
+    use super::PARAMS;
+    use crate::timing::latency::stages;
+
+    fn default_of(name: &str) -> Option<&'static str> {
+        PARAMS.iter().find(|p| p.name == name).and_then(|p| p.default)
+    }
+
+    #[test]
+    fn timing_defaults_come_from_the_latency_table() {
+        assert_eq!(default_of("hit_latency"), Some(stages::MEMORY_SIDE_PIPE.to_string().as_str()));
+        let slice = crate::timing::PartTiming::mi300x().memory_side.expect("MI300X has a memory-side cache");
+        assert_eq!(default_of("channel_bytes_per_clock"), Some(slice.read_bytes_per_clock.to_string().as_str()));
+    }
+}
