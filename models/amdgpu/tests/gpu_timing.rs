@@ -127,6 +127,12 @@ fn functional_and_timing_mode_print_the_same() {
     assert_eq!(strip(&timed), strip(&functional));
     assert_eq!(idx(&timed), idx(&functional));
     assert!(timed.end > functional.end, "timing mode takes longer in simulated time");
+    // Timing statistics exist only in timing mode.
+    let start = |o: &ExecOutcome| o.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats").counters.timing;
+    let (t, f) = (start(&timed), start(&functional));
+    assert_eq!(f, Default::default(), "functional mode has no timing counters");
+    assert!(t.mem_requests > 1000 && t.stall_waitcnt > 0, "{t:?}");
+    assert!(t.mean_memory_latency() > 64.0, "an L2 answer is slower than an L1 hit: {t:?}");
 }
 
 /// Every work-item copies a strided share of a 4 MiB buffer into another (the grid size

@@ -236,6 +236,11 @@ impl IssueCtx<'_> {
     }
 }
 
+/// The counters of dispatch `seq`, created on first use.
+fn counters_of(counters: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>, seq: DispatchSeq) -> &mut DispatchCounters {
+    &mut counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES])).0
+}
+
 /// A fault met while scheduling: (group, wave index, message, address).
 type Fault = (usize, usize, String, Option<u64>);
 
@@ -299,6 +304,7 @@ impl ComputeUnit {
                                 chosen = Some((k, g, wi));
                             } else {
                                 issue.timed.stall_issue += 1;
+                                counters_of(counters, groups[g].launch.seq).timing.stall_issue += 1;
                             }
                         }
                         Some(r) => next = next.min(r),
@@ -313,10 +319,12 @@ impl ComputeUnit {
                 let seq = group.launch.seq;
                 let slot = &mut group.waves[wi];
                 let info = program.inst_at(slot.wave.pc).map_or(IssueInfo { cycles: 1, mem: MemClass::None, waitcnt: false }, |ci| table.get(ci.inst.opcode() as usize));
-                if info.waitcnt {
-                    issue.timed.stall_waitcnt += c - slot.timing.ready_at.max(slot.wake).min(c);
-                }
                 let counts = counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES]));
+                if info.waitcnt {
+                    let waited = c - slot.timing.ready_at.max(slot.wake).min(c);
+                    issue.timed.stall_waitcnt += waited;
+                    counts.0.timing.stall_waitcnt += waited;
+                }
                 let realtime = self.clock.cycles(c).0 / 10_000;
                 let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: c, realtime, counts: Some(&mut counts.1) };
                 match step(&mut slot.wave, &program, &mut env, 1) {
@@ -363,6 +371,7 @@ impl ComputeUnit {
                     if live > 0 && at_barrier == live {
                         for s in group.waves.iter_mut().filter(|s| s.wave.status == WaveStatus::Barrier) {
                             issue.timed.stall_barrier += c - s.timing.waiting_since;
+                            counters_of(counters, group.launch.seq).timing.stall_barrier += c - s.timing.waiting_since;
                             s.wave.status = WaveStatus::Running;
                             s.timing.ready_at = s.timing.ready_at.max(c + 1);
                         }
@@ -435,6 +444,9 @@ impl ComputeUnit {
         let c = now + back;
         self.state.timed.mem_requests += 1;
         self.state.timed.mem_latency_cycles += c.saturating_sub(issued);
+        let t = &mut counters_of(&mut self.state.counters, seq).timing;
+        t.mem_requests += 1;
+        t.mem_latency_cycles += c.saturating_sub(issued);
         let found = self.state.groups.iter_mut().find(|g| g.launch.seq == seq && slot_no >= g.launch.first_slot && slot_no < g.launch.first_slot + g.launch.waves);
         let Some(group) = found else { return }; // the group faulted meanwhile
         if let Some(slot) = group.waves.get_mut((slot_no - group.launch.first_slot) as usize) {
@@ -451,9 +463,14 @@ impl ComputeUnit {
     pub(super) fn on_deferred_done(&mut self, g: usize, wi: usize, ctx: &mut Context<'_>) {
         let c = self.cycle(ctx.now());
         let from = c.max(self.state.timed.processed_until);
-        if let Some(slot) = self.state.groups.get_mut(g).and_then(|group| group.waves.get_mut(wi)) {
-            self.state.timed.stall_deferred += c.saturating_sub(slot.timing.waiting_since);
-            slot.timing.ready_at = slot.timing.ready_at.max(c + 1);
+        if let Some(group) = self.state.groups.get_mut(g) {
+            let seq = group.launch.seq;
+            if let Some(slot) = group.waves.get_mut(wi) {
+                let waited = c.saturating_sub(slot.timing.waiting_since);
+                self.state.timed.stall_deferred += waited;
+                counters_of(&mut self.state.counters, seq).timing.stall_deferred += waited;
+                slot.timing.ready_at = slot.timing.ready_at.max(c + 1);
+            }
         }
         self.arm_next(ctx, from);
     }
