@@ -76,6 +76,12 @@ pub struct WaveTiming {
     lgkm: VecDeque<Outstanding>,
     /// When the wave started waiting at a barrier or for a deferred access.
     waiting_since: u64,
+    /// The pc `wait` describes (`None`: not looked up yet).
+    #[serde(default)]
+    wait_pc: Option<u64>,
+    /// The (vmcnt, lgkmcnt) limits of the `s_waitcnt` at `wait_pc`, if it is one.
+    #[serde(default)]
+    wait: Option<(u32, u32)>,
 }
 
 impl WaveTiming {
@@ -112,14 +118,20 @@ fn ready_cycle(slot: &mut Slot, program: &Program, table: &IssueTable, c: u64) -
     if slot.wave.status != WaveStatus::Running {
         return None;
     }
-    slot.timing.retire(c);
-    let mut r = slot.timing.ready_at.max(slot.wake);
-    if let Some(ci) = program.inst_at(slot.wave.pc) {
-        if table.get(ci.inst.opcode() as usize).waitcnt {
+    let t = &mut slot.timing;
+    let mut r = t.ready_at.max(slot.wake);
+    if t.wait_pc != Some(slot.wave.pc) {
+        // Looked up once per instruction, not once per cycle.
+        t.wait_pc = Some(slot.wave.pc);
+        t.wait = program.inst_at(slot.wave.pc).filter(|ci| table.get(ci.inst.opcode() as usize).waitcnt).map(|ci| {
             let limits = waitcnt_limits(ci.inst.words()[0] & 0xffff);
-            r = r.max(drain_time(&slot.timing.vm, limits.vm)?);
-            r = r.max(drain_time(&slot.timing.lgkm, limits.lgkm)?);
-        }
+            (limits.vm, limits.lgkm)
+        });
+    }
+    if let Some((vm, lgkm)) = t.wait {
+        t.retire(c);
+        r = r.max(drain_time(&t.vm, vm)?);
+        r = r.max(drain_time(&t.lgkm, lgkm)?);
     }
     Some(r)
 }
@@ -176,6 +188,9 @@ impl IssueCtx<'_> {
     /// Times the memory side of the instruction wave slot `slot_no` issued at cycle `c`.
     #[allow(clippy::too_many_arguments)]
     fn memory(&mut self, ctx: &mut Context<'_>, info: IssueInfo, mem: &mut CuMemory, t: &mut WaveTiming, seq: DispatchSeq, slot_no: u32, c: u64, counts: &mut DispatchCounters) {
+        if info.mem != MemClass::None {
+            t.retire(c); // keeps the counters short for waves that never wait
+        }
         let (to_l2, hit_latency) = match info.mem {
             MemClass::None => return,
             MemClass::Lds => {
@@ -241,6 +256,40 @@ fn counters_of(counters: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)
     &mut counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES])).0
 }
 
+/// The per-dispatch counters of the resident groups, taken out of the map for one
+/// scheduling window (a linear search over one or two dispatches beats a map lookup
+/// per instruction).
+struct WindowCounters(Vec<(DispatchSeq, (DispatchCounters, Vec<u64>))>);
+
+impl WindowCounters {
+    fn take(map: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>, groups: &[super::Group]) -> WindowCounters {
+        let mut v: Vec<(DispatchSeq, (DispatchCounters, Vec<u64>))> = Vec::new();
+        for g in groups {
+            let seq = g.launch.seq;
+            if !v.iter().any(|(s, _)| *s == seq) {
+                let entry = map.remove(&seq).unwrap_or_else(|| (DispatchCounters::default(), vec![0; OPCODES]));
+                v.push((seq, entry));
+            }
+        }
+        WindowCounters(v)
+    }
+
+    fn get(&mut self, seq: DispatchSeq) -> &mut (DispatchCounters, Vec<u64>) {
+        let i = match self.0.iter().position(|(s, _)| *s == seq) {
+            Some(i) => i,
+            None => {
+                self.0.push((seq, (DispatchCounters::default(), vec![0; OPCODES])));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+
+    fn put_back(self, map: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>) {
+        map.extend(self.0);
+    }
+}
+
 /// A fault met while scheduling: (group, wave index, message, address).
 type Fault = (usize, usize, String, Option<u64>);
 
@@ -284,18 +333,23 @@ impl ComputeUnit {
         let by_slot = self.slot_map();
         let mut fault: Option<Fault> = None;
         let mut c = start;
-        let CuState { l1, scalar, groups, counters, timed, instructions, deferred, .. } = &mut self.state;
+        let CuState { l1, scalar, groups, counters: counter_map, timed, instructions, deferred, .. } = &mut self.state;
+        let mut counters = WindowCounters::take(counter_map, groups);
         let mut issue = IssueCtx { params, l1, scalar, timed, l2: &self.l2, clock: &self.clock, line_bytes: self.line_bytes };
         'cycles: while c < end {
             let mut issued = false;
             let mut next = u64::MAX;
             for simd in 0..simds {
-                let last = issue.timed.rr[simd] as usize;
+                let mut k = issue.timed.rr[simd] as usize;
                 let mut chosen = None;
                 // The SIMD's slots in round-robin order after the last one that issued.
                 let per_simd = slots.div_ceil(simds);
-                for j in 1..=per_simd {
-                    let k = (last + j * simds) % (per_simd * simds);
+                let wrap = per_simd * simds;
+                for _ in 0..per_simd {
+                    k += simds;
+                    if k >= wrap {
+                        k -= wrap;
+                    }
                     let Some(Some((g, wi))) = by_slot.get(k).copied() else { continue };
                     let Some(program) = programs[g].as_deref() else { continue };
                     match ready_cycle(&mut groups[g].waves[wi], program, table, c) {
@@ -304,7 +358,7 @@ impl ComputeUnit {
                                 chosen = Some((k, g, wi));
                             } else {
                                 issue.timed.stall_issue += 1;
-                                counters_of(counters, groups[g].launch.seq).timing.stall_issue += 1;
+                                counters.get(groups[g].launch.seq).0.timing.stall_issue += 1;
                             }
                         }
                         Some(r) => next = next.min(r),
@@ -314,12 +368,12 @@ impl ComputeUnit {
                 let Some((k, g, wi)) = chosen else { continue };
                 issue.timed.rr[simd] = k as u32;
                 issued = true;
-                let Some(program) = programs[g].clone() else { continue };
+                let Some(program) = programs[g].as_deref() else { continue };
                 let group = &mut groups[g];
                 let seq = group.launch.seq;
                 let slot = &mut group.waves[wi];
                 let info = program.inst_at(slot.wave.pc).map_or(IssueInfo { cycles: 1, mem: MemClass::None, waitcnt: false }, |ci| table.get(ci.inst.opcode() as usize));
-                let counts = counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES]));
+                let counts = counters.get(seq);
                 if info.waitcnt {
                     let waited = c - slot.timing.ready_at.max(slot.wake).min(c);
                     issue.timed.stall_waitcnt += waited;
@@ -327,7 +381,7 @@ impl ComputeUnit {
                 }
                 let realtime = self.clock.cycles(c).0 / 10_000;
                 let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: c, realtime, counts: Some(&mut counts.1) };
-                match step(&mut slot.wave, &program, &mut env, 1) {
+                match step(&mut slot.wave, program, &mut env, 1) {
                     Ok(out) => {
                         instructions.add(out.executed);
                         slot.timing.ready_at = c + u64::from(info.cycles);
@@ -371,7 +425,7 @@ impl ComputeUnit {
                     if live > 0 && at_barrier == live {
                         for s in group.waves.iter_mut().filter(|s| s.wave.status == WaveStatus::Barrier) {
                             issue.timed.stall_barrier += c - s.timing.waiting_since;
-                            counters_of(counters, group.launch.seq).timing.stall_barrier += c - s.timing.waiting_since;
+                            counters.get(group.launch.seq).0.timing.stall_barrier += c - s.timing.waiting_since;
                             s.wave.status = WaveStatus::Running;
                             s.timing.ready_at = s.timing.ready_at.max(c + 1);
                         }
@@ -384,6 +438,7 @@ impl ComputeUnit {
                 c = next;
             }
         }
+        counters.put_back(counter_map);
         let scheduled_to = if fault.is_some() { c + 1 } else { end };
         self.state.timed.processed_until = scheduled_to;
         self.mem = Some(mem);
