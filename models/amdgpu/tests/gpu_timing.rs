@@ -182,3 +182,36 @@ fn timing_results_do_not_depend_on_workers() {
     assert_eq!(one.kernels, two.kernels, "per-kernel statistics");
     assert_eq!(one.end, two.end, "end time");
 }
+
+/// Dependent chains of f32 and f64 multiply-adds in one wave, timed with s_memtime.
+const CHAINS: &str = r#"
+#include <stdio.h>
+int main(int argc, char **argv) {
+  float x = (float)argc;
+  double y = (double)argc;
+  unsigned long t0 = __builtin_amdgcn_s_memtime();
+  for (int i = 0; i < 4096; i++) x = __builtin_fmaf(x, 0.999f, 0.5f);
+  unsigned long t1 = __builtin_amdgcn_s_memtime();
+  for (int i = 0; i < 4096; i++) y = __builtin_fma(y, 0.999, 0.5);
+  unsigned long t2 = __builtin_amdgcn_s_memtime();
+  printf("%lu %lu %d\n", (t1 - t0) / 64, (t2 - t1) / 64, (int)(x + (float)y));
+  return 0;
+}
+"#;
+
+#[test]
+fn valu_chains_issue_at_their_class_rate() {
+    let image = build("chains", CHAINS);
+    let out = run(&image, topology("timing"), 1, 1, 1);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let f: Vec<u64> = text.split_whitespace().take(2).map(|x| x.parse().unwrap()).collect();
+    // Cycles per 64 operations: a dependent f32 FMA issues every valu_cycles (4), an f64
+    // one every valu_f64_cycles (8); loop overhead (SALU, branch) adds a little.
+    let (f32_per_64, f64_per_64) = (f[0], f[1]);
+    eprintln!("cycles per 64 FMAs: f32 {f32_per_64}, f64 {f64_per_64}");
+    assert!((4 * 64..=8 * 64).contains(&f32_per_64), "{text}");
+    assert!((8 * 64..=12 * 64).contains(&f64_per_64), "{text}");
+    let functional = run(&image, topology("functional"), 1, 1, 1);
+    let last = |s: &[u8]| String::from_utf8_lossy(s).split_whitespace().nth(2).map(String::from);
+    assert_eq!(last(&out.stdout), last(&functional.stdout), "same arithmetic in both modes");
+}
