@@ -215,3 +215,47 @@ fn valu_chains_issue_at_their_class_rate() {
     let last = |s: &[u8]| String::from_utf8_lossy(s).split_whitespace().nth(2).map(String::from);
     assert_eq!(last(&out.stdout), last(&functional.stdout), "same arithmetic in both modes");
 }
+
+/// Work-groups reduce through LDS with barriers and count into a global atomic; every
+/// group's leader prints its sum.
+const GROUPS: &str = r#"
+#include <stdio.h>
+static __attribute__((address_space(3), loader_uninitialized)) unsigned lds[256];
+static unsigned total;
+int main(void) {
+  unsigned lid = __builtin_amdgcn_workitem_id_x();
+  unsigned gid = __builtin_amdgcn_workgroup_id_x();
+  unsigned n = __builtin_amdgcn_workgroup_size_x();
+  lds[lid] = gid * 1000u + lid;
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  for (unsigned step = n / 2; step > 0; step /= 2) {
+    if (lid < step) lds[lid] += lds[lid + step];
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  }
+  __scoped_atomic_fetch_add(&total, 1u, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE);
+  if (lid == 0) printf("group %u sum %u\n", gid, lds[0]);
+  return 0;
+}
+"#;
+
+#[test]
+fn lds_barriers_and_atomics_give_functional_results() {
+    let image = build("groups", GROUPS);
+    let sorted = |o: &ExecOutcome| {
+        let mut v: Vec<String> = String::from_utf8_lossy(&o.stdout).lines().map(String::from).collect();
+        v.sort();
+        v
+    };
+    let timed = run(&image, topology("timing"), 1, 256, 8);
+    let functional = run(&image, topology("functional"), 1, 256, 8);
+    let mut want: Vec<String> = (0..8u32).map(|g| format!("group {g} sum {}", (0..256u32).map(|l| g * 1000 + l).sum::<u32>())).collect();
+    want.sort();
+    assert_eq!(sorted(&timed), want);
+    assert_eq!(sorted(&functional), want);
+    let k = timed.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats");
+    assert!(k.counters.timing.stall_barrier > 0, "waves waited at barriers: {:?}", k.counters.timing);
+}
