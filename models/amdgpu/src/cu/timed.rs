@@ -266,10 +266,17 @@ impl WindowCounters {
         let mut v: Vec<(DispatchSeq, (DispatchCounters, Vec<u64>))> = Vec::new();
         for g in groups {
             let seq = g.launch.seq;
-            if !v.iter().any(|(s, _)| *s == seq) {
-                let entry = map.remove(&seq).unwrap_or_else(|| (DispatchCounters::default(), vec![0; OPCODES]));
-                v.push((seq, entry));
-            }
+            let i = match v.iter().position(|(s, _)| *s == seq) {
+                Some(i) => i,
+                None => {
+                    let mut entry = map.remove(&seq).unwrap_or_else(|| (DispatchCounters::default(), vec![0; OPCODES]));
+                    // Occupancy: one sample per scheduling window and dispatch.
+                    entry.0.quanta += 1;
+                    v.push((seq, entry));
+                    v.len() - 1
+                }
+            };
+            v[i].1 .0.resident_wave_quanta += g.waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count() as u64;
         }
         WindowCounters(v)
     }
