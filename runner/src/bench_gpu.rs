@@ -37,6 +37,9 @@ pub struct GpuArgs {
     /// Loop iterations per work-item.
     #[arg(long, default_value_t = 1000)]
     iterations: u32,
+    /// Simulation mode of the compute units: functional or timing.
+    #[arg(long, default_value = "functional")]
+    mode: String,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -49,7 +52,10 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         "memory" => include_str!("../../benches/gpu/memory.c"),
         other => bail!("--kernel {other}: expected valu or memory"),
     };
-    let t = match &a.topology {
+    if a.mode != "functional" && a.mode != "timing" {
+        bail!("--mode {}: expected functional or timing", a.mode);
+    }
+    let mut t = match &a.topology {
         Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
         None => {
             let (name, text) = crate::exec::default_topology(Target::Gfx942);
@@ -65,6 +71,9 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             _ => None,
         })
         .unwrap_or(Target::Gfx942);
+    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu") {
+        c.params.set("mode", simdojo::params::ParamValue::String(a.mode.clone()));
+    }
     let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
     let blocks = a.blocks.unwrap_or(4 * cus.max(1));
 
@@ -111,7 +120,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         println!(
             "{}",
             json!({
-                "kernel": a.kernel, "target": target.name(), "blocks": blocks, "threads": a.threads,
+                "kernel": a.kernel, "mode": a.mode, "target": target.name(), "blocks": blocks, "threads": a.threads,
                 "iterations": a.iterations, "wave_instructions": instructions, "run_seconds": out.run_seconds,
                 "wave_instructions_per_sec": rate, "workers": a.workers, "partitions_at_end": out.partitions,
                 "epochs": out.epochs, "simulated_ps": out.end.0, "peak_rss_bytes": peak_rss_bytes(),
@@ -119,7 +128,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             })
         );
     } else {
-        println!("program:             {} on {} ({blocks} x {} work-items, {} iterations)", a.kernel, target, a.threads, a.iterations);
+        println!("program:             {} on {} ({blocks} x {} work-items, {} iterations, {} mode)", a.kernel, target, a.threads, a.iterations, a.mode);
         println!("output:              {output}");
         println!("wave-instructions:   {instructions}");
         println!("run:                 {:.3} s", out.run_seconds);

@@ -1,7 +1,11 @@
 //! `amdgpu.hbm`: the GPU's HBM controllers (all stacks, channels, pseudo-channels and
 //! banks of one part, [`crate::timing::HbmModel`]). In functional mode it receives the
 //! line traffic that left the last cache level and keeps byte, row-hit and
-//! per-dispatch counts; the timing answers of the model are not used yet.
+//! per-dispatch counts. In timing mode it receives `Access` messages and answers each
+//! with `Done` at the model's completion cycle of its last line (bandwidth per
+//! pseudo-channel, banks, open rows), and answers a dispatch's statistics flush only when
+//! the dispatch's last transfer (write-backs included) has moved. The part's geometry can be shrunk per topology
+//! (`stacks`, `channels_per_stack`, `memory_clock`) for small test systems.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +25,9 @@ use crate::timing::{ByteAddr, Cycle, HbmConfig, HbmModel, Part};
 struct HbmState {
     model: HbmModel,
     per_dispatch: BTreeMap<DispatchSeq, (u64, u64)>,
+    /// Timing mode: the cycle the last timed transfer of each dispatch completes.
+    #[serde(default)]
+    last_done: BTreeMap<DispatchSeq, Cycle>,
 }
 
 /// See the [module docs](self).
@@ -41,15 +48,64 @@ impl Hbm {
             "mi355x" => Part::Mi355x,
             other => return Err(BuildError::Invalid(format!("part = {other:?}: expected mi210, mi300x or mi355x"))),
         };
-        let model = HbmModel::new(&HbmConfig::for_part(part)).map_err(|e| BuildError::Invalid(e.to_string()))?;
+        let clock = p.clock("clock")?;
+        let config = hbm_config(part, &p, &clock)?;
+        let model = HbmModel::new(&config).map_err(|e| BuildError::Invalid(e.to_string()))?;
         let line_bytes = p.uint("line_bytes")?;
         if !line_bytes.is_power_of_two() || line_bytes > 4096 {
             return Err(BuildError::Invalid(format!("line_bytes = {line_bytes}: expected a power of two up to 4096")));
         }
         let up = ctx.port_array::<MemMsg>("up")?;
         let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
-        Ok(Box::new(Hbm { up, soc, line_bytes, clock: p.clock("clock")?, state: HbmState { model, per_dispatch: BTreeMap::new() } }))
+        Ok(Box::new(Hbm { up, soc, line_bytes, clock, state: HbmState { model, per_dispatch: BTreeMap::new(), last_done: BTreeMap::new() } }))
     }
+
+    /// A timed access: every line goes through the model; the answer leaves when the
+    /// last one has moved.
+    fn access(&mut self, port: usize, tag: u64, seq: DispatchSeq, lines: &[crate::messages::LineAccess], reply: bool, ctx: &mut Context<'_>) {
+        let now = Cycle(self.clock.to_cycles(ctx.now()));
+        let d = self.state.per_dispatch.entry(seq).or_default();
+        let mut done = now;
+        for l in lines {
+            // A line is far below the model's size limit (1 MiB), so this cannot fail.
+            if let Ok(at) = self.state.model.access(now, ByteAddr(l.line), self.line_bytes, l.write) {
+                done = done.max(at);
+            }
+            if l.write {
+                d.1 += self.line_bytes;
+            } else {
+                d.0 += self.line_bytes;
+            }
+        }
+        let last = self.state.last_done.entry(seq).or_insert(done);
+        *last = (*last).max(done);
+        if reply {
+            let extra = crate::l2::delay_until(&self.clock, ctx.now(), done);
+            ctx.send_after(&self.up[port], extra, MemMsg::Done { tag });
+        }
+    }
+}
+
+/// The HBM configuration of `part` with the topology's overrides (`stacks`,
+/// `channels_per_stack`, `memory_clock`; zero keeps the part's value) and the caller
+/// clock set to `clock`.
+fn hbm_config(part: Part, p: &simdojo::params::Params, clock: &simdojo::time::ClockDomain) -> Result<HbmConfig, BuildError> {
+    let mut config = HbmConfig::for_part(part);
+    let u32p = |name: &str| -> Result<u32, BuildError> { u32::try_from(p.uint(name)?).map_err(|_| BuildError::Invalid(format!("{name} exceeds u32"))) };
+    let stacks = u32p("stacks")?;
+    if stacks != 0 {
+        config.geometry.stacks = stacks;
+    }
+    let channels = u32p("channels_per_stack")?;
+    if channels != 0 {
+        config.geometry.channels_per_stack = channels;
+    }
+    let mhz = u32p("memory_clock_mhz")?;
+    if mhz != 0 {
+        config.memory_clock_mhz = mhz;
+    }
+    config.caller_clock_mhz = (clock.hz() / 1e6).round() as u32;
+    Ok(config)
 }
 
 impl Component for Hbm {
@@ -57,8 +113,14 @@ impl Component for Hbm {
         let event = match &self.soc {
             Some(soc) => match event.take(soc) {
                 Ok(MemMsg::Flush { seq }) => {
+                    // A dispatch's counters leave once its last timed transfer (write-backs
+                    // included) has moved, so a kernel's time covers its memory traffic.
                     let (r, w) = self.state.per_dispatch.remove(&seq).unwrap_or_default();
-                    ctx.send(soc, MemMsg::Counters { seq, l2: CacheCounts::default(), read_bytes: r, write_bytes: w });
+                    let extra = match self.state.last_done.remove(&seq) {
+                        Some(done) => crate::l2::delay_until(&self.clock, ctx.now(), done),
+                        None => simdojo::time::Tick(0),
+                    };
+                    ctx.send_after(soc, extra, MemMsg::Counters { seq, l2: CacheCounts::default(), read_bytes: r, write_bytes: w });
                     return;
                 }
                 Ok(_) => return,
@@ -68,7 +130,10 @@ impl Component for Hbm {
         };
         if let Event::Message { port, .. } = &event {
             if let Some(i) = self.up.iter().position(|p| p.idx() == *port) {
-                if let Ok(MemMsg::Lines { seq, lines }) = event.take(&self.up[i]) {
+                let msg = event.take(&self.up[i]);
+                if let Ok(MemMsg::Access { tag, seq, lines, reply }) = msg {
+                    self.access(i, tag, seq, &lines, reply, ctx);
+                } else if let Ok(MemMsg::Lines { seq, lines }) = msg {
                     let now = Cycle(self.clock.to_cycles(ctx.now()));
                     let d = self.state.per_dispatch.entry(seq).or_default();
                     for l in lines {
@@ -112,6 +177,9 @@ simdojo::register_component!(ComponentType {
         ParamSpec { name: "part", kind: ParamKind::String, default: Some("\"mi300x\""), doc: "mi210 (HBM2e), mi300x (HBM3) or mi355x (HBM3E)" },
         ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "bytes per line transfer" },
         ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (the model's caller clock)" },
+        ParamSpec { name: "stacks", kind: ParamKind::UInt, default: Some("0"), doc: "HBM stacks (0: the part's, 4 on MI210, 8 on MI300X/MI355X)" },
+        ParamSpec { name: "channels_per_stack", kind: ParamKind::UInt, default: Some("0"), doc: "channels per stack (0: the part's, 8 on HBM2E, 16 on HBM3/3E)" },
+        ParamSpec { name: "memory_clock_mhz", kind: ParamKind::UInt, default: Some("0"), doc: "memory clock = data rate / 2, MHz (0: the part's, 1600/2600/4000)" },
     ],
     ports: &[
         PortSpec { name: "up", doc: "from the memory-side cache slices or L2s", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },

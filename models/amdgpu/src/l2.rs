@@ -1,8 +1,15 @@
-//! `amdgpu.l2` (and its policy variants): an XCD's L2. In functional mode it performs the
-//! deferred memory instructions of its compute units in arrival order (atomics are
-//! performed at the L2 on CDNA), forwards system-coherent and device-scope ones to the
-//! SoC's coherent home when one is linked, and keeps hit/miss statistics of the lines
-//! its compute units touched, per dispatch.
+//! `amdgpu.l2` (and its policy variants): an XCD's L2. It performs the deferred memory
+//! instructions of its compute units in arrival order (atomics are performed at the L2
+//! on CDNA), forwards system-coherent and device-scope ones to the SoC's coherent home
+//! when one is linked, and keeps hit/miss statistics of the lines its compute units
+//! touched, per dispatch.
+//!
+//! Functional mode sends it `Lines` (no time). Timing mode sends it one `Access` per
+//! memory instruction: hits are answered after the channel's bandwidth slot and
+//! `hit_latency`; misses take an MSHR and go to the level below (memory-side cache slice
+//! or HBM, address-interleaved over `down`) as one `Access` per port, and the answer
+//! leaves when the last fill is back ([`TimedLevel`]). Both kinds share one tag model,
+//! so statistics mean the same in both modes.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,12 +26,17 @@ use crate::ids::DispatchSeq;
 use crate::memory::MemView;
 use crate::messages::MemMsg;
 use crate::shared::GpuShared;
-use crate::line_cache::LineCache;
+use crate::line_cache::{LevelOutput, LevelTiming, LineCache, Requester, TimedLevel};
 use crate::messages::LineAccess;
+use crate::timing::Cycle;
+use simdojo::time::{ClockDomain, Tick};
 
 #[derive(Serialize, Deserialize)]
 struct L2State {
-    cache: LineCache,
+    level: TimedLevel,
+    /// Timed fetches below: tag -> the lines they fetch.
+    fetching: BTreeMap<u64, (DispatchSeq, Vec<u64>)>,
+    next_fetch: u64,
     /// Forwarded requests: home tag -> (CU port index, CU tag).
     forwarded: BTreeMap<u64, (usize, u64)>,
     next_tag: u64,
@@ -38,6 +50,7 @@ pub struct L2 {
     home: Option<Port<MemMsg>>,
     down: Vec<Port<MemMsg>>,
     interleave: u64,
+    clock: ClockDomain,
     shared: Arc<GpuShared>,
     view: Option<MemView>,
     state: L2State,
@@ -47,6 +60,8 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
     let p = ctx.params().clone();
     let ways = u32::try_from(p.uint("ways")?).unwrap_or(u32::MAX);
     let cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    let level = TimedLevel::new(cache, &level_timing(&p)?).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    let clock = p.clock("clock")?;
     let interleave = p.bytes("interleave")?;
     if !interleave.is_power_of_two() {
         return Err(BuildError::Invalid(format!("interleave = {interleave} is not a power of two")));
@@ -61,10 +76,28 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
         home,
         down,
         interleave,
+        clock,
         shared,
         view: None,
-        state: L2State { cache, forwarded: BTreeMap::new(), next_tag: 0, performed: Counter::default(), forwards: Counter::default() },
+        state: L2State { level, fetching: BTreeMap::new(), next_fetch: 0, forwarded: BTreeMap::new(), next_tag: 0, performed: Counter::default(), forwards: Counter::default() },
     }))
+}
+
+/// The timing parameters of a cache level from its component parameters.
+pub(crate) fn level_timing(p: &simdojo::params::Params) -> Result<LevelTiming, BuildError> {
+    let u32p = |name: &str| -> Result<u32, BuildError> { u32::try_from(p.uint(name)?).map_err(|_| BuildError::Invalid(format!("{name} exceeds u32"))) };
+    Ok(LevelTiming {
+        hit_latency: p.uint("hit_latency")?,
+        channels: u32p("channels")?,
+        channel_bytes_per_clock: p.uint("channel_bytes_per_clock")?,
+        mshrs: u32p("mshrs")?,
+        mshr_targets: u32p("mshr_targets")?,
+    })
+}
+
+/// Ticks from `now` until cycle `at` of `clock` (zero if it has passed).
+pub(crate) fn delay_until(clock: &ClockDomain, now: Tick, at: Cycle) -> Tick {
+    Tick(clock.cycles(at.get()).0.saturating_sub(now.0))
 }
 
 /// Sends `lines` to the ports below, address-interleaved `interleave` bytes at a time.
@@ -105,11 +138,66 @@ impl L2 {
                 ctx.send(&self.cu[c], MemMsg::Response { tag, result });
             }
             MemMsg::Lines { seq, lines } => {
-                let below = self.state.cache.apply(seq, &lines);
+                let below = self.state.level.cache().apply(seq, &lines);
                 send_interleaved(ctx, &self.down, self.interleave, seq, below);
+            }
+            MemMsg::Access { tag, seq, lines, reply } => {
+                let now = Cycle(self.clock.to_cycles(ctx.now()));
+                let out = self.state.level.request(now, Requester { port: c, tag, reply }, seq, &lines);
+                self.timed_output(seq, out, ctx);
             }
             _ => {}
         }
+    }
+
+    /// Sends a timed level's answers up and its misses and write-backs down.
+    fn timed_output(&mut self, seq: DispatchSeq, mut out: LevelOutput, ctx: &mut Context<'_>) {
+        loop {
+            for (who, at) in out.answers.drain(..) {
+                if who.reply {
+                    let extra = delay_until(&self.clock, ctx.now(), at);
+                    ctx.send_after(&self.cu[who.port], extra, MemMsg::Done { tag: who.tag });
+                }
+            }
+            if out.below.is_empty() {
+                return;
+            }
+            if self.down.is_empty() {
+                // Nothing below: memory answers at once (an ideal backing store).
+                let reads: Vec<u64> = out.below.iter().filter(|l| !l.write).map(|l| l.line).collect();
+                let now = Cycle(self.clock.to_cycles(ctx.now()));
+                out = self.state.level.filled(now, &reads);
+                continue;
+            }
+            let n = self.down.len() as u64;
+            let mut per: Vec<Vec<LineAccess>> = vec![Vec::new(); self.down.len()];
+            for l in out.below.drain(..) {
+                per[((l.line / self.interleave) % n) as usize].push(l);
+            }
+            for (port, lines) in self.down.iter().zip(per) {
+                let (reads, writes): (Vec<LineAccess>, Vec<LineAccess>) = lines.into_iter().partition(|l| !l.write);
+                if !writes.is_empty() {
+                    ctx.send(port, MemMsg::Access { tag: 0, seq, lines: writes, reply: false });
+                }
+                if !reads.is_empty() {
+                    let tag = self.state.next_fetch;
+                    self.state.next_fetch += 1;
+                    self.state.fetching.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
+                    ctx.send(port, MemMsg::Access { tag, seq, lines: reads, reply: true });
+                }
+            }
+            return;
+        }
+    }
+
+    /// A fetch below was answered.
+    fn on_fetched(&mut self, tag: u64, ctx: &mut Context<'_>) {
+        let Some((seq, lines)) = self.state.fetching.remove(&tag) else { return };
+        let now = Cycle(self.clock.to_cycles(ctx.now()));
+        let out = self.state.level.filled(now, &lines);
+        // Misses a freed MSHR lets go are counted below under the fill's dispatch (they
+        // almost always belong to the same one).
+        self.timed_output(seq, out, ctx);
     }
 }
 
@@ -128,7 +216,7 @@ impl Component for L2 {
                     return;
                 }
                 Ok(MemMsg::Flush { seq }) => {
-                    let d = self.state.cache.flush(seq);
+                    let d = self.state.level.cache().flush(seq);
                     ctx.send(home, MemMsg::Counters { seq, l2: d.counts, read_bytes: d.read_bytes, write_bytes: d.write_bytes });
                     return;
                 }
@@ -142,6 +230,10 @@ impl Component for L2 {
                 if let Ok(msg) = event.take(&self.cu[c]) {
                     self.on_cu(c, msg, ctx);
                 }
+            } else if let Some(d) = self.down.iter().position(|p| p.idx() == *port) {
+                if let Ok(MemMsg::Done { tag }) = event.take(&self.down[d]) {
+                    self.on_fetched(tag, ctx);
+                }
             }
         }
     }
@@ -149,9 +241,14 @@ impl Component for L2 {
     fn stats(&self, out: &mut StatsSink<'_>) {
         out.counter("performed", &self.state.performed);
         out.counter("forwarded", &self.state.forwards);
-        let (hits, misses) = self.state.cache.totals();
+        let (hits, misses) = self.state.level.tags().totals();
         out.counter("hits", &Counter::from_count(hits));
         out.counter("misses", &Counter::from_count(misses));
+        let t = self.state.level.stats();
+        out.counter("timed_requests", &Counter::from_count(t.answered));
+        out.counter("timed_latency_cycles", &Counter::from_count(t.latency_cycles));
+        out.counter("mshr_merges", &Counter::from_count(t.merged));
+        out.counter("mshr_stalls", &Counter::from_count(t.mshr_stalls));
     }
 
     fn save(&self) -> Result<Vec<u8>, StateError> {
@@ -170,6 +267,22 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "ways", kind: ParamKind::UInt, default: Some("16"), doc: "associativity" },
     ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "line size" },
     ParamSpec { name: "interleave", kind: ParamKind::Bytes, default: Some("\"4KiB\""), doc: "address interleave over the `down` ports" },
+    ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "clock the timing parameters count (timing mode)" },
+    ParamSpec {
+        name: "hit_latency",
+        kind: ParamKind::UInt,
+        default: Some("48"),
+        doc: "timing mode: cycles of the L2 pipeline for a hit (timing::latency::stages::L2_PIPE; the crossbar is the link latency)",
+    },
+    ParamSpec { name: "channels", kind: ParamKind::UInt, default: Some("16"), doc: "timing mode: channels (16 per XCD on CDNA 3/4, 32 on MI210)" },
+    ParamSpec {
+        name: "channel_bytes_per_clock",
+        kind: ParamKind::UInt,
+        default: Some("128"),
+        doc: "timing mode: bytes per clock of one channel (timing::PartTiming l2.read_bytes_per_clock)",
+    },
+    ParamSpec { name: "mshrs", kind: ParamKind::UInt, default: Some("256"), doc: "timing mode: distinct lines outstanding below (assumed: 16 per channel)" },
+    ParamSpec { name: "mshr_targets", kind: ParamKind::UInt, default: Some("16"), doc: "timing mode: requests merged into one outstanding line (assumed)" },
 ];
 
 const PORTS: &[PortSpec] = &[
@@ -183,6 +296,10 @@ const STATS: &[StatSpec] = &[
     StatSpec { name: "forwarded", kind: StatKind::Counter, unit: "instructions", doc: "deferred memory instructions sent to the coherent home" },
     StatSpec { name: "hits", kind: StatKind::Counter, unit: "lines", doc: "line accesses that hit" },
     StatSpec { name: "misses", kind: StatKind::Counter, unit: "lines", doc: "line accesses that missed" },
+    StatSpec { name: "timed_requests", kind: StatKind::Counter, unit: "requests", doc: "timing mode: requests answered" },
+    StatSpec { name: "timed_latency_cycles", kind: StatKind::Counter, unit: "cycles", doc: "timing mode: sum of request latencies (arrival to answer)" },
+    StatSpec { name: "mshr_merges", kind: StatKind::Counter, unit: "lines", doc: "timing mode: misses merged into an outstanding fill" },
+    StatSpec { name: "mshr_stalls", kind: StatKind::Counter, unit: "lines", doc: "timing mode: misses held back while every MSHR was busy" },
 ];
 
 simdojo::register_component!(ComponentType {
@@ -211,3 +328,20 @@ simdojo::register_component!(ComponentType {
     stats: STATS,
     build: |ctx| build_with(ctx, "ideal"),
 });
+
+#[cfg(test)]
+mod tests {
+    use super::PARAMS;
+    use crate::timing::latency::stages;
+
+    fn default_of(name: &str) -> Option<&'static str> {
+        PARAMS.iter().find(|p| p.name == name).and_then(|p| p.default)
+    }
+
+    #[test]
+    fn timing_defaults_come_from_the_latency_table() {
+        assert_eq!(default_of("hit_latency"), Some(stages::L2_PIPE.to_string().as_str()));
+        let l2 = crate::timing::PartTiming::mi300x().l2;
+        assert_eq!(default_of("channel_bytes_per_clock"), Some(l2.read_bytes_per_clock.to_string().as_str()));
+    }
+}

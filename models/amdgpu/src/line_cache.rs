@@ -1,16 +1,22 @@
-//! A functional-mode cache level: a tag model fed with the line accesses of the level
-//! above, keeping per-dispatch hit/miss counts and producing the traffic for the level
-//! below (fills as reads, dirty evictions as writes). The L2 and the memory-side cache
-//! use it; which replacement policy it has is the component type's choice.
+//! A cache level of the memory system: a tag model fed with the line accesses of the
+//! level above, keeping per-dispatch hit/miss counts and producing the traffic for the
+//! level below (fills as reads, dirty evictions as writes). The L2 and the memory-side
+//! cache use it; which replacement policy it has is the component type's choice.
+//!
+//! [`LineCache`] is the functional-mode level (no time). [`TimedLevel`] wraps it for
+//! timing mode: per-channel bandwidth ([`BandwidthPort`]), a hit latency, and
+//! miss-status holding registers ([`MshrFile`]) that merge misses to a line already on
+//! its way and hold back misses while every entry is busy. It is pure (cycles in,
+//! answers out); the owning component turns the answers into messages.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
 use crate::ids::DispatchSeq;
 use crate::messages::LineAccess;
 use crate::stats::CacheCounts;
-use crate::timing::{AccessKind, CacheConfig, CacheModel, ConfigError, LineAddr, ReplacementPolicy, WritePolicy};
+use crate::timing::{AccessKind, Bandwidth, BandwidthPort, CacheConfig, CacheModel, ConfigError, Cycle, LineAddr, MshrAllocation, MshrConfig, MshrFile, ReplacementPolicy, WritePolicy};
 
 /// Counters of one dispatch at one level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +79,34 @@ impl LineCache {
         below
     }
 
+    /// One access of `line` (a byte address of any granule) for dispatch `seq`, with
+    /// allocation: whether it hit, and the dirty line it evicted (line-aligned bytes).
+    pub fn access(&mut self, seq: DispatchSeq, line: u64, write: bool) -> (bool, Option<u64>) {
+        let shift = self.line_bytes.trailing_zeros();
+        let d = self.per_dispatch.entry(seq).or_default();
+        let kind = if write { AccessKind::Write } else { AccessKind::Read };
+        let out = self.cache.access(LineAddr(line >> shift), kind, true);
+        let hit = out.is_hit();
+        if hit {
+            d.counts.hits += 1;
+        } else {
+            d.counts.misses += 1;
+            if !write {
+                d.read_bytes += self.line_bytes;
+            }
+        }
+        let victim = out.dirty_victim().map(|v| {
+            d.write_bytes += self.line_bytes;
+            v.0 << shift
+        });
+        (hit, victim)
+    }
+
+    /// Counts a miss of `seq` that merged into an outstanding fill (no tag access).
+    pub fn count_merged_miss(&mut self, seq: DispatchSeq) {
+        self.per_dispatch.entry(seq).or_default().counts.misses += 1;
+    }
+
     /// Takes the counters of `seq`.
     pub fn flush(&mut self, seq: DispatchSeq) -> LevelCounts {
         self.per_dispatch.remove(&seq).unwrap_or_default()
@@ -82,6 +116,219 @@ impl LineCache {
     pub fn totals(&self) -> (u64, u64) {
         let s = self.cache.stats();
         (s.hits(), s.misses())
+    }
+}
+
+/// Who asked a [`TimedLevel`] for lines, and how to answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requester {
+    /// Index of the port the request came in on.
+    pub port: usize,
+    /// The requester's tag, echoed in the answer.
+    pub tag: u64,
+    /// Whether the requester wants an answer.
+    pub reply: bool,
+}
+
+/// Timing parameters of a [`TimedLevel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LevelTiming {
+    /// Cycles from a request's arrival to the answer of a hit (after its channel slot).
+    pub hit_latency: u64,
+    /// Independent channels (lines are spread over them by line index).
+    pub channels: u32,
+    /// Bytes one channel moves per cycle.
+    pub channel_bytes_per_clock: u64,
+    /// Distinct lines outstanding below at once.
+    pub mshrs: u32,
+    /// Requests one outstanding line can hold.
+    pub mshr_targets: u32,
+}
+
+/// What a [`TimedLevel`] asks its owner to do.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LevelOutput {
+    /// Lines to fetch (reads) or write back (writes) from the level below.
+    pub below: Vec<LineAccess>,
+    /// Requests served: who, and the cycle at which the answer leaves.
+    pub answers: Vec<(Requester, Cycle)>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct PendingRequest {
+    from: Requester,
+    /// Lines still waiting for a fill.
+    left: u32,
+    /// The latest cycle any of its served lines is ready.
+    ready: u64,
+    /// Arrival cycle (for the average latency).
+    arrived: u64,
+}
+
+/// Counters of a [`TimedLevel`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimedStats {
+    /// Requests answered.
+    pub answered: u64,
+    /// Sum of their latencies (arrival to answer), cycles.
+    pub latency_cycles: u64,
+    /// Line misses that merged into an outstanding fill.
+    pub merged: u64,
+    /// Line misses held back because every MSHR was busy.
+    pub mshr_stalls: u64,
+}
+
+/// A timed cache level (see the [module docs](self)). Writes allocate without fetching
+/// (the level keeps byte masks, as the CDNA L2 does), so only reads wait for a fill.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TimedLevel {
+    cache: LineCache,
+    mshr: MshrFile<u64>,
+    channels: Vec<BandwidthPort>,
+    hit_latency: u64,
+    requests: BTreeMap<u64, PendingRequest>,
+    /// Read misses waiting for a free MSHR: (request id, line).
+    blocked: VecDeque<(u64, LineAddr)>,
+    next_id: u64,
+    stats: TimedStats,
+}
+
+impl TimedLevel {
+    /// A timed level over `cache`.
+    pub fn new(cache: LineCache, timing: &LevelTiming) -> Result<TimedLevel, ConfigError> {
+        let mshr = MshrFile::new(&MshrConfig { entries: timing.mshrs, targets_per_entry: timing.mshr_targets })?;
+        if timing.channels == 0 {
+            return Err(ConfigError::Zero { model: "timed level", field: "channels" });
+        }
+        let port = BandwidthPort::new(Bandwidth::per_cycle(timing.channel_bytes_per_clock))?;
+        Ok(TimedLevel {
+            cache,
+            mshr,
+            channels: vec![port; timing.channels as usize],
+            hit_latency: timing.hit_latency,
+            requests: BTreeMap::new(),
+            blocked: VecDeque::new(),
+            next_id: 0,
+            stats: TimedStats::default(),
+        })
+    }
+
+    /// The functional tag model and its per-dispatch counters.
+    pub fn cache(&mut self) -> &mut LineCache {
+        &mut self.cache
+    }
+
+    /// The tag model, read-only.
+    pub fn tags(&self) -> &LineCache {
+        &self.cache
+    }
+
+    /// Counters since the start.
+    pub fn stats(&self) -> &TimedStats {
+        &self.stats
+    }
+
+    /// The cycle at which one line moved through its channel arriving at `now` is ready.
+    fn through_channel(&mut self, now: u64, line: LineAddr, extra: u64) -> u64 {
+        let n = self.channels.len() as u64;
+        let bytes = self.cache.line_bytes();
+        self.channels[(line.0 % n) as usize].reserve(Cycle(now), bytes).get() + extra
+    }
+
+    /// A request of `lines` arriving at cycle `now`.
+    pub fn request(&mut self, now: Cycle, from: Requester, seq: DispatchSeq, lines: &[LineAccess]) -> LevelOutput {
+        let now = now.get();
+        let id = self.next_id;
+        self.next_id += 1;
+        let shift = self.cache.line_bytes().trailing_zeros();
+        let mut out = LevelOutput::default();
+        let mut p = PendingRequest { from, left: 0, ready: now, arrived: now };
+        let mut last = None;
+        for l in lines {
+            let line = LineAddr(l.line >> shift);
+            if last == Some((line, l.write)) {
+                continue; // the same line twice in a row: one access at this level
+            }
+            last = Some((line, l.write));
+            if !l.write && self.mshr.is_pending(line) {
+                self.cache.count_merged_miss(seq);
+                self.stats.merged += 1;
+                self.wait_for(id, line, &mut p);
+                continue;
+            }
+            let (hit, victim) = self.cache.access(seq, line.0 << shift, l.write);
+            if let Some(v) = victim {
+                out.below.push(LineAccess { line: v, write: true });
+            }
+            if hit || l.write {
+                p.ready = p.ready.max(self.through_channel(now, line, self.hit_latency));
+                continue;
+            }
+            if self.wait_for(id, line, &mut p) {
+                out.below.push(LineAccess { line: line.0 << shift, write: false });
+            }
+        }
+        if p.left == 0 {
+            self.answer(p, &mut out);
+        } else {
+            self.requests.insert(id, p);
+        }
+        out
+    }
+
+    /// Makes request `id` wait for `line`; true when a new fetch must go below.
+    fn wait_for(&mut self, id: u64, line: LineAddr, p: &mut PendingRequest) -> bool {
+        p.left += 1;
+        match self.mshr.allocate(line, id) {
+            MshrAllocation::New => true,
+            MshrAllocation::Merged => false,
+            MshrAllocation::Full(id) => {
+                self.stats.mshr_stalls += 1;
+                self.blocked.push_back((id, line));
+                false
+            }
+        }
+    }
+
+    fn answer(&mut self, p: PendingRequest, out: &mut LevelOutput) {
+        self.stats.answered += 1;
+        self.stats.latency_cycles += p.ready - p.arrived;
+        out.answers.push((p.from, Cycle(p.ready)));
+    }
+
+    /// The fills of `lines` (byte addresses) arrived at cycle `now`.
+    pub fn filled(&mut self, now: Cycle, lines: &[u64]) -> LevelOutput {
+        let now = now.get();
+        let shift = self.cache.line_bytes().trailing_zeros();
+        let mut out = LevelOutput::default();
+        for &l in lines {
+            let line = LineAddr(l >> shift);
+            // A fill nobody waits for (a duplicate) has nothing to wake.
+            let waiters = self.mshr.complete(line).unwrap_or_default();
+            if waiters.is_empty() {
+                continue;
+            }
+            let ready = self.through_channel(now, line, 0);
+            for id in waiters {
+                let Some(p) = self.requests.get_mut(&id) else { continue };
+                p.left = p.left.saturating_sub(1);
+                p.ready = p.ready.max(ready);
+                if p.left == 0 {
+                    if let Some(p) = self.requests.remove(&id) {
+                        self.answer(p, &mut out);
+                    }
+                }
+            }
+        }
+        while let Some(&(id, line)) = self.blocked.front() {
+            match self.mshr.allocate(line, id) {
+                MshrAllocation::New => out.below.push(LineAccess { line: line.0 << shift, write: false }),
+                MshrAllocation::Merged => {}
+                MshrAllocation::Full(_) => break,
+            }
+            self.blocked.pop_front();
+        }
+        out
     }
 }
 
@@ -105,5 +352,40 @@ mod tests {
         assert_eq!(d.counts, CacheCounts { hits: 1, misses: 4 });
         assert_eq!((d.read_bytes, d.write_bytes), (512, 128));
         assert_eq!(c.flush(s), LevelCounts::default());
+    }
+
+    fn timing() -> LevelTiming {
+        LevelTiming { hit_latency: 10, channels: 1, channel_bytes_per_clock: 128, mshrs: 1, mshr_targets: 4 }
+    }
+
+    #[test]
+    fn timed_hits_answer_after_latency_and_misses_after_their_fill() {
+        let mut t = TimedLevel::new(LineCache::new(1024, 128, 2, "lru").unwrap(), &timing()).unwrap();
+        let s = DispatchSeq(1);
+        let from = |tag| Requester { port: 0, tag, reply: true };
+        let r = |line: u64| LineAccess { line, write: false };
+        // Cold miss: goes below, no answer yet.
+        let out = t.request(Cycle(100), from(1), s, &[r(0)]);
+        assert_eq!(out.below, vec![r(0)]);
+        assert!(out.answers.is_empty());
+        // A second reader of the same line merges; a third line finds the one MSHR busy.
+        let out = t.request(Cycle(101), from(2), s, &[r(0), r(128)]);
+        assert!(out.below.is_empty() && out.answers.is_empty());
+        // The fill wakes both waiters of line 0 and lets line 128 go below.
+        let out = t.filled(Cycle(200), &[0]);
+        assert_eq!(out.answers, vec![(from(1), Cycle(201))]);
+        assert_eq!(out.below, vec![r(128)]);
+        let out = t.filled(Cycle(300), &[128]);
+        assert_eq!(out.answers, vec![(from(2), Cycle(301))]);
+        // Now a hit: one channel slot (1 cycle for 128 B at 128 B/clk) plus 10.
+        let out = t.request(Cycle(400), from(3), s, &[r(0)]);
+        assert_eq!(out.answers, vec![(from(3), Cycle(411))]);
+        // Back-to-back hits queue on the channel.
+        let out = t.request(Cycle(400), from(4), s, &[r(0)]);
+        assert_eq!(out.answers, vec![(from(4), Cycle(412))]);
+        assert_eq!(t.stats().merged, 1);
+        assert_eq!(t.stats().mshr_stalls, 1);
+        let d = t.cache().flush(s);
+        assert_eq!(d.counts, CacheCounts { hits: 2, misses: 3 });
     }
 }

@@ -3,6 +3,13 @@
 //! addresses interleaved to it, keeps per-dispatch hit/miss counts, and passes its own
 //! misses and dirty evictions to the HBM controller below. The replacement policy is
 //! the type's: `amdgpu.mall.lru`, `amdgpu.mall.srrip`, `amdgpu.mall.ideal`.
+//!
+//! In timing mode the L2s send it `Access` messages (fetches, answered with `Done`, and
+//! write-backs, not answered); it is a [`TimedLevel`]: hits leave after the channel's
+//! bandwidth slot and `hit_latency`, misses take an MSHR and are fetched from the HBM,
+//! whose `Done` arrives at the HBM model's completion time.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
@@ -11,12 +18,18 @@ use simdojo::params::ParamKind;
 use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 
-use crate::line_cache::LineCache;
+use crate::ids::DispatchSeq;
+use crate::l2::{delay_until, level_timing};
+use crate::line_cache::{LevelOutput, LineCache, Requester, TimedLevel};
 use crate::messages::MemMsg;
+use crate::timing::Cycle;
 
 #[derive(Serialize, Deserialize)]
 struct MallState {
-    cache: LineCache,
+    level: TimedLevel,
+    /// Timed fetches from the HBM: tag -> their lines.
+    fetching: BTreeMap<u64, (DispatchSeq, Vec<u64>)>,
+    next_fetch: u64,
 }
 
 /// See the [module docs](self).
@@ -24,6 +37,7 @@ pub struct MemorySideCache {
     up: Vec<Port<MemMsg>>,
     down: Option<Port<MemMsg>>,
     soc: Option<Port<MemMsg>>,
+    clock: simdojo::time::ClockDomain,
     state: MallState,
 }
 
@@ -31,10 +45,51 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
     let p = ctx.params().clone();
     let ways = u32::try_from(p.uint("ways")?).unwrap_or(u32::MAX);
     let cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    let level = TimedLevel::new(cache, &level_timing(&p)?).map_err(|e| BuildError::Invalid(e.to_string()))?;
     let up = ctx.port_array::<MemMsg>("up")?;
     let down = if ctx.is_connected("down") { Some(ctx.port::<MemMsg>("down")?) } else { None };
     let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
-    Ok(Box::new(MemorySideCache { up, down, soc, state: MallState { cache } }))
+    let state = MallState { level, fetching: BTreeMap::new(), next_fetch: 0 };
+    Ok(Box::new(MemorySideCache { up, down, soc, clock: p.clock("clock")?, state }))
+}
+
+impl MemorySideCache {
+    fn now(&self, ctx: &Context<'_>) -> Cycle {
+        Cycle(self.clock.to_cycles(ctx.now()))
+    }
+
+    /// Sends a timed level's answers up and its misses and write-backs to the HBM.
+    fn timed_output(&mut self, seq: DispatchSeq, mut out: LevelOutput, ctx: &mut Context<'_>) {
+        loop {
+            for (who, at) in out.answers.drain(..) {
+                if who.reply {
+                    let extra = delay_until(&self.clock, ctx.now(), at);
+                    ctx.send_after(&self.up[who.port], extra, MemMsg::Done { tag: who.tag });
+                }
+            }
+            if out.below.is_empty() {
+                return;
+            }
+            let Some(down) = &self.down else {
+                // No HBM linked: an ideal backing store answers at once.
+                let reads: Vec<u64> = out.below.iter().filter(|l| !l.write).map(|l| l.line).collect();
+                let now = self.now(ctx);
+                out = self.state.level.filled(now, &reads);
+                continue;
+            };
+            let (reads, writes): (Vec<_>, Vec<_>) = out.below.drain(..).partition(|l| !l.write);
+            if !writes.is_empty() {
+                ctx.send(down, MemMsg::Access { tag: 0, seq, lines: writes, reply: false });
+            }
+            if !reads.is_empty() {
+                let tag = self.state.next_fetch;
+                self.state.next_fetch += 1;
+                self.state.fetching.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
+                ctx.send(down, MemMsg::Access { tag, seq, lines: reads, reply: true });
+            }
+            return;
+        }
+    }
 }
 
 impl Component for MemorySideCache {
@@ -42,7 +97,7 @@ impl Component for MemorySideCache {
         let event = match &self.soc {
             Some(soc) => match event.take(soc) {
                 Ok(MemMsg::Flush { seq }) => {
-                    let d = self.state.cache.flush(seq);
+                    let d = self.state.level.cache().flush(seq);
                     ctx.send(soc, MemMsg::Counters { seq, l2: d.counts, read_bytes: d.read_bytes, write_bytes: d.write_bytes });
                     return;
                 }
@@ -53,10 +108,26 @@ impl Component for MemorySideCache {
         };
         if let Event::Message { port, .. } = &event {
             if let Some(i) = self.up.iter().position(|p| p.idx() == *port) {
-                if let Ok(MemMsg::Lines { seq, lines }) = event.take(&self.up[i]) {
-                    let below = self.state.cache.apply(seq, &lines);
-                    if let (Some(down), false) = (&self.down, below.is_empty()) {
-                        ctx.send(down, MemMsg::Lines { seq, lines: below });
+                match event.take(&self.up[i]) {
+                    Ok(MemMsg::Lines { seq, lines }) => {
+                        let below = self.state.level.cache().apply(seq, &lines);
+                        if let (Some(down), false) = (&self.down, below.is_empty()) {
+                            ctx.send(down, MemMsg::Lines { seq, lines: below });
+                        }
+                    }
+                    Ok(MemMsg::Access { tag, seq, lines, reply }) => {
+                        let now = self.now(ctx);
+                        let out = self.state.level.request(now, Requester { port: i, tag, reply }, seq, &lines);
+                        self.timed_output(seq, out, ctx);
+                    }
+                    _ => {}
+                }
+            } else if let Some(down) = &self.down {
+                if let Ok(MemMsg::Done { tag }) = event.take(down) {
+                    if let Some((seq, lines)) = self.state.fetching.remove(&tag) {
+                        let now = self.now(ctx);
+                        let out = self.state.level.filled(now, &lines);
+                        self.timed_output(seq, out, ctx);
                     }
                 }
             }
@@ -64,9 +135,12 @@ impl Component for MemorySideCache {
     }
 
     fn stats(&self, out: &mut StatsSink<'_>) {
-        let (hits, misses) = self.state.cache.totals();
+        let (hits, misses) = self.state.level.tags().totals();
         out.counter("hits", &Counter::from_count(hits));
         out.counter("misses", &Counter::from_count(misses));
+        let t = self.state.level.stats();
+        out.counter("timed_requests", &Counter::from_count(t.answered));
+        out.counter("timed_latency_cycles", &Counter::from_count(t.latency_cycles));
     }
 
     fn save(&self) -> Result<Vec<u8>, StateError> {
@@ -83,6 +157,22 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "size", kind: ParamKind::Bytes, default: Some("\"32MiB\""), doc: "capacity of this slice" },
     ParamSpec { name: "ways", kind: ParamKind::UInt, default: Some("16"), doc: "associativity" },
     ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "line size" },
+    ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "clock the timing parameters count (timing mode)" },
+    ParamSpec {
+        name: "hit_latency",
+        kind: ParamKind::UInt,
+        default: Some("48"),
+        doc: "timing mode: cycles of the slice pipeline for a hit (timing::latency::stages::MEMORY_SIDE_PIPE; the IOD crossing is the link latency)",
+    },
+    ParamSpec { name: "channels", kind: ParamKind::UInt, default: Some("16"), doc: "timing mode: channels of this slice (MI300X: 128 channels over 8 slices)" },
+    ParamSpec {
+        name: "channel_bytes_per_clock",
+        kind: ParamKind::UInt,
+        default: Some("64"),
+        doc: "timing mode: bytes per clock of one channel (timing::PartTiming memory_side.read_bytes_per_clock)",
+    },
+    ParamSpec { name: "mshrs", kind: ParamKind::UInt, default: Some("256"), doc: "timing mode: distinct lines outstanding at the HBM (assumed)" },
+    ParamSpec { name: "mshr_targets", kind: ParamKind::UInt, default: Some("16"), doc: "timing mode: requests merged into one outstanding line (assumed)" },
 ];
 
 const PORTS: &[PortSpec] = &[
@@ -94,6 +184,8 @@ const PORTS: &[PortSpec] = &[
 const STATS: &[StatSpec] = &[
     StatSpec { name: "hits", kind: StatKind::Counter, unit: "lines", doc: "line accesses that hit" },
     StatSpec { name: "misses", kind: StatKind::Counter, unit: "lines", doc: "line accesses that missed" },
+    StatSpec { name: "timed_requests", kind: StatKind::Counter, unit: "requests", doc: "timing mode: requests answered" },
+    StatSpec { name: "timed_latency_cycles", kind: StatKind::Counter, unit: "cycles", doc: "timing mode: sum of request latencies (arrival to answer)" },
 ];
 
 simdojo::register_component!(ComponentType {
@@ -122,3 +214,20 @@ simdojo::register_component!(ComponentType {
     stats: STATS,
     build: |ctx| build_with(ctx, "ideal"),
 });
+
+#[cfg(test)]
+mod tests {
+    use super::PARAMS;
+    use crate::timing::latency::stages;
+
+    fn default_of(name: &str) -> Option<&'static str> {
+        PARAMS.iter().find(|p| p.name == name).and_then(|p| p.default)
+    }
+
+    #[test]
+    fn timing_defaults_come_from_the_latency_table() {
+        assert_eq!(default_of("hit_latency"), Some(stages::MEMORY_SIDE_PIPE.to_string().as_str()));
+        let slice = crate::timing::PartTiming::mi300x().memory_side.expect("MI300X has a memory-side cache");
+        assert_eq!(default_of("channel_bytes_per_clock"), Some(slice.read_bytes_per_clock.to_string().as_str()));
+    }
+}

@@ -184,6 +184,24 @@ pub enum MemMsg {
         /// The lines.
         lines: Vec<LineAccess>,
     },
+    /// Timing mode: one memory instruction's lines (compute unit -> L2), or one level's
+    /// misses and write-backs (L2 -> memory-side cache -> HBM). The receiver answers with
+    /// [`MemMsg::Done`] when every line is served, if `reply` is set.
+    Access {
+        /// Sender's tag, echoed in `Done`.
+        tag: u64,
+        /// Dispatch it belongs to (for statistics).
+        seq: DispatchSeq,
+        /// The lines, each a read or a write.
+        lines: Vec<LineAccess>,
+        /// Whether the sender waits for an answer (write-backs do not).
+        reply: bool,
+    },
+    /// Timing mode: every line of the `Access` with this tag is served.
+    Done {
+        /// The access's tag.
+        tag: u64,
+    },
     /// SoC -> L2: report and forget the counters of a dispatch.
     Flush {
         /// The dispatch.

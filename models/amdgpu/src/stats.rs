@@ -75,6 +75,47 @@ pub struct DispatchCounters {
     pub l1: CacheCounts,
     /// Scalar cache accesses.
     pub scalar: CacheCounts,
+    /// Timing-mode stalls and memory latency (zero in functional mode).
+    #[serde(default)]
+    pub timing: TimingCounters,
+}
+
+/// What timing mode adds to a dispatch's counters (summed over compute units).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimingCounters {
+    /// Wave-cycles spent in `s_waitcnt` after the issue latency had passed.
+    pub stall_waitcnt: u64,
+    /// Wave-cycles a ready wave lost to another wave of its SIMD.
+    pub stall_issue: u64,
+    /// Wave-cycles waiting at `s_barrier`.
+    pub stall_barrier: u64,
+    /// Wave-cycles waiting for deferred (atomic, coherent) accesses.
+    pub stall_deferred: u64,
+    /// Memory instructions answered by the L2.
+    pub mem_requests: u64,
+    /// Sum of their latencies, issue to data, cycles.
+    pub mem_latency_cycles: u64,
+}
+
+impl TimingCounters {
+    /// Adds another count.
+    pub fn add(&mut self, o: &TimingCounters) {
+        self.stall_waitcnt += o.stall_waitcnt;
+        self.stall_issue += o.stall_issue;
+        self.stall_barrier += o.stall_barrier;
+        self.stall_deferred += o.stall_deferred;
+        self.mem_requests += o.mem_requests;
+        self.mem_latency_cycles += o.mem_latency_cycles;
+    }
+
+    /// Mean latency of the memory instructions the L2 answered, cycles (0 with none).
+    pub fn mean_memory_latency(&self) -> f64 {
+        if self.mem_requests == 0 {
+            0.0
+        } else {
+            self.mem_latency_cycles as f64 / self.mem_requests as f64
+        }
+    }
 }
 
 impl DispatchCounters {
@@ -89,6 +130,7 @@ impl DispatchCounters {
         self.quanta += o.quanta;
         self.l1.add(&o.l1);
         self.scalar.add(&o.scalar);
+        self.timing.add(&o.timing);
     }
 }
 
@@ -163,6 +205,19 @@ pub fn table(kernels: &[KernelStats]) -> String {
             k.hbm_read_bytes,
             k.hbm_write_bytes
         );
+        let t = &k.counters.timing;
+        if *t != TimingCounters::default() {
+            let _ = writeln!(
+                s,
+                "  timing: stalls (wave-cycles) waitcnt {}  issue {}  barrier {}  deferred {}   L2 requests {}  mean latency {:.1} cycles",
+                t.stall_waitcnt,
+                t.stall_issue,
+                t.stall_barrier,
+                t.stall_deferred,
+                t.mem_requests,
+                t.mean_memory_latency()
+            );
+        }
     }
     s
 }

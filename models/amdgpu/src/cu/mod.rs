@@ -1,9 +1,17 @@
-//! `amdgpu.cu`: a compute unit in functional mode. It holds the waves of the work-groups
-//! its command processor placed on it (in the wave slots the CP chose), runs them in
-//! quanta (each wave up to `quantum` instructions per quantum, one instruction per cycle,
-//! so spin-waits across work-groups make progress), opens work-group barriers, sleeps
-//! waves on `s_sleep`, ships deferred (coherent) memory instructions to its L2 and
+//! `amdgpu.cu`: a compute unit. It holds the waves of the work-groups its command
+//! processor placed on it (in the wave slots the CP chose), opens work-group barriers,
+//! sleeps waves on `s_sleep`, ships deferred (coherent) memory instructions to its L2 and
 //! resumes the wave on the answer, and reports ends and faults.
+//!
+//! Two modes (parameter `mode`), same results, different time:
+//! - `functional`: waves run in quanta (each wave up to `quantum` instructions per
+//!   quantum, one instruction per cycle, so spin-waits across work-groups make progress);
+//!   line traffic goes to the caches for statistics only.
+//! - `timing` ([`timed`]): each SIMD issues at most one instruction per cycle,
+//!   round-robin over its ready waves, with per-class issue cycles ([`issue`]); memory
+//!   instructions access their data at issue but their wait counters drop only when the
+//!   vector L1 / scalar cache (hit latency) or the L2 (a timed `Access`) answers, and
+//!   `s_waitcnt` stalls until the counters allow.
 //!
 //! Memory: plain accesses go straight to GPU memory through the CU's [`MemView`];
 //! atomics and coherent accesses whose order matters beyond this XCD are deferred (see
@@ -32,6 +40,12 @@ use crate::messages::{CuCapacity, CuMsg, GroupLaunch, LineAccess, MemMsg};
 use crate::shared::{GpuFault, GpuShared};
 use crate::stats::{class_of, DispatchCounters};
 use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, ReplacementPolicy, WritePolicy};
+
+pub mod issue;
+pub mod timed;
+
+use self::issue::{IssueParams, IssueTable};
+use self::timed::{TimedParams, TimedState, WaveTiming};
 
 /// Finished waves a compute unit keeps for reuse (each holds 128 KiB of registers).
 const SPARE_WAVES: usize = 4;
@@ -149,6 +163,9 @@ struct Slot {
     wave: Wave,
     /// Cycle before which the wave sleeps.
     wake: u64,
+    /// Timing-mode scheduling state.
+    #[serde(default)]
+    timing: WaveTiming,
 }
 
 /// A resident work-group.
@@ -175,6 +192,9 @@ struct CuState {
     quanta: Counter,
     deferred: Counter,
     faults: Counter,
+    /// Timing-mode state.
+    #[serde(default)]
+    timed: TimedState,
 }
 
 /// See the [module docs](self).
@@ -187,6 +207,8 @@ pub struct ComputeUnit {
     shared: Arc<GpuShared>,
     mem: Option<CuMemory>,
     line_bytes: u64,
+    /// Timing mode's parameters and issue table (`None` in functional mode).
+    timing: Option<Box<(TimedParams, IssueTable)>>,
     state: CuState,
     /// Waves of finished work-groups, reused for new ones (a cache: not checkpointed).
     spare: Vec<Wave>,
@@ -209,9 +231,30 @@ impl ComputeUnit {
             return Err(BuildError::Invalid(format!("simds = {} and wave_slots = {} (1..=64) are out of range", cap.simds, cap.slots)));
         }
         let mode = p.string("mode")?;
-        if mode != "functional" {
-            return Err(BuildError::Invalid(format!("mode = {mode:?}: this compute unit model runs in functional mode only")));
-        }
+        let timing = match mode.as_str() {
+            "functional" => None,
+            "timing" => {
+                let u16p = |name: &str| -> Result<u16, BuildError> {
+                    u16::try_from(p.uint(name)?).map_err(|_| BuildError::Invalid(format!("{name} exceeds 65535 cycles")))
+                };
+                let issue = IssueParams {
+                    valu: u16p("valu_cycles")?,
+                    valu_f64: u16p("valu_f64_cycles")?,
+                    trans: u16p("trans_cycles")?,
+                    salu: u16p("salu_cycles")?,
+                    branch: u16p("branch_cycles")?,
+                    mem_issue: u16p("mem_issue_cycles")?,
+                };
+                let params = TimedParams {
+                    l1_hit_latency: p.uint("l1_hit_latency")?,
+                    scalar_hit_latency: p.uint("scalar_hit_latency")?,
+                    lds_latency: p.uint("lds_latency")?,
+                    window: p.uint("issue_window")?.max(1),
+                };
+                Some(Box::new((params, IssueTable::new(&issue))))
+            }
+            other => return Err(BuildError::Invalid(format!("mode = {other:?}: expected \"functional\" or \"timing\""))),
+        };
         let quantum = p.uint("quantum")?.max(1);
         let line_bytes = p.uint("line_bytes")?;
         if !line_bytes.is_power_of_two() {
@@ -241,6 +284,7 @@ impl ComputeUnit {
             shared,
             mem: None,
             line_bytes,
+            timing,
             state: CuState {
                 l1,
                 scalar,
@@ -252,6 +296,7 @@ impl ComputeUnit {
                 quanta: Counter::default(),
                 deferred: Counter::default(),
                 faults: Counter::default(),
+                timed: TimedState::default(),
             },
             spare: Vec::new(),
         }))
@@ -325,7 +370,9 @@ impl ComputeUnit {
         c.0.waves += waves.len() as u64;
         let lds = vec![0u8; l.lds_bytes as usize];
         let known = self.shared.program_at(entry).is_some();
-        self.state.groups.push(Group { launch: l, waves: waves.into_iter().map(|wave| Slot { wave, wake: 0 }).collect(), lds });
+        let ready = self.cycle(ctx.now()) + 1;
+        let slots = waves.into_iter().map(|wave| Slot { wave, wake: 0, timing: WaveTiming::starting_at(ready) }).collect();
+        self.state.groups.push(Group { launch: l, waves: slots, lds });
         if !known {
             let n = self.state.groups.len() - 1;
             self.fault_group(ctx, n, 0, format!("no code object is loaded at the kernel entry {entry:#x}"), Some(entry));
@@ -482,6 +529,9 @@ impl ComputeUnit {
                     // surfaced as a fault of this group, not a crash.
                     return self.fault_group(ctx, g, wi, e.to_string(), None);
                 }
+                if self.timing.is_some() {
+                    return self.on_deferred_done(g, wi, ctx);
+                }
                 let now = ctx.now();
                 self.arm(ctx, now + self.clock.period());
             }
@@ -528,11 +578,16 @@ impl Component for ComputeUnit {
         };
         let event = match event.take(&self.l2) {
             Ok(MemMsg::Response { tag, result }) => return self.on_response(tag, result, ctx),
+            Ok(MemMsg::Done { tag }) => return self.on_access_done(tag, ctx),
             Ok(_) => return,
             Err(e) => e,
         };
         if let Event::Timer { .. } = event {
-            self.quantum(ctx);
+            if self.timing.is_some() {
+                self.timed_run(ctx);
+            } else {
+                self.quantum(ctx);
+            }
         }
     }
 
@@ -541,6 +596,7 @@ impl Component for ComputeUnit {
         out.counter("quanta", &self.state.quanta);
         out.counter("deferred", &self.state.deferred);
         out.counter("faults", &self.state.faults);
+        self.state.timed.stats(out);
     }
 
     fn save(&self) -> Result<Vec<u8>, StateError> {
@@ -555,12 +611,13 @@ impl Component for ComputeUnit {
 
 simdojo::register_component!(ComponentType {
     name: "amdgpu.cu",
-    doc: "A compute unit (functional mode): SIMDs with wave slots, registers and LDS allocated per the kernel \
-          descriptor by the command processor, waves run in quanta of `quantum` instructions (one per cycle), \
-          barriers, s_sleep, coherent accesses deferred to their home.",
+    doc: "A compute unit: SIMDs with wave slots, registers and LDS allocated per the kernel descriptor by the \
+          command processor, barriers, s_sleep, coherent accesses deferred to their home. Functional mode runs \
+          waves in quanta of `quantum` instructions; timing mode issues one instruction per SIMD per cycle with \
+          per-class issue cycles and timed memory (see amdgpu::cu).",
     params: &[
         ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
-        ParamSpec { name: "mode", kind: ParamKind::String, default: Some("\"functional\""), doc: "simulation mode (functional)" },
+        ParamSpec { name: "mode", kind: ParamKind::String, default: Some("\"functional\""), doc: "simulation mode: functional or timing" },
         ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock" },
         ParamSpec { name: "simds", kind: ParamKind::UInt, default: Some("4"), doc: "SIMD units" },
         ParamSpec { name: "wave_slots", kind: ParamKind::UInt, default: Some("32"), doc: "wave slots (8 per SIMD on CDNA)" },
@@ -574,6 +631,26 @@ simdojo::register_component!(ComponentType {
         ParamSpec { name: "l1_policy", kind: ParamKind::String, default: Some("\"lru\""), doc: "replacement of the CU's caches (lru, srrip, random, ideal)" },
         ParamSpec { name: "scalar_size", kind: ParamKind::Bytes, default: Some("\"16KiB\""), doc: "scalar cache capacity" },
         ParamSpec { name: "scalar_ways", kind: ParamKind::UInt, default: Some("8"), doc: "scalar cache associativity" },
+        ParamSpec { name: "valu_cycles", kind: ParamKind::UInt, default: Some("4"), doc: "timing: issue cycles of a wave64 VALU op (64 lanes on a 16-lane SIMD)" },
+        ParamSpec {
+            name: "valu_f64_cycles",
+            kind: ParamKind::UInt,
+            default: Some("8"),
+            doc: "timing: issue cycles of an f64 VALU op (assumed half rate; the CDNA 3 FMA peak would allow 4)",
+        },
+        ParamSpec { name: "trans_cycles", kind: ParamKind::UInt, default: Some("16"), doc: "timing: issue cycles of a transcendental VALU op (quarter rate)" },
+        ParamSpec { name: "salu_cycles", kind: ParamKind::UInt, default: Some("1"), doc: "timing: issue cycles of a scalar ALU op (and s_waitcnt, scalar memory issue)" },
+        ParamSpec { name: "branch_cycles", kind: ParamKind::UInt, default: Some("4"), doc: "timing: issue cycles of a branch (fetch redirect, assumed)" },
+        ParamSpec { name: "mem_issue_cycles", kind: ParamKind::UInt, default: Some("4"), doc: "timing: issue cycles of a vector memory or LDS op (timing::latency::stages::VECTOR_ADDRESS)" },
+        ParamSpec { name: "l1_hit_latency", kind: ParamKind::UInt, default: Some("64"), doc: "timing: load-to-use cycles of a vector L1 hit (timing::latency::VECTOR_L1_HIT)" },
+        ParamSpec { name: "scalar_hit_latency", kind: ParamKind::UInt, default: Some("32"), doc: "timing: load-to-use cycles of a scalar cache hit (timing::latency::SCALAR_L1_HIT)" },
+        ParamSpec { name: "lds_latency", kind: ParamKind::UInt, default: Some("64"), doc: "timing: cycles until an LDS op's lgkmcnt drops (assumed)" },
+        ParamSpec {
+            name: "issue_window",
+            kind: ParamKind::UInt,
+            default: Some("8"),
+            doc: "timing: cycles scheduled per event; an answer from the L2 is seen at most this late (1: exact)",
+        },
     ],
     ports: &[
         PortSpec { name: "cp", doc: "to the XCD's command processor", dir: PortDir::InOut, array: false, message: MessageKind::of::<CuMsg> },
@@ -584,6 +661,12 @@ simdojo::register_component!(ComponentType {
         StatSpec { name: "quanta", kind: StatKind::Counter, unit: "quanta", doc: "scheduling quanta run" },
         StatSpec { name: "deferred", kind: StatKind::Counter, unit: "instructions", doc: "memory instructions sent to the L2 or the coherent home" },
         StatSpec { name: "faults", kind: StatKind::Counter, unit: "groups", doc: "work-groups stopped by a fault" },
+        StatSpec { name: "stall_waitcnt", kind: StatKind::Counter, unit: "wave-cycles", doc: "timing: cycles ready waves waited in s_waitcnt" },
+        StatSpec { name: "stall_issue", kind: StatKind::Counter, unit: "wave-cycles", doc: "timing: cycles ready waves waited for their SIMD (another wave issued)" },
+        StatSpec { name: "stall_deferred", kind: StatKind::Counter, unit: "wave-cycles", doc: "timing: cycles waves waited for a deferred (atomic, coherent) access" },
+        StatSpec { name: "stall_barrier", kind: StatKind::Counter, unit: "wave-cycles", doc: "timing: cycles waves waited at s_barrier" },
+        StatSpec { name: "mem_requests", kind: StatKind::Counter, unit: "instructions", doc: "timing: memory instructions answered by the L2" },
+        StatSpec { name: "mem_latency_cycles", kind: StatKind::Counter, unit: "cycles", doc: "timing: sum of their latencies (average = this / mem_requests)" },
     ],
     build: ComputeUnit::build,
 });

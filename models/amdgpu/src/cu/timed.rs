@@ -1,0 +1,559 @@
+//! Timing mode of the compute unit: the per-cycle issue model.
+//!
+//! Every event schedules up to `issue_window` cycles. In each cycle each SIMD issues at
+//! most one instruction, taking its ready waves round-robin (wave slot `k` is on SIMD
+//! `k % simds`). A wave is ready when it is running, the issue cycles of its previous
+//! instruction ([`IssueTable`]) and any `s_sleep` have passed, and, when the
+//! instruction at its pc is `s_waitcnt`, its outstanding memory instructions are few
+//! enough. Instructions execute one at a time (`step` with a budget of 1), so data is
+//! read and written at issue, exactly as in functional mode; only the wait counters
+//! are timed:
+//!
+//! - a vector memory instruction whose lines all hit the vector L1 completes after
+//!   `l1_hit_latency`; otherwise its missing lines (and every line of a store: the L1
+//!   is write-through) go to the L2 in one `Access` message and it completes
+//!   `l1_hit_latency` after the L2's `Done` arrives (the data passes the L1 pipeline
+//!   on its way back); scalar loads likewise with the scalar cache;
+//! - an LDS instruction completes after `lds_latency`;
+//! - deferred accesses (atomics, system-coherent) keep the functional path: the wave
+//!   waits (status `WaitMemory`) for the L2's or home's `Response`.
+//!
+//! Counters drop in issue order (gfx9 returns vector memory results in order), so
+//! `s_waitcnt vmcnt(n)` waits until all but the `n` youngest have completed.
+//!
+//! **Approximation:** an answer that arrives while the window it falls into was already
+//! scheduled is seen at the end of that window (at most `issue_window - 1` cycles late).
+//! **Determinism:** the schedule depends only on simulated time and the order of events
+//! at equal times, which the engine fixes; no container is iterated in hash order.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use amdgpu_isa::exec::{step, Program, StepEnv, StepStop, WaveStatus};
+use serde::{Deserialize, Serialize};
+use simdojo::component::Port;
+use simdojo::engine::Context;
+use simdojo::stats::{Counter, StatsSink};
+use simdojo::time::{ClockDomain, Tick};
+
+use super::issue::{waitcnt_limits, IssueInfo, IssueTable, MemClass};
+use super::{goes_to_home, ComputeUnit, CuMemory, CuState, Slot, OPCODES, SCALAR_LINE};
+use crate::ids::DispatchSeq;
+use crate::messages::{CuMsg, LineAccess, MemMsg};
+use crate::stats::DispatchCounters;
+use crate::timing::{AccessKind as LineKind, CacheModel, LineAddr};
+
+/// Latencies of timing mode (component parameters of `amdgpu.cu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedParams {
+    /// Load-to-use cycles of a vector L1 hit.
+    pub l1_hit_latency: u64,
+    /// Load-to-use cycles of a scalar cache hit.
+    pub scalar_hit_latency: u64,
+    /// Cycles until an LDS instruction's `lgkmcnt` drops.
+    pub lds_latency: u64,
+    /// Cycles scheduled per event.
+    pub window: u64,
+}
+
+/// One memory instruction counted in a wait counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Outstanding {
+    /// Tag of its L2 access (0 for ones completed inside the compute unit).
+    tag: u64,
+    /// Cycle it completes, once known.
+    done: Option<u64>,
+}
+
+/// Timing-mode state of one wave.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WaveTiming {
+    /// First cycle the previous instruction's issue cycles allow the next issue.
+    ready_at: u64,
+    /// Outstanding instructions counted in `vmcnt`, oldest first.
+    vm: VecDeque<Outstanding>,
+    /// Outstanding instructions counted in `lgkmcnt`, oldest first.
+    lgkm: VecDeque<Outstanding>,
+    /// When the wave started waiting at a barrier or for a deferred access.
+    waiting_since: u64,
+    /// The pc `wait` describes (`None`: not looked up yet).
+    #[serde(default)]
+    wait_pc: Option<u64>,
+    /// The (vmcnt, lgkmcnt) limits of the `s_waitcnt` at `wait_pc`, if it is one.
+    #[serde(default)]
+    wait: Option<(u32, u32)>,
+}
+
+impl WaveTiming {
+    /// A wave that can first issue at cycle `ready`.
+    pub(super) fn starting_at(ready: u64) -> WaveTiming {
+        WaveTiming { ready_at: ready, ..WaveTiming::default() }
+    }
+
+    /// Drops completed instructions from the fronts of both counters.
+    fn retire(&mut self, c: u64) {
+        for q in [&mut self.vm, &mut self.lgkm] {
+            while q.front().is_some_and(|o| o.done.is_some_and(|d| d <= c)) {
+                q.pop_front();
+            }
+        }
+    }
+
+    /// The cycle all outstanding instructions are complete, if known.
+    fn drained(&self) -> Option<u64> {
+        self.vm.iter().chain(&self.lgkm).try_fold(0, |m, o| o.done.map(|d| m.max(d)))
+    }
+}
+
+/// The cycle at which at most `limit` of `q` are outstanding (in-order completion), or
+/// `None` while one of those that must complete has no known time.
+fn drain_time(q: &VecDeque<Outstanding>, limit: u32) -> Option<u64> {
+    let need = q.len().saturating_sub(limit as usize);
+    q.iter().take(need).try_fold(0, |m, o| o.done.map(|d| m.max(d)))
+}
+
+/// The first cycle at or after the wave's issue latency at which it may issue, as seen at
+/// cycle `c`; `None` when it is not running or waits for an answer.
+fn ready_cycle(slot: &mut Slot, program: &Program, table: &IssueTable, c: u64) -> Option<u64> {
+    if slot.wave.status != WaveStatus::Running {
+        return None;
+    }
+    let t = &mut slot.timing;
+    let mut r = t.ready_at.max(slot.wake);
+    if t.wait_pc != Some(slot.wave.pc) {
+        // Looked up once per instruction, not once per cycle.
+        t.wait_pc = Some(slot.wave.pc);
+        t.wait = program.inst_at(slot.wave.pc).filter(|ci| table.get(ci.inst.opcode() as usize).waitcnt).map(|ci| {
+            let limits = waitcnt_limits(ci.inst.words()[0] & 0xffff);
+            (limits.vm, limits.lgkm)
+        });
+    }
+    if let Some((vm, lgkm)) = t.wait {
+        t.retire(c);
+        r = r.max(drain_time(&t.vm, vm)?);
+        r = r.max(drain_time(&t.lgkm, lgkm)?);
+    }
+    Some(r)
+}
+
+/// Timing-mode state of a compute unit.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimedState {
+    /// First cycle not yet scheduled.
+    processed_until: u64,
+    /// Last wave slot that issued, per SIMD.
+    rr: Vec<u32>,
+    /// Next L2 access tag (0 is never used).
+    next_tag: u64,
+    /// L2 accesses in flight: tag -> (dispatch, wave slot, issue cycle, cycles from the
+    /// L2's answer to the data in registers).
+    inflight: BTreeMap<u64, (DispatchSeq, u32, u64, u64)>,
+    stall_waitcnt: u64,
+    stall_issue: u64,
+    stall_deferred: u64,
+    stall_barrier: u64,
+    mem_requests: u64,
+    mem_latency_cycles: u64,
+}
+
+impl TimedState {
+    /// Writes the timing statistics.
+    pub(super) fn stats(&self, out: &mut StatsSink<'_>) {
+        out.counter("stall_waitcnt", &Counter::from_count(self.stall_waitcnt));
+        out.counter("stall_issue", &Counter::from_count(self.stall_issue));
+        out.counter("stall_deferred", &Counter::from_count(self.stall_deferred));
+        out.counter("stall_barrier", &Counter::from_count(self.stall_barrier));
+        out.counter("mem_requests", &Counter::from_count(self.mem_requests));
+        out.counter("mem_latency_cycles", &Counter::from_count(self.mem_latency_cycles));
+    }
+}
+
+/// What issuing an instruction needs besides the wave.
+struct IssueCtx<'a> {
+    params: &'a TimedParams,
+    l1: &'a mut CacheModel,
+    scalar: &'a mut CacheModel,
+    timed: &'a mut TimedState,
+    l2: &'a Port<MemMsg>,
+    clock: &'a ClockDomain,
+    line_bytes: u64,
+}
+
+impl IssueCtx<'_> {
+    /// Ticks from now until cycle `c`.
+    fn delay(&self, ctx: &Context<'_>, c: u64) -> Tick {
+        Tick(self.clock.cycles(c).0.saturating_sub(ctx.now().0))
+    }
+
+    /// Times the memory side of the instruction wave slot `slot_no` issued at cycle `c`.
+    #[allow(clippy::too_many_arguments)]
+    fn memory(&mut self, ctx: &mut Context<'_>, info: IssueInfo, mem: &mut CuMemory, t: &mut WaveTiming, seq: DispatchSeq, slot_no: u32, c: u64, counts: &mut DispatchCounters) {
+        if info.mem != MemClass::None {
+            t.retire(c); // keeps the counters short for waves that never wait
+        }
+        let (to_l2, hit_latency) = match info.mem {
+            MemClass::None => return,
+            MemClass::Lds => {
+                t.lgkm.push_back(Outstanding { tag: 0, done: Some(c + self.params.lds_latency) });
+                return;
+            }
+            MemClass::Vector | MemClass::Flat => {
+                let shift = self.line_bytes.trailing_zeros();
+                let mut to_l2 = Vec::new();
+                for l in mem.lines.drain(..) {
+                    let kind = if l.write { LineKind::Write } else { LineKind::Read };
+                    let hit = self.l1.access(LineAddr(l.line >> shift), kind, true).is_hit();
+                    if hit {
+                        counts.l1.hits += 1;
+                    } else {
+                        counts.l1.misses += 1;
+                    }
+                    if l.write || !hit {
+                        to_l2.push(l);
+                    }
+                }
+                (to_l2, self.params.l1_hit_latency)
+            }
+            MemClass::Scalar => {
+                let mut to_l2: Vec<LineAccess> = Vec::new();
+                for line in mem.scalar_lines.drain(..) {
+                    if self.scalar.access(LineAddr(line / SCALAR_LINE), LineKind::Read, true).is_hit() {
+                        counts.scalar.hits += 1;
+                    } else {
+                        counts.scalar.misses += 1;
+                        let l2_line = line & !(self.line_bytes - 1);
+                        if to_l2.last().is_none_or(|l| l.line != l2_line) {
+                            to_l2.push(LineAccess { line: l2_line, write: false });
+                        }
+                    }
+                }
+                (to_l2, self.params.scalar_hit_latency)
+            }
+        };
+        let entry = if to_l2.is_empty() {
+            Outstanding { tag: 0, done: Some(c + hit_latency) }
+        } else {
+            self.timed.next_tag += 1;
+            let tag = self.timed.next_tag;
+            self.timed.inflight.insert(tag, (seq, slot_no, c, hit_latency));
+            let extra = self.delay(ctx, c);
+            ctx.send_after(self.l2, extra, MemMsg::Access { tag, seq, lines: to_l2, reply: true });
+            Outstanding { tag, done: None }
+        };
+        match info.mem {
+            MemClass::Vector => t.vm.push_back(entry),
+            MemClass::Flat => {
+                t.vm.push_back(entry);
+                t.lgkm.push_back(entry);
+            }
+            _ => t.lgkm.push_back(entry),
+        }
+    }
+}
+
+/// The counters of dispatch `seq`, created on first use.
+fn counters_of(counters: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>, seq: DispatchSeq) -> &mut DispatchCounters {
+    &mut counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES])).0
+}
+
+/// The per-dispatch counters of the resident groups, taken out of the map for one
+/// scheduling window (a linear search over one or two dispatches beats a map lookup
+/// per instruction).
+struct WindowCounters(Vec<(DispatchSeq, (DispatchCounters, Vec<u64>))>);
+
+impl WindowCounters {
+    fn take(map: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>, groups: &[super::Group]) -> WindowCounters {
+        let mut v: Vec<(DispatchSeq, (DispatchCounters, Vec<u64>))> = Vec::new();
+        for g in groups {
+            let seq = g.launch.seq;
+            let i = match v.iter().position(|(s, _)| *s == seq) {
+                Some(i) => i,
+                None => {
+                    let mut entry = map.remove(&seq).unwrap_or_else(|| (DispatchCounters::default(), vec![0; OPCODES]));
+                    // Occupancy: one sample per scheduling window and dispatch.
+                    entry.0.quanta += 1;
+                    v.push((seq, entry));
+                    v.len() - 1
+                }
+            };
+            v[i].1 .0.resident_wave_quanta += g.waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count() as u64;
+        }
+        WindowCounters(v)
+    }
+
+    fn get(&mut self, seq: DispatchSeq) -> &mut (DispatchCounters, Vec<u64>) {
+        let i = match self.0.iter().position(|(s, _)| *s == seq) {
+            Some(i) => i,
+            None => {
+                self.0.push((seq, (DispatchCounters::default(), vec![0; OPCODES])));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+
+    fn put_back(self, map: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>) {
+        map.extend(self.0);
+    }
+}
+
+/// A fault met while scheduling: (group, wave index, message, address).
+type Fault = (usize, usize, String, Option<u64>);
+
+impl ComputeUnit {
+    /// The program of each resident group (by its first wave's pc, like functional mode).
+    fn group_programs(&self) -> Vec<Option<Arc<Program>>> {
+        self.state
+            .groups
+            .iter()
+            .map(|g| g.waves.first().and_then(|s| self.shared.program_at(s.wave.pc)).or_else(|| g.waves.iter().find_map(|s| self.shared.program_at(s.wave.pc))))
+            .collect()
+    }
+
+    /// Wave slot -> (group, wave index) of the resident waves.
+    fn slot_map(&self) -> Vec<Option<(usize, usize)>> {
+        let mut map = vec![None; self.cap.slots as usize];
+        for (g, group) in self.state.groups.iter().enumerate() {
+            for wi in 0..group.waves.len() {
+                if let Some(m) = map.get_mut(group.launch.first_slot as usize + wi) {
+                    *m = Some((g, wi));
+                }
+            }
+        }
+        map
+    }
+
+    /// Schedules one window of cycles (see the [module docs](self)).
+    pub(super) fn timed_run(&mut self, ctx: &mut Context<'_>) {
+        self.state.timer = None;
+        self.state.timer_at = None;
+        let (Some(timing), Some(mut mem)) = (self.timing.take(), self.mem.take()) else { return };
+        let (params, table) = (&timing.0, &timing.1);
+        let start = self.cycle(ctx.now()).max(self.state.timed.processed_until);
+        let end = start + params.window;
+        let simds = self.cap.simds as usize;
+        let slots = self.cap.slots as usize;
+        if self.state.timed.rr.len() != simds {
+            self.state.timed.rr = (0..simds as u32).collect();
+        }
+        let programs = self.group_programs();
+        let by_slot = self.slot_map();
+        let mut fault: Option<Fault> = None;
+        let mut c = start;
+        let CuState { l1, scalar, groups, counters: counter_map, timed, instructions, deferred, .. } = &mut self.state;
+        let mut counters = WindowCounters::take(counter_map, groups);
+        let mut issue = IssueCtx { params, l1, scalar, timed, l2: &self.l2, clock: &self.clock, line_bytes: self.line_bytes };
+        'cycles: while c < end {
+            let mut issued = false;
+            let mut next = u64::MAX;
+            for simd in 0..simds {
+                let mut k = issue.timed.rr[simd] as usize;
+                let mut chosen = None;
+                // The SIMD's slots in round-robin order after the last one that issued.
+                let per_simd = slots.div_ceil(simds);
+                let wrap = per_simd * simds;
+                for _ in 0..per_simd {
+                    k += simds;
+                    if k >= wrap {
+                        k -= wrap;
+                    }
+                    let Some(Some((g, wi))) = by_slot.get(k).copied() else { continue };
+                    let Some(program) = programs[g].as_deref() else { continue };
+                    match ready_cycle(&mut groups[g].waves[wi], program, table, c) {
+                        Some(r) if r <= c => {
+                            if chosen.is_none() {
+                                chosen = Some((k, g, wi));
+                            } else {
+                                issue.timed.stall_issue += 1;
+                                counters.get(groups[g].launch.seq).0.timing.stall_issue += 1;
+                            }
+                        }
+                        Some(r) => next = next.min(r),
+                        None => {}
+                    }
+                }
+                let Some((k, g, wi)) = chosen else { continue };
+                issue.timed.rr[simd] = k as u32;
+                issued = true;
+                let Some(program) = programs[g].as_deref() else { continue };
+                let group = &mut groups[g];
+                let seq = group.launch.seq;
+                let slot = &mut group.waves[wi];
+                let info = program.inst_at(slot.wave.pc).map_or(IssueInfo { cycles: 1, mem: MemClass::None, waitcnt: false }, |ci| table.get(ci.inst.opcode() as usize));
+                let counts = counters.get(seq);
+                if info.waitcnt {
+                    let waited = c - slot.timing.ready_at.max(slot.wake).min(c);
+                    issue.timed.stall_waitcnt += waited;
+                    counts.0.timing.stall_waitcnt += waited;
+                }
+                let realtime = self.clock.cycles(c).0 / 10_000;
+                let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: c, realtime, counts: Some(&mut counts.1) };
+                match step(&mut slot.wave, program, &mut env, 1) {
+                    Ok(out) => {
+                        instructions.add(out.executed);
+                        slot.timing.ready_at = c + u64::from(info.cycles);
+                        match out.stop {
+                            StepStop::Sleep { cycles } => slot.wake = c + cycles,
+                            StepStop::Barrier => slot.timing.waiting_since = c,
+                            StepStop::WaitMemory => {
+                                slot.timing.waiting_since = c;
+                                mem.lines.clear();
+                                if let Some(req) = slot.wave.take_request() {
+                                    deferred.inc();
+                                    let system = goes_to_home(mem.target, &req, &mut mem);
+                                    let tag = (u64::from(group.launch.first_slot) + wi as u64) | (seq.0 << 8);
+                                    let extra = issue.delay(ctx, c);
+                                    ctx.send_after(&self.l2, extra, MemMsg::Request { tag, seq, req: Box::new(req), system });
+                                }
+                            }
+                            StepStop::Budget | StepStop::Ended => {}
+                        }
+                        if out.stop != StepStop::WaitMemory {
+                            issue.memory(ctx, info, &mut mem, &mut slot.timing, seq, k as u32, c, &mut counts.0);
+                        }
+                    }
+                    Err(e) => {
+                        let addr = match &e {
+                            amdgpu_isa::exec::ExecFault::Memory { addr, .. } => Some(*addr),
+                            _ => None,
+                        };
+                        fault = Some((g, wi, e.to_string(), addr));
+                        break 'cycles;
+                    }
+                }
+                mem.lines.clear();
+                mem.scalar_lines.clear();
+            }
+            if issued {
+                // Barriers: release a group whose live waves all arrived.
+                for group in groups.iter_mut() {
+                    let live = group.waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count();
+                    let at_barrier = group.waves.iter().filter(|s| s.wave.status == WaveStatus::Barrier).count();
+                    if live > 0 && at_barrier == live {
+                        for s in group.waves.iter_mut().filter(|s| s.wave.status == WaveStatus::Barrier) {
+                            issue.timed.stall_barrier += c - s.timing.waiting_since;
+                            counters.get(group.launch.seq).0.timing.stall_barrier += c - s.timing.waiting_since;
+                            s.wave.status = WaveStatus::Running;
+                            s.timing.ready_at = s.timing.ready_at.max(c + 1);
+                        }
+                    }
+                }
+                c += 1;
+            } else if next == u64::MAX || next >= end {
+                break;
+            } else {
+                c = next;
+            }
+        }
+        counters.put_back(counter_map);
+        let scheduled_to = if fault.is_some() { c + 1 } else { end };
+        self.state.timed.processed_until = scheduled_to;
+        self.mem = Some(mem);
+        self.timing = Some(timing);
+        self.state.quanta.inc();
+        if let Some((g, wi, message, addr)) = fault {
+            self.fault_group(ctx, g, wi, message, addr);
+        }
+        self.retire_groups(ctx, scheduled_to);
+        self.arm_next(ctx, scheduled_to);
+    }
+
+    /// Ends every group whose waves all ended and whose memory instructions are all
+    /// answered; its `GroupDone` leaves when the last one completes.
+    fn retire_groups(&mut self, ctx: &mut Context<'_>, c: u64) {
+        let mut g = 0;
+        while g < self.state.groups.len() {
+            let group = &self.state.groups[g];
+            let ended = group.waves.iter().all(|s| s.wave.status == WaveStatus::Ended);
+            let drained = group.waves.iter().try_fold(0u64, |m, s| s.timing.drained().map(|d| m.max(d)));
+            match (ended, drained) {
+                (true, Some(done)) => {
+                    let done_group = self.state.groups.remove(g);
+                    let at = self.clock.cycles(done.max(c));
+                    let extra = Tick(at.0.saturating_sub(ctx.now().0));
+                    ctx.send_after(&self.cp, extra, CuMsg::GroupDone { seq: done_group.launch.seq, first_slot: done_group.launch.first_slot });
+                }
+                _ => g += 1,
+            }
+        }
+    }
+
+    /// Arms the timer for the first cycle at or after `from` at which a wave may issue.
+    fn arm_next(&mut self, ctx: &mut Context<'_>, from: u64) {
+        let Some(timing) = self.timing.take() else { return };
+        let programs = self.group_programs();
+        let mut next = u64::MAX;
+        for (g, group) in self.state.groups.iter_mut().enumerate() {
+            let Some(program) = programs[g].as_deref() else { continue };
+            for slot in &mut group.waves {
+                if let Some(r) = ready_cycle(slot, program, &timing.1, from) {
+                    next = next.min(r.max(from));
+                }
+            }
+        }
+        self.timing = Some(timing);
+        if next != u64::MAX {
+            let at = self.clock.cycles(next);
+            self.arm(ctx, at);
+        }
+    }
+
+    /// The L2 answered timed access `tag`.
+    pub(super) fn on_access_done(&mut self, tag: u64, ctx: &mut Context<'_>) {
+        let Some((seq, slot_no, issued, back)) = self.state.timed.inflight.remove(&tag) else { return };
+        let now = self.cycle(ctx.now());
+        // The data passes the L1 (or scalar cache) pipeline on its way back.
+        let c = now + back;
+        self.state.timed.mem_requests += 1;
+        self.state.timed.mem_latency_cycles += c.saturating_sub(issued);
+        let t = &mut counters_of(&mut self.state.counters, seq).timing;
+        t.mem_requests += 1;
+        t.mem_latency_cycles += c.saturating_sub(issued);
+        let found = self.state.groups.iter_mut().find(|g| g.launch.seq == seq && slot_no >= g.launch.first_slot && slot_no < g.launch.first_slot + g.launch.waves);
+        let Some(group) = found else { return }; // the group faulted meanwhile
+        if let Some(slot) = group.waves.get_mut((slot_no - group.launch.first_slot) as usize) {
+            for o in slot.timing.vm.iter_mut().chain(slot.timing.lgkm.iter_mut()).filter(|o| o.tag == tag) {
+                o.done = Some(c);
+            }
+        }
+        let from = now.max(self.state.timed.processed_until);
+        self.retire_groups(ctx, from);
+        self.arm_next(ctx, from);
+    }
+
+    /// A deferred access of wave `wi` of group `g` was answered (the wave runs again).
+    pub(super) fn on_deferred_done(&mut self, g: usize, wi: usize, ctx: &mut Context<'_>) {
+        let c = self.cycle(ctx.now());
+        let from = c.max(self.state.timed.processed_until);
+        if let Some(group) = self.state.groups.get_mut(g) {
+            let seq = group.launch.seq;
+            if let Some(slot) = group.waves.get_mut(wi) {
+                let waited = c.saturating_sub(slot.timing.waiting_since);
+                self.state.timed.stall_deferred += waited;
+                counters_of(&mut self.state.counters, seq).timing.stall_deferred += waited;
+                slot.timing.ready_at = slot.timing.ready_at.max(c + 1);
+            }
+        }
+        self.arm_next(ctx, from);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_drain_in_order() {
+        let o = |done| Outstanding { tag: 1, done };
+        let q: VecDeque<Outstanding> = [o(Some(50)), o(None), o(Some(10))].into_iter().collect();
+        // vmcnt(2): only the oldest must complete.
+        assert_eq!(drain_time(&q, 2), Some(50));
+        // vmcnt(1): the second has no time yet, so the wave waits for an answer.
+        assert_eq!(drain_time(&q, 1), None);
+        assert_eq!(drain_time(&q, 3), Some(0));
+        let mut t = WaveTiming { vm: q, ..WaveTiming::default() };
+        t.retire(60);
+        assert_eq!(t.vm.len(), 2, "the unanswered second keeps the third counted");
+        assert_eq!(t.drained(), None);
+    }
+}

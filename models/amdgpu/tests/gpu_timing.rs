@@ -1,0 +1,261 @@
+//! Timing mode end to end: main() programs built by the real clang (`amdgpu::cc`) run on a
+//! small gfx942 GPU with small caches (`topologies/test-timing.toml`): latency steps at
+//! each cache capacity, the HBM bandwidth bound, determinism across workers, and the
+//! same output as functional mode.
+
+use std::path::{Path, PathBuf};
+
+use amdgpu::cc::{compile, CcOptions, OptLevel};
+use amdgpu::isa::Target;
+use amdgpu::loader::{run_image, ExecOptions, ExecOutcome};
+use amdgpu::timing::{HbmConfig, Part};
+use simdojo::params::ParamValue;
+use simdojo::partition::{plan, Strategy};
+use simdojo::topology::{self, Topology};
+
+fn topology(mode: &str) -> Topology {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies/test-timing.toml");
+    let mut t = topology::load(&path).unwrap();
+    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu") {
+        c.params.set("mode", ParamValue::String(mode.to_string()));
+    }
+    t
+}
+
+fn build(name: &str, source: &str) -> Vec<u8> {
+    let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu-timing");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let out = dir.join(format!("{name}.co"));
+    let opts = CcOptions { mcpu: Target::Gfx942, opt: OptLevel::O2, output: out.clone(), inputs: vec![src], extra_flags: Vec::new() };
+    compile(&opts).unwrap_or_else(|e| panic!("compiling {name}: {e}"));
+    std::fs::read(out).unwrap()
+}
+
+fn run(image: &[u8], t: Topology, workers: u32, threads: u32, blocks: u32) -> ExecOutcome {
+    // One XCD per partition (the topology's own partitioner).
+    let strategy: Strategy = "subtree".parse().unwrap();
+    let assignment = plan(&t, &strategy, workers).unwrap().assignment;
+    let opts = ExecOptions {
+        topology: t,
+        assignment: Some(assignment),
+        threads: [threads, 1, 1],
+        blocks: [blocks, 1, 1],
+        args: vec!["prog".into()],
+        env: Vec::new(),
+        max_ticks: None,
+        capture: true,
+    };
+    let out = run_image(image, &opts).unwrap();
+    assert!(out.faults.is_empty(), "{:?}", out.faults);
+    assert_eq!(out.status, 0, "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    out
+}
+
+/// One work-item chases a random cyclic permutation of `n` 128-byte lines (Sattolo's
+/// shuffle), one full pass to warm the caches, then times `LOADS` dependent loads with
+/// s_memtime. Working sets: 32 lines (4 KiB, inside the 8 KiB L1), 256 (32 KiB, inside
+/// the 64 KiB L2), 2048 (256 KiB, inside the 512 KiB memory-side cache), 16384 (2 MiB,
+/// beyond every cache).
+const CHASE: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#define STRIDE 32u
+#define LOADS 1000u
+int main(void) {
+  const unsigned sizes[4] = {32u, 256u, 2048u, 16384u};
+  unsigned *buf = malloc(16384u * STRIDE * sizeof(unsigned));
+  if (!buf) { printf("malloc failed\n"); return 1; }
+  unsigned seed = 12345u;
+  for (int s = 0; s < 4; s++) {
+    unsigned n = sizes[s];
+    for (unsigned i = 0; i < n; i++) buf[i * STRIDE] = i * STRIDE;
+    for (unsigned i = n - 1; i > 0; i--) {
+      seed = seed * 1664525u + 1013904223u;
+      unsigned j = (unsigned)(((unsigned long)(seed >> 8) * i) >> 24); /* in [0, i) without a division */
+      unsigned t = buf[i * STRIDE];
+      buf[i * STRIDE] = buf[j * STRIDE];
+      buf[j * STRIDE] = t;
+    }
+    unsigned idx = 0;
+    for (unsigned k = 0; k < n; k++) idx = buf[idx];
+    unsigned long t0 = __builtin_amdgcn_s_memtime();
+    for (unsigned k = 0; k < LOADS; k++) idx = buf[idx];
+    unsigned long t1 = __builtin_amdgcn_s_memtime();
+    printf("%u %lu %u\n", n, (t1 - t0) / LOADS, idx);
+  }
+  free(buf);
+  return 0;
+}
+"#;
+
+/// (working-set lines, cycles per load) from the chase's output.
+fn chase_results(out: &ExecOutcome) -> Vec<(u64, u64)> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let f: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            (f[0], f[1])
+        })
+        .collect()
+}
+
+#[test]
+fn pointer_chase_steps_at_each_cache_capacity() {
+    let image = build("chase", CHASE);
+    let out = run(&image, topology("timing"), 1, 1, 1);
+    let r = chase_results(&out);
+    assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), vec![32, 256, 2048, 16384], "{r:?}");
+    let [l1, l2, mall, hbm] = [r[0].1, r[1].1, r[2].1, r[3].1];
+    eprintln!("cycles per load: L1 {l1}, L2 {l2}, memory-side cache {mall}, HBM {hbm}");
+    assert!(l1 >= 64, "an L1 hit takes at least l1_hit_latency: {r:?}");
+    assert!(l1 < l2 && l2 < mall && mall < hbm, "latency must step up at each level: {r:?}");
+    // Each step is a real level, not noise: at least the level's own pipeline apart.
+    assert!(l2 - l1 >= 48 && mall - l2 >= 48 && hbm - mall >= 20, "{r:?}");
+}
+
+#[test]
+fn functional_and_timing_mode_print_the_same() {
+    let image = build("chase", CHASE);
+    let timed = run(&image, topology("timing"), 1, 1, 1);
+    let functional = run(&image, topology("functional"), 1, 1, 1);
+    let strip = |o: &ExecOutcome| chase_results(o).iter().map(|x| x.0).collect::<Vec<_>>();
+    // The final index of each chase (the program's data) is identical; only the cycle
+    // counts differ.
+    let idx = |o: &ExecOutcome| String::from_utf8_lossy(&o.stdout).lines().map(|l| l.split_whitespace().nth(2).unwrap_or("").to_string()).collect::<Vec<_>>();
+    assert_eq!(strip(&timed), strip(&functional));
+    assert_eq!(idx(&timed), idx(&functional));
+    assert!(timed.end > functional.end, "timing mode takes longer in simulated time");
+    // Timing statistics exist only in timing mode.
+    let start = |o: &ExecOutcome| o.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats").counters.timing;
+    let (t, f) = (start(&timed), start(&functional));
+    assert_eq!(f, Default::default(), "functional mode has no timing counters");
+    assert!(t.mem_requests > 1000 && t.stall_waitcnt > 0, "{t:?}");
+    assert!(t.mean_memory_latency() > 64.0, "an L2 answer is slower than an L1 hit: {t:?}");
+}
+
+/// Every work-item copies a strided share of a 4 MiB buffer into another (the grid size
+/// is a power of two: the program avoids a division, which the executor lacks).
+const STREAM: &str = r#"
+#include <stdio.h>
+#define N (1u << 20)
+static unsigned src[N];
+static unsigned dst[N];
+int main(int argc, char **argv) {
+  /* The compiler must not fold the zero-filled source into constants: pick it at run time. */
+  const unsigned *from = argc > 100 ? dst : src;
+  unsigned id = __builtin_amdgcn_workitem_id_x() + __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x();
+  unsigned total = __builtin_amdgcn_grid_size_x();
+  for (unsigned k = id; k < N; k += total) dst[k] = from[k] + 1u;
+  if (id == ((N - 1) & (total - 1))) printf("copied %u\n", dst[N - 1]);
+  return 0;
+}
+"#;
+
+#[test]
+fn streaming_never_exceeds_hbm_bandwidth() {
+    let image = build("stream", STREAM);
+    let out = run(&image, topology("timing"), 1, 256, 16);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "copied 1\n");
+    let k = out.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats");
+    let bytes = k.hbm_read_bytes + k.hbm_write_bytes;
+    let seconds = (k.end_ps - k.start_ps) as f64 * 1e-12;
+    let mut hbm = HbmConfig::for_part(Part::Mi300x);
+    hbm.geometry.stacks = 1;
+    hbm.geometry.channels_per_stack = 2;
+    let peak = hbm.peak_bytes_per_second();
+    let achieved = bytes as f64 / seconds;
+    eprintln!("HBM: {bytes} bytes in {:.1} us = {:.1} GB/s of {:.1} GB/s peak ({:.0}%)", seconds * 1e6, achieved / 1e9, peak / 1e9, 100.0 * achieved / peak);
+    assert!(k.hbm_read_bytes >= 4 << 20, "the source is read from HBM: {k:?}");
+    assert!(achieved <= peak, "{achieved} B/s exceeds the HBM peak {peak} B/s");
+    assert!(achieved >= 0.3 * peak, "a stream of 64 waves should keep the HBM busy: {achieved} of {peak} B/s");
+}
+
+#[test]
+fn timing_results_do_not_depend_on_workers() {
+    // The chase: one wave, host services (malloc, printf), every cache level and the HBM.
+    let image = build("chase", CHASE);
+    let one = run(&image, topology("timing"), 1, 1, 1);
+    let two = run(&image, topology("timing"), 2, 1, 1);
+    assert_eq!(one.stdout, two.stdout, "output, cycle counts included");
+    assert_eq!(one.kernels, two.kernels, "per-kernel statistics");
+    assert_eq!(one.end, two.end, "end time");
+}
+
+/// Dependent chains of f32 and f64 multiply-adds in one wave, timed with s_memtime.
+const CHAINS: &str = r#"
+#include <stdio.h>
+int main(int argc, char **argv) {
+  float x = (float)argc;
+  double y = (double)argc;
+  unsigned long t0 = __builtin_amdgcn_s_memtime();
+  for (int i = 0; i < 4096; i++) x = __builtin_fmaf(x, 0.999f, 0.5f);
+  unsigned long t1 = __builtin_amdgcn_s_memtime();
+  for (int i = 0; i < 4096; i++) y = __builtin_fma(y, 0.999, 0.5);
+  unsigned long t2 = __builtin_amdgcn_s_memtime();
+  printf("%lu %lu %d\n", (t1 - t0) / 64, (t2 - t1) / 64, (int)(x + (float)y));
+  return 0;
+}
+"#;
+
+#[test]
+fn valu_chains_issue_at_their_class_rate() {
+    let image = build("chains", CHAINS);
+    let out = run(&image, topology("timing"), 1, 1, 1);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let f: Vec<u64> = text.split_whitespace().take(2).map(|x| x.parse().unwrap()).collect();
+    // Cycles per 64 operations: a dependent f32 FMA issues every valu_cycles (4), an f64
+    // one every valu_f64_cycles (8); loop overhead (SALU, branch) adds a little.
+    let (f32_per_64, f64_per_64) = (f[0], f[1]);
+    eprintln!("cycles per 64 FMAs: f32 {f32_per_64}, f64 {f64_per_64}");
+    assert!((4 * 64..=8 * 64).contains(&f32_per_64), "{text}");
+    assert!((8 * 64..=12 * 64).contains(&f64_per_64), "{text}");
+    let functional = run(&image, topology("functional"), 1, 1, 1);
+    let last = |s: &[u8]| String::from_utf8_lossy(s).split_whitespace().nth(2).map(String::from);
+    assert_eq!(last(&out.stdout), last(&functional.stdout), "same arithmetic in both modes");
+}
+
+/// Work-groups reduce through LDS with barriers and count into a global atomic; every
+/// group's leader prints its sum.
+const GROUPS: &str = r#"
+#include <stdio.h>
+static __attribute__((address_space(3), loader_uninitialized)) unsigned lds[256];
+static unsigned total;
+int main(void) {
+  unsigned lid = __builtin_amdgcn_workitem_id_x();
+  unsigned gid = __builtin_amdgcn_workgroup_id_x();
+  unsigned n = __builtin_amdgcn_workgroup_size_x();
+  lds[lid] = gid * 1000u + lid;
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  for (unsigned step = n / 2; step > 0; step /= 2) {
+    if (lid < step) lds[lid] += lds[lid + step];
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  }
+  __scoped_atomic_fetch_add(&total, 1u, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE);
+  if (lid == 0) printf("group %u sum %u\n", gid, lds[0]);
+  return 0;
+}
+"#;
+
+#[test]
+fn lds_barriers_and_atomics_give_functional_results() {
+    let image = build("groups", GROUPS);
+    let sorted = |o: &ExecOutcome| {
+        let mut v: Vec<String> = String::from_utf8_lossy(&o.stdout).lines().map(String::from).collect();
+        v.sort();
+        v
+    };
+    let timed = run(&image, topology("timing"), 1, 256, 8);
+    let functional = run(&image, topology("functional"), 1, 256, 8);
+    let mut want: Vec<String> = (0..8u32).map(|g| format!("group {g} sum {}", (0..256u32).map(|l| g * 1000 + l).sum::<u32>())).collect();
+    want.sort();
+    assert_eq!(sorted(&timed), want);
+    assert_eq!(sorted(&functional), want);
+    let k = timed.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats");
+    assert!(k.counters.timing.stall_barrier > 0, "waves waited at barriers: {:?}", k.counters.timing);
+}
