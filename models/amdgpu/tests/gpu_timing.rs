@@ -35,7 +35,11 @@ fn build(name: &str, source: &str) -> Vec<u8> {
 
 fn run(image: &[u8], t: Topology, workers: u32, threads: u32, blocks: u32) -> ExecOutcome {
     // One XCD per partition (the topology's own partitioner).
-    let strategy: Strategy = "subtree".parse().unwrap();
+    run_with(image, t, workers, "subtree", threads, blocks)
+}
+
+fn run_with(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u32, blocks: u32) -> ExecOutcome {
+    let strategy: Strategy = strategy.parse().unwrap();
     let assignment = plan(&t, &strategy, workers).unwrap().assignment;
     let opts = ExecOptions {
         topology: t,
@@ -181,6 +185,18 @@ fn timing_results_do_not_depend_on_workers() {
     assert_eq!(one.stdout, two.stdout, "output, cycle counts included");
     assert_eq!(one.kernels, two.kernels, "per-kernel statistics");
     assert_eq!(one.end, two.end, "end time");
+
+    // Many waves on both XCDs, with barriers and atomics, and a partitioning that cuts
+    // between compute units and their command processor and L2 (request/reply pairs
+    // across partitions: what once let a partition run ahead of a reply).
+    let groups = build("groups", GROUPS);
+    let one = run_with(&groups, topology("timing"), 1, "single", 256, 8);
+    for (workers, strategy) in [(2, "round-robin"), (3, "round-robin"), (2, "subtree")] {
+        let other = run_with(&groups, topology("timing"), workers, strategy, 256, 8);
+        assert!(other.stdout == one.stdout, "{workers} x {strategy}: output");
+        assert_eq!(other.kernels, one.kernels, "{workers} x {strategy}: statistics");
+        assert_eq!(other.end, one.end, "{workers} x {strategy}: end time");
+    }
 }
 
 /// Dependent chains of f32 and f64 multiply-adds in one wave, timed with s_memtime.

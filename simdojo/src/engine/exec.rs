@@ -209,12 +209,12 @@ fn decide(recs: &[Record], sh: &Shared<'_>, stepped: bool) -> Decision {
 }
 
 fn horizon(recs: &[Record], wiring: &Wiring, q: usize, end: Tick, cap: Tick) -> Tick {
+    // Any partition (q itself included: a request whose reply comes back) may cause an
+    // event in q no earlier than its next event plus the shortest chain of links to q.
     let mut h = end.min(cap);
-    for (s, row) in wiring.lookahead.iter().enumerate() {
-        if s != q {
-            if let Some(l) = row[q] {
-                h = h.min(effective_next(recs, s).saturating_add(l));
-            }
+    for (s, row) in wiring.reach.iter().enumerate() {
+        if let Some(l) = row[q] {
+            h = h.min(effective_next(recs, s).saturating_add(l));
         }
     }
     h
@@ -262,7 +262,18 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
     }
     st.ext_seq = st.ext_seq.max(st.recs[0].ext_seq);
     while let Some((sender, mut batch)) = sh.inboxes[me].pop() {
-        batch.drain(..).for_each(|ev| part.emit.queue.push(ev));
+        for ev in batch.drain(..) {
+            if ev.key.time < part.frontier && part.emit.error.is_none() {
+                let what = format!(
+                    "partition {me} had reached {} when an event for `{}` at {} arrived from partition {sender}",
+                    part.frontier,
+                    sh.wiring.paths[ev.target.index()],
+                    ev.key.time
+                );
+                part.emit.fail(EngineError::Causality(what));
+            }
+            part.emit.queue.push(ev);
+        }
         sh.spares[sender].push(batch);
     }
     if st.epoch >= st.yield_at {

@@ -119,6 +119,11 @@ pub enum EngineError {
     /// A checkpoint could not be written or restored.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// An event arrived in a partition's past: the synchronization let a partition run
+    /// ahead of what another could still send it. An engine bug, reported rather than
+    /// silently reordered.
+    #[error("causality violated: {0}")]
+    Causality(String),
 }
 
 /// Below this much work per epoch (wall time of a segment on one thread divided by its
@@ -353,7 +358,7 @@ impl Simulation {
             part.slots.push(Slot { id: ComponentId::from_index(i), comp, seq: 0 });
         }
         let plan = partition::Plan { assignment, n_partitions: n_parts as u32 };
-        let lookahead = partition::lookahead_matrix(topology, &plan);
+        let reach = wiring::reach_matrix(&partition::lookahead_matrix(topology, &plan));
         let assignment = plan.assignment;
         let exit_delay = topology.engine.exit_delay.unwrap_or(max_latency).max(Tick(1));
         let wiring = Wiring {
@@ -363,7 +368,7 @@ impl Simulation {
             local_index,
             paths: topology.components.iter().map(|c| c.path.clone()).collect(),
             type_names: topology.components.iter().map(|c| c.type_name.clone()).collect(),
-            lookahead,
+            reach,
             exit_delay,
         };
         let wiring = Arc::new(wiring);

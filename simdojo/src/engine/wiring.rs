@@ -54,10 +54,34 @@ pub(crate) struct Wiring {
     pub paths: Vec<String>,
     /// Per component, its type name.
     pub type_names: Vec<String>,
-    /// `lookahead[p][q]`: smallest latency of a link or fabric from partition p to q.
-    pub lookahead: Vec<Vec<Option<Tick>>>,
+    /// `reach[p][q]`: the smallest total latency of a chain of one or more links or
+    /// fabrics leading from partition p to q, through any partitions (so `reach[p][p]`
+    /// is p's shortest round trip). An event p handles at time t can cause an event in
+    /// q no earlier than t + `reach[p][q]`; `None` when it never can.
+    pub reach: Vec<Vec<Option<Tick>>>,
     /// Delay between an exit request and the tick at which the run stops.
     pub exit_delay: Tick,
+}
+
+/// `reach` from a matrix of direct lookaheads: shortest paths of at least one hop
+/// (Floyd-Warshall without zero self-distances, so cycles count).
+pub fn reach_matrix(direct: &[Vec<Option<Tick>>]) -> Vec<Vec<Option<Tick>>> {
+    let k = direct.len();
+    let mut d = direct.to_vec();
+    for m in 0..k {
+        for i in 0..k {
+            let Some(im) = d[i][m] else { continue };
+            for j in 0..k {
+                if let Some(mj) = d[m][j] {
+                    let via = im.saturating_add(mj);
+                    if d[i][j].is_none_or(|cur| via < cur) {
+                        d[i][j] = Some(via);
+                    }
+                }
+            }
+        }
+    }
+    d
 }
 
 impl Wiring {
@@ -71,7 +95,7 @@ impl Wiring {
             local_index: (0..n as u32).collect(),
             paths: self.paths.clone(),
             type_names: self.type_names.clone(),
-            lookahead: vec![vec![None]],
+            reach: vec![vec![None]],
             exit_delay: self.exit_delay,
         }
     }

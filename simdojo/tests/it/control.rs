@@ -392,3 +392,77 @@ fn a_quiescent_run_continues_when_input_arrives_later() {
         assert_eq!(sim.inspect(ids[1], |l: &Listener| l.inputs.len()).unwrap(), 1);
     }
 }
+
+/// A client that sends a request, times the replies, and keeps itself busy with timers
+/// meanwhile; or (with `requests = 0`) an echo server that answers on the same port.
+#[derive(Debug, Default)]
+struct Client {
+    io: Option<Port<Token>>,
+    requests: u64,
+    replies: Vec<Tick>,
+    timers: u64,
+}
+
+impl Component for Client {
+    fn startup(&mut self, ctx: &mut Context<'_>) {
+        if self.requests > 0 {
+            if let Some(io) = &self.io {
+                ctx.send(io, Token(0));
+            }
+            ctx.schedule(Tick::ns(1), 0);
+        }
+    }
+    fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
+        let Some(io) = self.io.clone() else { return };
+        match event.take(&io) {
+            Ok(Token(n)) if self.requests == 0 => ctx.send(&io, Token(n)),
+            Ok(Token(n)) => {
+                self.replies.push(ctx.now());
+                if n + 1 < self.requests {
+                    ctx.send(&io, Token(n + 1));
+                }
+            }
+            Err(Event::Timer { .. }) => {
+                self.timers += 1;
+                if self.timers < 100 {
+                    ctx.schedule(Tick::ns(1), 0);
+                }
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "test.client",
+    doc: "Sends `requests` requests one after another (0: echoes what it gets).",
+    params: &[ParamSpec { name: "requests", kind: ParamKind::UInt, default: Some("0"), doc: "requests to send" }],
+    ports: &[PortSpec { name: "io", doc: "requests and replies", dir: PortDir::InOut, array: false, message: MessageKind::of::<Token> }],
+    stats: &[],
+    build: |ctx: &mut BuildContext<'_>| {
+        let requests = ctx.params().uint("requests")?;
+        Ok(Box::new(Client { io: Some(ctx.port("io")?), requests, ..Client::default() }))
+    },
+});
+
+#[test]
+fn a_reply_through_an_idle_partition_never_arrives_in_the_past() {
+    // The client's partition has work (timers) while the server's has none: the
+    // client may only run ahead until its own request can come back (1 ns each way),
+    // even though a 100 ns link elsewhere makes the exit delay large.
+    let mut t = Topology::new();
+    let client = t.add_component("client", "test.client", Params::new().with("requests", ParamValue::UInt(20)));
+    let server = t.add_component("server", "test.client", Params::new());
+    let a = t.add_component("far.a", "test.client", Params::new());
+    let b = t.add_component("far.b", "test.client", Params::new());
+    t.add_link((client, "io"), (server, "io"), Tick::ns(1), LinkKind::Paired);
+    t.add_link((a, "io"), (b, "io"), Tick::ns(100), LinkKind::Paired);
+    let want: Vec<Tick> = (1..=20).map(|k| Tick::ns(2 * k)).collect();
+    for assignment in [None, Some(vec![PartitionId(0), PartitionId(1), PartitionId(0), PartitionId(1)])] {
+        let mut sim = Simulation::build(&t, &fixed(assignment.clone())).unwrap();
+        let status = sim.run();
+        assert_eq!(status.reason, ExitReason::Quiescent, "{assignment:?}: {status}");
+        let got = sim.inspect(client, |c: &Client| c.replies.clone()).unwrap();
+        assert_eq!(got, want, "{assignment:?}");
+    }
+}
