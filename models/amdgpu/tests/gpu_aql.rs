@@ -25,8 +25,14 @@ void __attribute__((amdgpu_kernel)) fill(unsigned *out, unsigned value) {
 }
 "#;
 
-/// Compiles the kernel with the real clang-19 and lld-19.
+/// Compiles the kernel with the real clang-19 and lld-19, once per test process (the
+/// tests run in parallel and would otherwise overwrite each other's files).
 fn code_object() -> Vec<u8> {
+    static IMAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    IMAGE.get_or_init(compile_kernel).clone()
+}
+
+fn compile_kernel() -> Vec<u8> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu-aql");
     std::fs::create_dir_all(&dir).unwrap();
     let (src, obj, co) = (dir.join("fill.c"), dir.join("fill.o"), dir.join("fill.co"));

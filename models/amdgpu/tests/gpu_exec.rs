@@ -17,9 +17,12 @@ fn topologies() -> PathBuf {
 fn build(name: &str, target: Target, source: &str) -> Vec<u8> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu-exec");
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{name}.c"));
+    // Tests run in parallel and build the same programs: one file set per call.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let src = dir.join(format!("{name}-{call}.c"));
     std::fs::write(&src, source).unwrap();
-    let out = dir.join(format!("{name}-{target}.co"));
+    let out = dir.join(format!("{name}-{target}-{call}.co"));
     let opts = CcOptions { mcpu: target, opt: OptLevel::O2, output: out.clone(), inputs: vec![src], extra_flags: Vec::new() };
     compile(&opts).unwrap_or_else(|e| panic!("compiling {name} for {target}: {e}"));
     std::fs::read(out).unwrap()

@@ -25,9 +25,12 @@ fn topology(mode: &str) -> Topology {
 fn build(name: &str, source: &str) -> Vec<u8> {
     let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu-timing");
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{name}.c"));
+    // Tests run in parallel and build the same programs: one file set per call.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let src = dir.join(format!("{name}-{call}.c"));
     std::fs::write(&src, source).unwrap();
-    let out = dir.join(format!("{name}.co"));
+    let out = dir.join(format!("{name}-{call}.co"));
     let opts = CcOptions { mcpu: Target::Gfx942, opt: OptLevel::O2, output: out.clone(), inputs: vec![src], extra_flags: Vec::new() };
     compile(&opts).unwrap_or_else(|e| panic!("compiling {name}: {e}"));
     std::fs::read(out).unwrap()
