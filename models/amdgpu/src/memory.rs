@@ -316,7 +316,7 @@ impl GpuMemory {
     pub fn atomic_u64(&self, addr: GpuAddr, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
         self.check(addr.0, 8)?;
         if addr.0 % 8 != 0 {
-            return Err(MemFault { addr: addr.0, kind: MemFaultKind::Unmapped });
+            return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
         }
         // SAFETY: in bounds and aligned (checked); shared with other threads only
         // through atomic operations on this word.
@@ -335,7 +335,7 @@ impl GpuMemory {
     pub fn atomic_u32(&self, addr: GpuAddr, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
         self.check(addr.0, 4)?;
         if addr.0 % 4 != 0 {
-            return Err(MemFault { addr: addr.0, kind: MemFaultKind::Unmapped });
+            return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
         }
         // SAFETY: as in `atomic_u64`.
         let cell = unsafe { AtomicU32::from_ptr(addr.0 as *mut u32) };
@@ -542,6 +542,11 @@ mod tests {
         v.read(c.0 + 8, &mut four).unwrap();
         assert_eq!(u32::from_le_bytes(four), 0);
         assert!(matches!(mem.alloc(1 << 31, 0), Err(AllocError::OutOfMemory { .. })));
+        // Atomics: real read-modify-writes, aligned only.
+        assert_eq!(mem.atomic_u32(GpuAddr(c.0 + 8), AtomicOp::Add, 5, 0), Ok(0));
+        assert_eq!(mem.atomic_u32(GpuAddr(c.0 + 8), AtomicOp::Add, 5, 0), Ok(5));
+        assert_eq!(mem.atomic_u32(GpuAddr(c.0 + 10), AtomicOp::Add, 1, 0).unwrap_err().kind, MemFaultKind::Misaligned);
+        assert_eq!(mem.atomic_u64(GpuAddr(c.0 + 12), AtomicOp::Add, 1, 0).unwrap_err().kind, MemFaultKind::Misaligned);
     }
 
     #[test]

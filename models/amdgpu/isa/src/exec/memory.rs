@@ -46,6 +46,8 @@ pub enum MemFaultKind {
     Unmapped,
     /// The access runs past the end of the 64-bit address space.
     Wraps,
+    /// An atomic whose address is not aligned to its size.
+    Misaligned,
 }
 
 /// A failed memory access (a value the executor turns into a wave fault).
