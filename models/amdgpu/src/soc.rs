@@ -15,7 +15,7 @@ use std::sync::Arc;
 use amdgpu_isa::exec::AtomicOp;
 use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
-use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError, TimerId};
+use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
 use simdojo::params::ParamKind;
 use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
@@ -120,7 +120,6 @@ pub struct Soc {
     poll_every: Tick,
     period: Tick,
     state: SocState,
-    timer: Option<TimerId>,
 }
 
 impl Soc {
@@ -154,7 +153,6 @@ impl Soc {
             poll_every: p.duration("host_poll")?.max(Tick(1)),
             period: p.clock("clock")?.period(),
             state,
-            timer: None,
         }))
     }
 
@@ -488,7 +486,6 @@ impl Component for Soc {
             }
             _ => {}
         }
-        let _ = &self.timer;
     }
 
     fn stats(&self, out: &mut StatsSink<'_>) {
