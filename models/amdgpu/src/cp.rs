@@ -198,7 +198,7 @@ impl CommandProcessor {
                         let f = GpuFault {
                             kernel: a.order.kernel.clone(),
                             dispatch: a.order.seq.0,
-                            place: format!("{}", ctx.path()),
+                            place: ctx.path().to_string(),
                             message: format!(
                                 "a work-group of {} waves ({} VGPRs, {} SGPRs per wave, {} LDS bytes) does not fit an empty compute unit",
                                 needs.waves, needs.vgprs, needs.sgprs, needs.lds

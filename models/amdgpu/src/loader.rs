@@ -173,6 +173,10 @@ impl HostServices for Services {
     }
 }
 
+/// What a checkpoint keeps of the host side: the server's per-port state, the program's
+/// exit status and the loader's `ret` and completion-signal addresses.
+type PollerSnapshot = (RpcServer, Option<i32>, GpuAddr, GpuAddr);
+
 /// The RPC server as the SoC's host poller.
 struct RpcPoller {
     inner: Mutex<(RpcServer, Services)>,
@@ -196,7 +200,7 @@ impl HostPoller for RpcPoller {
         postcard::to_allocvec(&(&guard.0, guard.1.exit, guard.1.ret, guard.1.signal)).ok()
     }
     fn restore(&self, bytes: &[u8]) -> Result<(), String> {
-        let (server, exit, ret, signal): (RpcServer, Option<i32>, GpuAddr, GpuAddr) =
+        let (server, exit, ret, signal): PollerSnapshot =
             postcard::from_bytes(bytes).map_err(|e| format!("RPC server state: {e}"))?;
         let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         guard.0 = server;
@@ -328,7 +332,9 @@ pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> 
     args_start.extend_from_slice(&argv.0.to_le_bytes());
     args_start.extend_from_slice(&envp.0.to_le_bytes());
     args_start.extend_from_slice(&ret.0.to_le_bytes());
-    let launches: [(&str, [u32; 3], [u32; 3], Vec<u8>); 3] = [
+    // (kernel, work-group size, work-groups, explicit arguments).
+    type Launch<'a> = (&'a str, [u32; 3], [u32; 3], Vec<u8>);
+    let launches: [Launch<'_>; 3] = [
         ("_begin", [1, 1, 1], [1, 1, 1], args_start[..24].to_vec()),
         ("_start", opts.threads, opts.blocks, args_start.clone()),
         ("_end", [1, 1, 1], [1, 1, 1], ret.0.to_le_bytes().to_vec()),

@@ -315,7 +315,7 @@ impl GpuMemory {
     /// Atomically applies `op` to the u64 at `addr` (naturally aligned), returning the old value.
     pub fn atomic_u64(&self, addr: GpuAddr, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
         self.check(addr.0, 8)?;
-        if addr.0 % 8 != 0 {
+        if !addr.0.is_multiple_of(8) {
             return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
         }
         // SAFETY: in bounds and aligned (checked); shared with other threads only
@@ -334,7 +334,7 @@ impl GpuMemory {
     /// Atomically applies `op` to the u32 at `addr` (naturally aligned), returning the old value.
     pub fn atomic_u32(&self, addr: GpuAddr, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
         self.check(addr.0, 4)?;
-        if addr.0 % 4 != 0 {
+        if !addr.0.is_multiple_of(4) {
             return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
         }
         // SAFETY: as in `atomic_u64`.

@@ -224,7 +224,7 @@ impl Soc {
                     }
                     let values: Vec<i64> = b.deps.iter().filter(|a| a.0 != 0).map(|a| self.memory().read_u64(GpuAddr(a.0 + signal::VALUE)).map_or(0, |v| v as i64)).collect();
                     let and = matches!(b.header.kind, crate::aql::PacketType::BarrierAnd);
-                    let met = if and { values.iter().all(|&v| v == 0) } else { values.is_empty() || values.iter().any(|&v| v == 0) };
+                    let met = if and { values.iter().all(|&v| v == 0) } else { values.is_empty() || values.contains(&0) };
                     if !met {
                         if !self.state.recheck_armed {
                             self.state.recheck_armed = true;

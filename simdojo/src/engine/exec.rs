@@ -338,7 +338,7 @@ impl EpochClock {
         sync.epoch_ns.record(now.duration_since(self.last).as_nanos() as u64);
         self.last = now;
         if let Some(p) = &sh.progress {
-            if st.epoch % 64 == 0 {
+            if st.epoch.is_multiple_of(64) {
                 let events: u64 = st.recs.iter().map(|r| r.handled).sum();
                 let sim = st.recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO);
                 p.lock().unwrap_or_else(|e| e.into_inner()).update(sim, events, sync.epochs, Duration::ZERO);

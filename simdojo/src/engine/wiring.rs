@@ -65,6 +65,8 @@ pub(crate) struct Wiring {
 
 /// `reach` from a matrix of direct lookaheads: shortest paths of at least one hop
 /// (Floyd-Warshall without zero self-distances, so cycles count).
+// Rows m and i of the same matrix are read and written together: indices are clearer.
+#[allow(clippy::needless_range_loop)]
 pub fn reach_matrix(direct: &[Vec<Option<Tick>>]) -> Vec<Vec<Option<Tick>>> {
     let k = direct.len();
     let mut d = direct.to_vec();

@@ -353,6 +353,7 @@ fn write(w: &mut Wave, dst: u8, out: &[u32; N]) {
     if exec == u64::MAX {
         // A counted loop (vector moves) rather than a block copy, so that the next
         // instruction's loads of this register forward from these stores.
+        #[allow(clippy::manual_memcpy)]
         for i in 0..N {
             reg[i] = out[i];
         }

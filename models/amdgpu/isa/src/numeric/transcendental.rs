@@ -325,7 +325,7 @@ fn arctan_inverse(k: u32) -> [u32; LIMBS] {
         if is_zero(&term) {
             break;
         }
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             add_assign(&mut sum, &term);
         } else {
             sub_assign(&mut sum, &term);
