@@ -14,7 +14,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use amdgpu_isa::exec::MemFault;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
@@ -58,9 +57,7 @@ pub struct L2 {
 
 fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Component>, BuildError> {
     let p = ctx.params().clone();
-    let ways = u32::try_from(p.uint("ways")?).unwrap_or(u32::MAX);
-    let cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
-    let level = TimedLevel::new(cache, &level_timing(&p)?).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    let level = timed_level(&p, policy)?;
     let clock = p.clock("clock")?;
     let interleave = p.bytes("interleave")?;
     if !interleave.is_power_of_two() {
@@ -81,6 +78,14 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
         view: None,
         state: L2State { level, fetching: BTreeMap::new(), next_fetch: 0, forwarded: BTreeMap::new(), next_tag: 0, performed: Counter::default(), forwards: Counter::default() },
     }))
+}
+
+/// A cache level (its tags with `policy`, and its timing) from its component
+/// parameters (`size`, `ways`, `line_bytes` and those of [`level_timing`]).
+pub(crate) fn timed_level(p: &simdojo::params::Params, policy: &str) -> Result<TimedLevel, BuildError> {
+    let ways = u32::try_from(p.uint("ways")?).unwrap_or(u32::MAX);
+    let cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    TimedLevel::new(cache, &level_timing(p)?).map_err(|e| BuildError::Invalid(e.to_string()))
 }
 
 /// The timing parameters of a cache level from its component parameters.
@@ -131,10 +136,7 @@ impl L2 {
                     }
                 }
                 self.state.performed.inc();
-                let result = match self.view.as_mut() {
-                    Some(view) => req.perform(view).map(Box::new),
-                    None => Err(MemFault { addr: 0, kind: amdgpu_isa::exec::MemFaultKind::Unmapped }),
-                };
+                let result = crate::memory::perform(self.view.as_mut(), &req);
                 ctx.send(&self.cu[c], MemMsg::Response { tag, result });
             }
             MemMsg::Lines { seq, lines } => {

@@ -19,8 +19,8 @@ use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::ids::DispatchSeq;
-use crate::l2::{delay_until, level_timing};
-use crate::line_cache::{LevelOutput, LineCache, Requester, TimedLevel};
+use crate::l2::{delay_until, timed_level};
+use crate::line_cache::{LevelOutput, Requester, TimedLevel};
 use crate::messages::MemMsg;
 use crate::timing::Cycle;
 
@@ -43,9 +43,7 @@ pub struct MemorySideCache {
 
 fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Component>, BuildError> {
     let p = ctx.params().clone();
-    let ways = u32::try_from(p.uint("ways")?).unwrap_or(u32::MAX);
-    let cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
-    let level = TimedLevel::new(cache, &level_timing(&p)?).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    let level = timed_level(&p, policy)?;
     let up = ctx.port_array::<MemMsg>("up")?;
     let down = if ctx.is_connected("down") { Some(ctx.port::<MemMsg>("down")?) } else { None };
     let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };

@@ -21,7 +21,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use amdgpu_isa::exec::{AtomicOp, DeviceMemory, MemFault, MemFaultKind};
+use amdgpu_isa::exec::{AtomicOp, DeviceMemory, MemFault, MemFaultKind, VmemRequest, VmemResponse};
 use serde::{Deserialize, Serialize};
 
 use crate::ids::GpuAddr;
@@ -321,14 +321,9 @@ impl GpuMemory {
         // SAFETY: in bounds and aligned (checked); shared with other threads only
         // through atomic operations on this word.
         let cell = unsafe { AtomicU64::from_ptr(addr.0 as *mut u64) };
-        let mut old = cell.load(Ordering::Acquire);
-        loop {
-            let new = op.apply_u64(old, src, cmp);
-            match cell.compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Ok(old),
-                Err(now) => old = now,
-            }
-        }
+        // The closure always returns `Some`: the update cannot be refused.
+        let old = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply_u64(old, src, cmp)));
+        Ok(old.unwrap_or_else(|v| v))
     }
 
     /// Atomically applies `op` to the u32 at `addr` (naturally aligned), returning the old value.
@@ -339,14 +334,9 @@ impl GpuMemory {
         }
         // SAFETY: as in `atomic_u64`.
         let cell = unsafe { AtomicU32::from_ptr(addr.0 as *mut u32) };
-        let mut old = cell.load(Ordering::Acquire);
-        loop {
-            let new = op.apply_u32(old, src, cmp);
-            match cell.compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Ok(old),
-                Err(now) => old = now,
-            }
-        }
+        // The closure always returns `Some`: the update cannot be refused.
+        let old = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply_u32(old, src, cmp)));
+        Ok(old.unwrap_or_else(|v| v))
     }
 
     /// A copy of every allocation's non-zero pages, for checkpoints.
@@ -486,6 +476,15 @@ impl MemView {
     #[inline]
     pub fn is_fine(&mut self, addr: u64) -> bool {
         self.check(addr, 1).is_ok() && self.cached_kind == MemKind::Fine
+    }
+}
+
+/// Performs a deferred access where it is ordered (an L2 or the coherent home). With no
+/// GPU memory (a topology without an `amdgpu.soc`) every address is unmapped.
+pub fn perform(view: Option<&mut MemView>, req: &VmemRequest) -> Result<Box<VmemResponse>, MemFault> {
+    match view {
+        Some(v) => req.perform(v).map(Box::new),
+        None => Err(MemFault { addr: 0, kind: MemFaultKind::Unmapped }),
     }
 }
 

@@ -399,10 +399,7 @@ impl Soc {
         match msg {
             MemMsg::Request { tag, req, .. } => {
                 self.state.coherent.inc();
-                let result = match self.view.as_mut() {
-                    Some(v) => req.perform(v).map(Box::new),
-                    None => Err(amdgpu_isa::exec::MemFault { addr: 0, kind: amdgpu_isa::exec::MemFaultKind::Unmapped }),
-                };
+                let result = crate::memory::perform(self.view.as_mut(), &req);
                 ctx.send(&self.l2[i], MemMsg::Response { tag, result });
             }
             MemMsg::Counters { seq, l2, read_bytes, write_bytes } => self.on_counters(seq, &l2, read_bytes, write_bytes, ctx),
