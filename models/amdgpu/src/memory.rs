@@ -55,6 +55,9 @@ pub enum AllocError {
     /// `free` of an address that is not the start of an allocation.
     #[error("free of {0}, which is not an allocation")]
     NotAllocated(GpuAddr),
+    /// A host mapping would overlap the arena or another range.
+    #[error("mapping at {0} overlaps GPU memory already mapped")]
+    Overlap(GpuAddr),
     /// The operating system refused the reservation.
     #[error("reserving {bytes} bytes of address space failed: {reason}")]
     Reserve {
@@ -94,16 +97,31 @@ pub enum MemKind {
     Fine,
 }
 
-/// Allocated ranges, by start address: end and kind.
+/// One accessible range of GPU addresses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Region {
+    end: u64,
+    kind: MemKind,
+    /// Host address minus GPU address (wrapping): 0 for the arena's own allocations,
+    /// which are identity-mapped; another value for host memory mapped into the GPU's
+    /// address space at another address ([`GpuMemory::map_host`]).
+    delta: u64,
+}
+
+/// Accessible ranges, by start address.
 #[derive(Default)]
 struct Regions {
-    by_start: BTreeMap<u64, (u64, MemKind)>,
+    by_start: BTreeMap<u64, Region>,
 }
 
 impl Regions {
-    fn find(&self, addr: u64) -> Option<(Range<u64>, MemKind)> {
-        let (&start, &(end, kind)) = self.by_start.range(..=addr).next_back()?;
-        (addr < end).then_some((start..end, kind))
+    fn find(&self, addr: u64) -> Option<(Range<u64>, Region)> {
+        let (&start, &r) = self.by_start.range(..=addr).next_back()?;
+        (addr < r.end).then_some((start..r.end, r))
+    }
+
+    fn overlaps(&self, range: &Range<u64>) -> bool {
+        self.by_start.range(..range.end).next_back().is_some_and(|(_, r)| r.end > range.start)
     }
 }
 
@@ -222,16 +240,56 @@ impl GpuMemory {
             free.insert(at + len, end);
         }
         drop(free);
-        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(at, (at + len, kind));
+        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(at, Region { end: at + len, kind, delta: 0 });
         Ok(GpuAddr(at))
+    }
+
+    /// Makes `len` bytes of host memory at `host` accessible to the GPU at
+    /// `[addr, addr + len)` (the KFD emulation's buffer objects and user pointers).
+    ///
+    /// # Safety
+    /// `host .. host + len` must stay mapped, readable and writable until
+    /// [`GpuMemory::unmap_host`] removes the range (the GPU reads and writes it from
+    /// any thread).
+    pub unsafe fn map_host(&self, addr: GpuAddr, len: u64, host: u64, kind: MemKind) -> Result<(), AllocError> {
+        if len == 0 {
+            return Err(AllocError::Zero);
+        }
+        let end = addr.0.checked_add(len).ok_or(AllocError::Overlap(addr))?;
+        let range = addr.0..end;
+        let arena = self.arena.base..self.arena.base + self.arena.len;
+        if range.start < arena.end && arena.start < range.end {
+            return Err(AllocError::Overlap(addr));
+        }
+        let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
+        if regions.overlaps(&range) {
+            return Err(AllocError::Overlap(addr));
+        }
+        regions.by_start.insert(addr.0, Region { end, kind, delta: host.wrapping_sub(addr.0) });
+        Ok(())
+    }
+
+    /// Removes a range added by [`GpuMemory::map_host`]; later accesses fault.
+    pub fn unmap_host(&self, addr: GpuAddr) -> Result<(), AllocError> {
+        let arena = self.arena.base..self.arena.base + self.arena.len;
+        if arena.contains(&addr.0) {
+            return Err(AllocError::NotAllocated(addr));
+        }
+        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.remove(&addr.0).ok_or(AllocError::NotAllocated(addr))?;
+        self.generation.fetch_add(1, Ordering::Release);
+        Ok(())
     }
 
     /// Frees the allocation starting at `addr`; its pages return to the OS and read as
     /// zero when allocated again.
     pub fn free(&self, addr: GpuAddr) -> Result<(), AllocError> {
+        let arena = self.arena.base..self.arena.base + self.arena.len;
+        if !arena.contains(&addr.0) {
+            return Err(AllocError::NotAllocated(addr));
+        }
         let end = {
             let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
-            regions.by_start.remove(&addr.0).ok_or(AllocError::NotAllocated(addr))?.0
+            regions.by_start.remove(&addr.0).ok_or(AllocError::NotAllocated(addr))?.end
         };
         self.generation.fetch_add(1, Ordering::Release);
         // SAFETY: the range lies inside the arena this object mapped, and no view can
@@ -261,24 +319,30 @@ impl GpuMemory {
 
     /// The cache kind of the allocation holding `addr`.
     pub fn kind_of(&self, addr: GpuAddr) -> Option<MemKind> {
-        self.regions().find(addr.0).map(|(_, k)| k)
+        self.regions().find(addr.0).map(|(_, r)| r.kind)
     }
 
-    /// Every allocation, by address.
+    /// Every accessible range (allocations and mapped host memory), by address.
     pub fn allocations(&self) -> Vec<Range<u64>> {
-        self.regions().by_start.iter().map(|(&s, &(e, _))| s..e).collect()
+        self.regions().by_start.iter().map(|(&s, r)| s..r.end).collect()
+    }
+
+    /// The arena's own allocations with their kinds (what checkpoints hold).
+    fn arena_allocations(&self) -> Vec<(Range<u64>, MemKind)> {
+        self.regions().by_start.iter().filter(|(&s, _)| s >= self.arena.base && s < self.arena.base + self.arena.len).map(|(&s, r)| (s..r.end, r.kind)).collect()
     }
 
     /// A view for one component.
     pub fn view(self: &Arc<Self>) -> MemView {
-        MemView { mem: self.clone(), cached: 0..0, cached_kind: MemKind::Coarse, generation: u64::MAX }
+        MemView { mem: self.clone(), cached: 0..0, cached_kind: MemKind::Coarse, cached_delta: 0, generation: u64::MAX }
     }
 
-    /// Checks that `[addr, addr + len)` lies inside one allocation.
-    fn check(&self, addr: u64, len: u64) -> Result<(), MemFault> {
+    /// Checks that `[addr, addr + len)` lies inside one region; returns the host address
+    /// of `addr`.
+    fn check(&self, addr: u64, len: u64) -> Result<u64, MemFault> {
         let end = addr.checked_add(len).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
         match self.regions().find(addr) {
-            Some((r, _)) if end <= r.end => Ok(()),
+            Some((r, region)) if end <= r.end => Ok(addr.wrapping_add(region.delta)),
             Some((r, _)) => Err(MemFault { addr: r.end, kind: MemFaultKind::Unmapped }),
             None => Err(MemFault { addr, kind: MemFaultKind::Unmapped }),
         }
@@ -286,17 +350,18 @@ impl GpuMemory {
 
     /// Copies bytes out of GPU memory (for loaders and host services).
     pub fn read(&self, addr: GpuAddr, buf: &mut [u8]) -> Result<(), MemFault> {
-        self.check(addr.0, buf.len() as u64)?;
-        // SAFETY: `check` proved the range is inside a live allocation of the arena.
-        unsafe { std::ptr::copy_nonoverlapping(addr.0 as *const u8, buf.as_mut_ptr(), buf.len()) };
+        let host = self.check(addr.0, buf.len() as u64)?;
+        // SAFETY: `check` proved the range is inside a live region (an arena allocation
+        // or host memory its mapper keeps mapped).
+        unsafe { std::ptr::copy_nonoverlapping(host as *const u8, buf.as_mut_ptr(), buf.len()) };
         Ok(())
     }
 
     /// Copies bytes into GPU memory (for loaders and host services).
     pub fn write(&self, addr: GpuAddr, data: &[u8]) -> Result<(), MemFault> {
-        self.check(addr.0, data.len() as u64)?;
+        let host = self.check(addr.0, data.len() as u64)?;
         // SAFETY: as in `read`.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr.0 as *mut u8, data.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), host as *mut u8, data.len()) };
         Ok(())
     }
 
@@ -314,13 +379,13 @@ impl GpuMemory {
 
     /// Atomically applies `op` to the u64 at `addr` (naturally aligned), returning the old value.
     pub fn atomic_u64(&self, addr: GpuAddr, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
-        self.check(addr.0, 8)?;
-        if !addr.0.is_multiple_of(8) {
+        let host = self.check(addr.0, 8)?;
+        if !addr.0.is_multiple_of(8) || !host.is_multiple_of(8) {
             return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
         }
         // SAFETY: in bounds and aligned (checked); shared with other threads only
         // through atomic operations on this word.
-        let cell = unsafe { AtomicU64::from_ptr(addr.0 as *mut u64) };
+        let cell = unsafe { AtomicU64::from_ptr(host as *mut u64) };
         // The closure always returns `Some`: the update cannot be refused.
         let old = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply_u64(old, src, cmp)));
         Ok(old.unwrap_or_else(|v| v))
@@ -328,12 +393,12 @@ impl GpuMemory {
 
     /// Atomically applies `op` to the u32 at `addr` (naturally aligned), returning the old value.
     pub fn atomic_u32(&self, addr: GpuAddr, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
-        self.check(addr.0, 4)?;
-        if !addr.0.is_multiple_of(4) {
+        let host = self.check(addr.0, 4)?;
+        if !addr.0.is_multiple_of(4) || !host.is_multiple_of(4) {
             return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
         }
         // SAFETY: as in `atomic_u64`.
-        let cell = unsafe { AtomicU32::from_ptr(addr.0 as *mut u32) };
+        let cell = unsafe { AtomicU32::from_ptr(host as *mut u32) };
         // The closure always returns `Some`: the update cannot be refused.
         let old = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply_u32(old, src, cmp)));
         Ok(old.unwrap_or_else(|v| v))
@@ -342,8 +407,7 @@ impl GpuMemory {
     /// A copy of every allocation's non-zero pages, for checkpoints.
     pub fn snapshot(&self) -> MemorySnapshot {
         let mut regions = Vec::new();
-        let kinds: Vec<MemKind> = self.regions().by_start.values().map(|&(_, k)| k).collect();
-        for (r, kind) in self.allocations().into_iter().zip(kinds) {
+        for (r, kind) in self.arena_allocations() {
             let mut pages = Vec::new();
             let mut at = r.start;
             while at < r.end {
@@ -366,7 +430,7 @@ impl GpuMemory {
         if snap.base != self.arena.base {
             return Err(RestoreError::Base { snapshot: snap.base, arena: self.arena.base });
         }
-        for r in self.allocations() {
+        for (r, _) in self.arena_allocations() {
             let _ = self.free(GpuAddr(r.start));
         }
         for r in &snap.regions {
@@ -384,7 +448,7 @@ impl GpuMemory {
                     free.insert(r.end, fe);
                 }
             }
-            self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(r.start, (r.end, r.kind));
+            self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(r.start, Region { end: r.end, kind: r.kind, delta: 0 });
             for (at, bytes) in &r.pages {
                 self.write(GpuAddr(*at), bytes).map_err(|_| RestoreError::Range { start: *at, end: at + bytes.len() as u64 })?;
             }
@@ -436,6 +500,7 @@ pub struct MemView {
     mem: Arc<GpuMemory>,
     cached: Range<u64>,
     cached_kind: MemKind,
+    cached_delta: u64,
     generation: u64,
 }
 
@@ -451,20 +516,22 @@ impl MemView {
         &self.mem
     }
 
-    /// Checks `[addr, addr + len)`; the fast path is one compare against the cached region.
+    /// Checks `[addr, addr + len)` and returns the host address of `addr`; the fast
+    /// path is one compare against the cached region.
     #[inline]
-    fn check(&mut self, addr: u64, len: u64) -> Result<(), MemFault> {
+    fn check(&mut self, addr: u64, len: u64) -> Result<u64, MemFault> {
         let end = addr.checked_add(len).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
         let generation = self.mem.generation.load(Ordering::Acquire);
         if generation == self.generation && addr >= self.cached.start && end <= self.cached.end {
-            return Ok(());
+            return Ok(addr.wrapping_add(self.cached_delta));
         }
         match self.mem.regions().find(addr) {
-            Some((r, kind)) if end <= r.end => {
+            Some((r, region)) if end <= r.end => {
                 self.cached = r;
-                self.cached_kind = kind;
+                self.cached_kind = region.kind;
+                self.cached_delta = region.delta;
                 self.generation = generation;
-                Ok(())
+                Ok(addr.wrapping_add(region.delta))
             }
             Some((r, _)) => Err(MemFault { addr: r.end, kind: MemFaultKind::Unmapped }),
             None => Err(MemFault { addr, kind: MemFaultKind::Unmapped }),
@@ -491,17 +558,17 @@ pub fn perform(view: Option<&mut MemView>, req: &VmemRequest) -> Result<Box<Vmem
 impl DeviceMemory for MemView {
     #[inline]
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), MemFault> {
-        self.check(addr, buf.len() as u64)?;
-        // SAFETY: `check` proved the range is inside a live allocation.
-        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, buf.as_mut_ptr(), buf.len()) };
+        let host = self.check(addr, buf.len() as u64)?;
+        // SAFETY: `check` proved the range is inside a live region.
+        unsafe { std::ptr::copy_nonoverlapping(host as *const u8, buf.as_mut_ptr(), buf.len()) };
         Ok(())
     }
 
     #[inline]
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
-        self.check(addr, data.len() as u64)?;
+        let host = self.check(addr, data.len() as u64)?;
         // SAFETY: as in `read`.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr as *mut u8, data.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), host as *mut u8, data.len()) };
         Ok(())
     }
 
@@ -563,6 +630,32 @@ mod tests {
         mem.restore(&snap).unwrap();
         assert_eq!(mem.kind_of(fine), Some(MemKind::Fine));
         assert_eq!(mem.kind_of(coarse), Some(MemKind::Coarse));
+    }
+
+    #[test]
+    fn host_memory_mapped_at_another_address() {
+        let mem = Arc::new(GpuMemory::new(1 << 24).unwrap());
+        let mut host = vec![0u64; 1024];
+        let gpu = GpuAddr(0x7000_0000_0000);
+        // SAFETY: `host` outlives the mapping (unmapped below, before it drops).
+        unsafe { mem.map_host(gpu, 8192, host.as_mut_ptr() as u64, MemKind::Fine).unwrap() };
+        let mut v = mem.view();
+        v.write(gpu.0 + 16, &9u64.to_le_bytes()).unwrap();
+        assert_eq!(host[2], 9, "a GPU write lands in the host memory");
+        host[3] = 11;
+        assert_eq!(mem.read_u64(GpuAddr(gpu.0 + 24)).unwrap(), 11);
+        assert_eq!(mem.atomic_u64(GpuAddr(gpu.0 + 24), AtomicOp::Add, 1, 0), Ok(11));
+        assert!(v.is_fine(gpu.0));
+        // Overlaps with mapped ranges and the arena are refused.
+        // SAFETY: refused, nothing is mapped.
+        unsafe {
+            assert_eq!(mem.map_host(GpuAddr(gpu.0 + 4096), 4096, 0, MemKind::Coarse), Err(AllocError::Overlap(GpuAddr(gpu.0 + 4096))));
+            assert!(mem.map_host(mem.base(), 4096, 0, MemKind::Coarse).is_err());
+        }
+        assert!(mem.snapshot().regions.is_empty(), "host mappings are not checkpointed");
+        mem.unmap_host(gpu).unwrap();
+        assert!(v.read(gpu.0 + 16, &mut [0u8; 8]).is_err(), "the view notices the unmap");
+        assert_eq!(mem.unmap_host(gpu), Err(AllocError::NotAllocated(gpu)));
     }
 
     #[test]
