@@ -204,12 +204,28 @@ impl TargetDefaults {
                 simd_arrays_per_engine: 1,
                 cu_per_simd_array: 14,
                 lds_bytes: 64 * KIB,
-                vector_l1: CacheGeometry { size_bytes: 16 * KIB, line_bytes: 64, ways: 0 },
-                scalar_l1: CacheGeometry { size_bytes: 16 * KIB, line_bytes: 64, ways: 0 },
+                vector_l1: CacheGeometry {
+                    size_bytes: 16 * KIB,
+                    line_bytes: 64,
+                    ways: 0,
+                },
+                scalar_l1: CacheGeometry {
+                    size_bytes: 16 * KIB,
+                    line_bytes: 64,
+                    ways: 0,
+                },
                 scalar_l1_cus: 2,
-                instruction_cache: CacheGeometry { size_bytes: 32 * KIB, line_bytes: 64, ways: 0 },
+                instruction_cache: CacheGeometry {
+                    size_bytes: 32 * KIB,
+                    line_bytes: 64,
+                    ways: 0,
+                },
                 instruction_cache_cus: 2,
-                l2: CacheGeometry { size_bytes: 8 * MIB, line_bytes: 128, ways: 16 },
+                l2: CacheGeometry {
+                    size_bytes: 8 * MIB,
+                    line_bytes: 128,
+                    ways: 16,
+                },
                 vram_width_bits: 4096,
                 memory_clock_mhz: 1600,
                 engine_clock_mhz: 1700,
@@ -234,12 +250,28 @@ impl TargetDefaults {
                 simd_arrays_per_engine: 1,
                 cu_per_simd_array: 10,
                 lds_bytes: 64 * KIB,
-                vector_l1: CacheGeometry { size_bytes: 32 * KIB, line_bytes: 128, ways: 0 },
-                scalar_l1: CacheGeometry { size_bytes: 16 * KIB, line_bytes: 64, ways: 0 },
+                vector_l1: CacheGeometry {
+                    size_bytes: 32 * KIB,
+                    line_bytes: 128,
+                    ways: 0,
+                },
+                scalar_l1: CacheGeometry {
+                    size_bytes: 16 * KIB,
+                    line_bytes: 64,
+                    ways: 0,
+                },
                 scalar_l1_cus: 2,
-                instruction_cache: CacheGeometry { size_bytes: 64 * KIB, line_bytes: 64, ways: 0 },
+                instruction_cache: CacheGeometry {
+                    size_bytes: 64 * KIB,
+                    line_bytes: 64,
+                    ways: 0,
+                },
                 instruction_cache_cus: 2,
-                l2: CacheGeometry { size_bytes: 4 * MIB, line_bytes: 128, ways: 16 },
+                l2: CacheGeometry {
+                    size_bytes: 4 * MIB,
+                    line_bytes: 128,
+                    ways: 16,
+                },
                 vram_width_bits: 8192,
                 memory_clock_mhz: 1300,
                 engine_clock_mhz: 2100,
@@ -264,12 +296,28 @@ impl TargetDefaults {
                 simd_arrays_per_engine: 1,
                 cu_per_simd_array: 9,
                 lds_bytes: 160 * KIB,
-                vector_l1: CacheGeometry { size_bytes: 32 * KIB, line_bytes: 128, ways: 0 },
-                scalar_l1: CacheGeometry { size_bytes: 16 * KIB, line_bytes: 64, ways: 0 },
+                vector_l1: CacheGeometry {
+                    size_bytes: 32 * KIB,
+                    line_bytes: 128,
+                    ways: 0,
+                },
+                scalar_l1: CacheGeometry {
+                    size_bytes: 16 * KIB,
+                    line_bytes: 64,
+                    ways: 0,
+                },
                 scalar_l1_cus: 2,
-                instruction_cache: CacheGeometry { size_bytes: 64 * KIB, line_bytes: 64, ways: 0 },
+                instruction_cache: CacheGeometry {
+                    size_bytes: 64 * KIB,
+                    line_bytes: 64,
+                    ways: 0,
+                },
                 instruction_cache_cus: 2,
-                l2: CacheGeometry { size_bytes: 4 * MIB, line_bytes: 128, ways: 16 },
+                l2: CacheGeometry {
+                    size_bytes: 4 * MIB,
+                    line_bytes: 128,
+                    ways: 16,
+                },
                 vram_width_bits: 8192,
                 memory_clock_mhz: 2000,
                 engine_clock_mhz: 2400,
@@ -402,24 +450,38 @@ impl GpuIdentity {
     /// The identities of every GPU of `t` (one per `amdgpu.soc`; a component belongs
     /// to the SoC whose path prefixes its own), each placed as if it were slot 0.
     pub fn all_from_topology(t: &Topology) -> Result<Vec<GpuIdentity>, IdentityError> {
-        let socs: Vec<&ComponentDecl> = t.components.iter().filter(|c| c.type_name == "amdgpu.soc").collect();
+        let socs: Vec<&ComponentDecl> = t
+            .components
+            .iter()
+            .filter(|c| c.type_name == "amdgpu.soc")
+            .collect();
         if socs.is_empty() {
             return Err(IdentityError::NoSoc);
         }
-        socs.iter().map(|soc| GpuIdentity::from_soc(t, soc)).collect()
+        socs.iter()
+            .map(|soc| GpuIdentity::from_soc(t, soc))
+            .collect()
     }
 
     fn from_soc(t: &Topology, soc: &ComponentDecl) -> Result<GpuIdentity, IdentityError> {
         let prefix = format!("{}.", soc.path);
         let prefix = prefix.as_str();
         let under = |kind: &'static str| {
-            t.components.iter().filter(move |c| c.path.starts_with(prefix) && type_matches(&c.type_name, kind))
+            t.components
+                .iter()
+                .filter(move |c| c.path.starts_with(prefix) && type_matches(&c.type_name, kind))
         };
-        let target_name = opt(soc, soc.params.get("target").map(|_| soc.params.string("target")))?;
+        let target_name = opt(
+            soc,
+            soc.params
+                .get("target")
+                .map(|_| soc.params.string("target")),
+        )?;
         let target: Target = match target_name {
-            Some(name) => name
-                .parse()
-                .map_err(|source| IdentityError::Target { component: soc.path.clone(), source })?,
+            Some(name) => name.parse().map_err(|source| IdentityError::Target {
+                component: soc.path.clone(),
+                source,
+            })?,
             None => Target::Gfx942,
         };
         let d = TargetDefaults::of(target);
@@ -429,17 +491,23 @@ impl GpuIdentity {
         let cus: Vec<&ComponentDecl> = under("amdgpu.cu").collect();
         let cu_count = u32::try_from(cus.len()).unwrap_or(u32::MAX);
         if cu_count == 0 {
-            return Err(IdentityError::NoComputeUnits { soc: soc.path.clone() });
+            return Err(IdentityError::NoComputeUnits {
+                soc: soc.path.clone(),
+            });
         }
         let xcc_count = u32::try_from(under("amdgpu.cp").count()).unwrap_or(u32::MAX);
         if xcc_count == 0 {
-            return Err(IdentityError::NoCommandProcessors { soc: soc.path.clone() });
+            return Err(IdentityError::NoCommandProcessors {
+                soc: soc.path.clone(),
+            });
         }
         let cu = cus[0];
         let l2 = under("amdgpu.l2").next();
         let malls: Vec<&ComponentDecl> = under("amdgpu.mall").collect();
 
-        let engine_clock_mhz = soc_clock.or(mhz(cu, "clock")?).unwrap_or(d.engine_clock_mhz);
+        let engine_clock_mhz = soc_clock
+            .or(mhz(cu, "clock")?)
+            .unwrap_or(d.engine_clock_mhz);
         let lds_bytes = bytes(cu, "lds_bytes")?.unwrap_or(d.lds_bytes);
         let simd_per_cu = uint(cu, "simds")?.map_or(4, |v| v as u32);
         let wave_slots = uint(cu, "wave_slots")?.map_or(32, |v| v as u32);
@@ -496,7 +564,7 @@ impl GpuIdentity {
             lds_bytes,
             gds_bytes: 0,
             wave_size: 64,
-            max_waves_per_simd: if simd_per_cu == 0 { 8 } else { wave_slots / simd_per_cu },
+            max_waves_per_simd: wave_slots.checked_div(simd_per_cu).unwrap_or(8),
             num_gws: 64,
             max_slots_scratch_cu: 32,
             vector_l1,
@@ -570,11 +638,17 @@ impl GpuIdentity {
 }
 
 fn type_matches(type_name: &str, kind: &str) -> bool {
-    type_name == kind || type_name.strip_prefix(kind).is_some_and(|rest| rest.starts_with('.'))
+    type_name == kind
+        || type_name
+            .strip_prefix(kind)
+            .is_some_and(|rest| rest.starts_with('.'))
 }
 
 fn opt<T>(c: &ComponentDecl, v: Option<Result<T, ParamError>>) -> Result<Option<T>, IdentityError> {
-    v.transpose().map_err(|source| IdentityError::Param { component: c.path.clone(), source })
+    v.transpose().map_err(|source| IdentityError::Param {
+        component: c.path.clone(),
+        source,
+    })
 }
 
 fn bytes(c: &ComponentDecl, name: &str) -> Result<Option<u64>, IdentityError> {
@@ -589,7 +663,8 @@ fn mhz(c: &ComponentDecl, name: &str) -> Result<Option<u32>, IdentityError> {
     let p: &Params = &c.params;
     // Clocks are stored as a whole-picosecond period (2400 MHz reads back as 2398.08
     // MHz): report the nearest multiple of 5 MHz, as product clocks are.
-    Ok(opt(c, p.get(name).map(|_| p.clock(name)))?.map(|clk| ((clk.hz() / 5e6).round() * 5.0) as u32))
+    Ok(opt(c, p.get(name).map(|_| p.clock(name)))?
+        .map(|clk| ((clk.hz() / 5e6).round() * 5.0) as u32))
 }
 
 /// 64-bit FNV-1a, for stable ids.
@@ -637,7 +712,10 @@ impl CpuIdentity {
         };
         let mut cpu = CpuIdentity::parse(&read("/proc/cpuinfo")?, &read("/proc/meminfo")?);
         let freq = Path::new("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
-        if let Some(khz) = std::fs::read_to_string(freq).ok().and_then(|s| s.trim().parse::<u64>().ok()) {
+        if let Some(khz) = std::fs::read_to_string(freq)
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+        {
             cpu.max_clock_mhz = (khz / 1000) as u32;
         }
         Ok(cpu)
@@ -645,11 +723,18 @@ impl CpuIdentity {
 
     /// Parses the text of /proc/cpuinfo and /proc/meminfo.
     pub fn parse(cpuinfo: &str, meminfo: &str) -> CpuIdentity {
-        let mut cpu =
-            CpuIdentity { cores: 0, mem_bytes: 0, max_clock_mhz: 0, model_name: String::new(), vendor: String::new() };
+        let mut cpu = CpuIdentity {
+            cores: 0,
+            mem_bytes: 0,
+            max_clock_mhz: 0,
+            model_name: String::new(),
+            vendor: String::new(),
+        };
         let mut mhz = 0f64;
         for line in cpuinfo.lines() {
-            let Some((key, value)) = line.split_once(':') else { continue };
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
             let (key, value) = (key.trim(), value.trim());
             match key {
                 "processor" => cpu.cores += 1,
@@ -663,7 +748,12 @@ impl CpuIdentity {
         cpu.max_clock_mhz = mhz.round() as u32;
         for line in meminfo.lines() {
             if let Some(rest) = line.strip_prefix("MemTotal:") {
-                let kib: u64 = rest.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+                let kib: u64 = rest
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse()
+                    .unwrap_or(0);
                 cpu.mem_bytes = kib * 1024;
             }
         }
@@ -700,7 +790,10 @@ impl SystemIdentity {
 
     /// The host CPU and every GPU of `t`.
     pub fn from_topology(t: &Topology) -> Result<SystemIdentity, IdentityError> {
-        Ok(SystemIdentity::new(CpuIdentity::from_host()?, GpuIdentity::all_from_topology(t)?))
+        Ok(SystemIdentity::new(
+            CpuIdentity::from_host()?,
+            GpuIdentity::all_from_topology(t)?,
+        ))
     }
 }
 
@@ -725,7 +818,9 @@ pub(crate) mod tests {
 
     pub(crate) fn load(name: &str) -> Topology {
         amdgpu::link_components();
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies").join(name);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../topologies")
+            .join(name);
         simdojo::topology::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
@@ -752,7 +847,14 @@ pub(crate) mod tests {
         assert_eq!(g.gfx_target_version, 90402);
         assert_eq!((g.cu_count, g.xcc_count, g.simd_count()), (304, 8, 1216));
         assert_eq!(g.array_count(), 32);
-        assert_eq!(g.l2, CacheGeometry { size_bytes: 4 << 20, line_bytes: 128, ways: 16 });
+        assert_eq!(
+            g.l2,
+            CacheGeometry {
+                size_bytes: 4 << 20,
+                line_bytes: 128,
+                ways: 16
+            }
+        );
         assert_eq!(g.mall.map(|m| m.size_bytes), Some(256 << 20));
         assert_eq!(g.vram_bytes, 192 << 30);
         assert_eq!(g.engine_clock_mhz, 2100);
@@ -776,22 +878,43 @@ pub(crate) mod tests {
         assert!(matches!(e, IdentityError::NoSoc), "{e}");
         assert_eq!(e.to_string(), "no amdgpu.soc component in the topology");
 
-        t.add_component("gpu", "amdgpu.soc", Params::new().with("target", ParamValue::String("gfx90a".into())));
+        t.add_component(
+            "gpu",
+            "amdgpu.soc",
+            Params::new().with("target", ParamValue::String("gfx90a".into())),
+        );
         let e = GpuIdentity::from_topology(&t).unwrap_err();
         assert!(matches!(e, IdentityError::NoComputeUnits { .. }), "{e}");
         t.add_component("gpu.xcd[0].cu[0]", "amdgpu.cu", Params::new());
         let e = GpuIdentity::from_topology(&t).unwrap_err();
-        assert!(matches!(e, IdentityError::NoCommandProcessors { .. }), "{e}");
+        assert!(
+            matches!(e, IdentityError::NoCommandProcessors { .. }),
+            "{e}"
+        );
         t.add_component("gpu.xcd[0].cp", "amdgpu.cp", Params::new());
         // Silent topology: per-target defaults.
         let g = GpuIdentity::from_topology(&t).unwrap();
-        assert_eq!((g.cu_count, g.lds_bytes, g.l2.size_bytes), (1, 64 << 10, 8 << 20));
+        assert_eq!(
+            (g.cu_count, g.lds_bytes, g.l2.size_bytes),
+            (1, 64 << 10, 8 << 20)
+        );
 
         let mut bad = Topology::new();
-        bad.add_component("gpu", "amdgpu.soc", Params::new().with("target", ParamValue::String("gfx1100".into())));
-        assert!(matches!(GpuIdentity::from_topology(&bad), Err(IdentityError::Target { .. })));
+        bad.add_component(
+            "gpu",
+            "amdgpu.soc",
+            Params::new().with("target", ParamValue::String("gfx1100".into())),
+        );
+        assert!(matches!(
+            GpuIdentity::from_topology(&bad),
+            Err(IdentityError::Target { .. })
+        ));
         let mut bad = Topology::new();
-        bad.add_component("gpu", "amdgpu.soc", Params::new().with("memory", ParamValue::UInt(3)));
+        bad.add_component(
+            "gpu",
+            "amdgpu.soc",
+            Params::new().with("memory", ParamValue::UInt(3)),
+        );
         let e = GpuIdentity::from_topology(&bad).unwrap_err();
         assert!(e.to_string().contains("`memory`"), "{e}");
     }

@@ -170,7 +170,12 @@ fn cpu_node_properties(cpu: &CpuIdentity, io_links: u32) -> String {
     p.kv("max_engine_clk_ccompute", cpu.max_clock_mhz).done()
 }
 
-fn gpu_node_properties(g: &GpuIdentity, cpu: &CpuIdentity, caches: usize, p2p_links: u32) -> String {
+fn gpu_node_properties(
+    g: &GpuIdentity,
+    cpu: &CpuIdentity,
+    caches: usize,
+    p2p_links: u32,
+) -> String {
     Props::new()
         .kv("cpu_cores_count", 0u32)
         .kv("simd_count", g.simd_count())
@@ -215,7 +220,13 @@ fn gpu_node_properties(g: &GpuIdentity, cpu: &CpuIdentity, caches: usize, p2p_li
         .done()
 }
 
-fn cache_properties(processor_id_low: u32, level: u32, c: &CacheGeometry, kind: u32, siblings: &[bool]) -> String {
+fn cache_properties(
+    processor_id_low: u32,
+    level: u32,
+    c: &CacheGeometry,
+    kind: u32,
+    siblings: &[bool],
+) -> String {
     let mut text = Props::new()
         .kv("processor_id_low", processor_id_low)
         .kv("level", level)
@@ -227,7 +238,10 @@ fn cache_properties(processor_id_low: u32, level: u32, c: &CacheGeometry, kind: 
         .kv("type", kind)
         .done();
     text.push_str("sibling_map ");
-    let map: Vec<&str> = siblings.iter().map(|&b| if b { "1" } else { "0" }).collect();
+    let map: Vec<&str> = siblings
+        .iter()
+        .map(|&b| if b { "1" } else { "0" })
+        .collect();
     text.push_str(&map.join(","));
     text.push('\n');
     text
@@ -240,8 +254,11 @@ fn gpu_caches(g: &GpuIdentity) -> Vec<String> {
     let per_xcc = g.cus_per_xcc();
     let data_cu = cache_type::DATA | cache_type::HSACU;
     let inst_cu = cache_type::INSTRUCTION | cache_type::HSACU;
-    let l1_types =
-        [(&g.vector_l1, 1u32, data_cu), (&g.instruction_cache, g.instruction_cache_cus, inst_cu), (&g.scalar_l1, g.scalar_l1_cus, data_cu)];
+    let l1_types = [
+        (&g.vector_l1, 1u32, data_cu),
+        (&g.instruction_cache, g.instruction_cache_cus, inst_cu),
+        (&g.scalar_l1, g.scalar_l1_cus, data_cu),
+    ];
     for (geometry, shared, kind) in l1_types {
         let shared = shared.max(1);
         for xcc in 0..g.xcc_count {
@@ -251,7 +268,13 @@ fn gpu_caches(g: &GpuIdentity) -> Vec<String> {
             while cu < cus {
                 let n = shared.min(cus - cu);
                 let siblings: Vec<bool> = (0..32).map(|b| b < n).collect();
-                out.push(cache_properties(g.simd_id_base + first + cu, 1, geometry, kind, &siblings));
+                out.push(cache_properties(
+                    g.simd_id_base + first + cu,
+                    1,
+                    geometry,
+                    kind,
+                    &siblings,
+                ));
                 cu += n;
             }
         }
@@ -282,13 +305,20 @@ pub fn topology_files(sys: &SystemIdentity) -> BTreeMap<String, String> {
     files.insert("generation_id".to_string(), "1\n".to_string());
     files.insert(
         "system_properties".to_string(),
-        Props::new().kv("platform_oem", 0u32).kv("platform_id", 0u32).kv("platform_rev", 0u32).done(),
+        Props::new()
+            .kv("platform_oem", 0u32)
+            .kv("platform_id", 0u32)
+            .kv("platform_rev", 0u32)
+            .done(),
     );
 
     // Node 0: the CPU.
     files.insert("nodes/0/gpu_id".into(), "0\n".into());
     files.insert("nodes/0/name".into(), "\n".into());
-    files.insert("nodes/0/properties".into(), cpu_node_properties(&sys.cpu, gpus));
+    files.insert(
+        "nodes/0/properties".into(),
+        cpu_node_properties(&sys.cpu, gpus),
+    );
     files.insert(
         "nodes/0/mem_banks/0/properties".into(),
         Props::new()
@@ -301,8 +331,16 @@ pub fn topology_files(sys: &SystemIdentity) -> BTreeMap<String, String> {
     );
     files.insert("nodes/0/mem_banks/0/used_memory".into(), "0\n".into());
     for (i, g) in sys.gpus.iter().enumerate() {
-        let link = host_link(g, 0, i as u32 + 1, iolink::FLAGS_ENABLED | iolink::FLAGS_NON_COHERENT);
-        files.insert(format!("nodes/0/io_links/{i}/properties"), link_properties(&link));
+        let link = host_link(
+            g,
+            0,
+            i as u32 + 1,
+            iolink::FLAGS_ENABLED | iolink::FLAGS_NON_COHERENT,
+        );
+        files.insert(
+            format!("nodes/0/io_links/{i}/properties"),
+            link_properties(&link),
+        );
     }
 
     // Nodes 1..: the GPUs.
@@ -310,11 +348,19 @@ pub fn topology_files(sys: &SystemIdentity) -> BTreeMap<String, String> {
         let node = i as u32 + 1;
         let dir = format!("nodes/{node}");
         let caches = gpu_caches(g);
-        let peers: Vec<(u32, &GpuIdentity)> =
-            sys.gpus.iter().enumerate().filter(|&(j, _)| j != i).map(|(j, p)| (j as u32 + 1, p)).collect();
+        let peers: Vec<(u32, &GpuIdentity)> = sys
+            .gpus
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(j, p)| (j as u32 + 1, p))
+            .collect();
         files.insert(format!("{dir}/gpu_id"), format!("{}\n", g.gpu_id));
         files.insert(format!("{dir}/name"), format!("{}\n", g.kfd_name));
-        files.insert(format!("{dir}/properties"), gpu_node_properties(g, &sys.cpu, caches.len(), peers.len() as u32));
+        files.insert(
+            format!("{dir}/properties"),
+            gpu_node_properties(g, &sys.cpu, caches.len(), peers.len() as u32),
+        );
         files.insert(
             format!("{dir}/mem_banks/0/properties"),
             Props::new()
@@ -329,7 +375,10 @@ pub fn topology_files(sys: &SystemIdentity) -> BTreeMap<String, String> {
         for (c, text) in caches.into_iter().enumerate() {
             files.insert(format!("{dir}/caches/{c}/properties"), text);
         }
-        files.insert(format!("{dir}/io_links/0/properties"), link_properties(&host_link(g, node, 0, iolink::FLAGS_ENABLED)));
+        files.insert(
+            format!("{dir}/io_links/0/properties"),
+            link_properties(&host_link(g, node, 0, iolink::FLAGS_ENABLED)),
+        );
         // GPU <-> GPU through the CPU: two PCIe hops.
         for (k, (peer_node, peer)) in peers.iter().enumerate() {
             let link = Link {
@@ -342,7 +391,10 @@ pub fn topology_files(sys: &SystemIdentity) -> BTreeMap<String, String> {
                 sdma_mask: sdma_mask(g),
                 flags: iolink::FLAGS_ENABLED | iolink::FLAGS_NON_COHERENT,
             };
-            files.insert(format!("{dir}/p2p_links/{k}/properties"), link_properties(&link));
+            files.insert(
+                format!("{dir}/p2p_links/{k}/properties"),
+                link_properties(&link),
+            );
         }
     }
     files
@@ -369,7 +421,10 @@ pub fn proc_modules(host: Option<&str>) -> String {
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    if !text.lines().any(|l| l.split_whitespace().next() == Some("amdgpu")) {
+    if !text
+        .lines()
+        .any(|l| l.split_whitespace().next() == Some("amdgpu"))
+    {
         text.push_str(AMDGPU_MODULE_LINE);
     }
     text
@@ -452,7 +507,15 @@ mod tests {
 
     /// Writes the tree and checks it through the class path, as rocm_agent_enumerator
     /// reads it, and through the devices path, as libhsakmt does.
-    fn check(file: &str, gfx: u64, cus: u64, xcc: u64, lds_kb: u64, l2_kb: u64, l3_kb: Option<u64>) {
+    fn check(
+        file: &str,
+        gfx: u64,
+        cus: u64,
+        xcc: u64,
+        lds_kb: u64,
+        l2_kb: u64,
+        l3_kb: Option<u64>,
+    ) {
         let sys = system(file);
         let root = scratch(file);
         write_tree(&root, &sys).unwrap();
@@ -460,8 +523,10 @@ mod tests {
         let class = root.join(CLASS_LINK).join("topology");
 
         // Nodes: the CPU and one GPU, found by listing the directory.
-        let nodes: Vec<String> =
-            std::fs::read_dir(class.join("nodes")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let nodes: Vec<String> = std::fs::read_dir(class.join("nodes"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
         assert_eq!(nodes.len(), 2, "{nodes:?}");
         assert_eq!(read(topo.join("generation_id")), "1\n");
         assert!(read(topo.join("system_properties")).starts_with("platform_oem 0\n"));
@@ -478,7 +543,10 @@ mod tests {
         let g = &sys.gpus[0];
         let text = read(class.join("nodes/1/properties"));
         assert!(text.len() < 4096);
-        assert!(text.lines().all(|l| l.split(' ').count() == 2 && l.split(' ').nth(1).unwrap().parse::<u64>().is_ok()));
+        assert!(text
+            .lines()
+            .all(|l| l.split(' ').count() == 2
+                && l.split(' ').nth(1).unwrap().parse::<u64>().is_ok()));
         let p = parse_properties(&text);
         assert_eq!(read(topo.join("nodes/1/gpu_id")), format!("{}\n", g.gpu_id));
         assert_eq!(p["gfx_target_version"], gfx);
@@ -494,10 +562,17 @@ mod tests {
         assert_eq!(p["device_id"], u64::from(g.device_id));
         assert_eq!(p["io_links_count"], 1);
         assert_eq!(p["mem_banks_count"], 1);
-        assert_eq!(p["array_count"] / p["simd_arrays_per_engine"], u64::from(g.shader_engines_per_xcd) * xcc);
+        assert_eq!(
+            p["array_count"] / p["simd_arrays_per_engine"],
+            u64::from(g.shader_engines_per_xcd) * xcc
+        );
         assert!(p["cu_per_simd_array"] * p["array_count"] >= cus);
         let capability = p["capability"] as u32;
-        assert_eq!(capability & 0x0008_0000, 0, "old ROCm reads bit 19 as SRAM ECC");
+        assert_eq!(
+            capability & 0x0008_0000,
+            0,
+            "old ROCm reads bit 19 as SRAM ECC"
+        );
         assert_eq!((capability >> 12) & 3, 2, "doorbell type 2.0");
 
         let bank = parse_properties(&read(topo.join("nodes/1/mem_banks/0/properties")));
@@ -506,7 +581,12 @@ mod tests {
 
         // Caches: as many as announced, each with the HSA CU bit.
         let caches = p["caches_count"];
-        assert_eq!(std::fs::read_dir(topo.join("nodes/1/caches")).unwrap().count() as u64, caches);
+        assert_eq!(
+            std::fs::read_dir(topo.join("nodes/1/caches"))
+                .unwrap()
+                .count() as u64,
+            caches
+        );
         let mut by_level: BTreeMap<u64, Vec<BTreeMap<String, u64>>> = BTreeMap::new();
         for c in 0..caches {
             let text = read(topo.join(format!("nodes/1/caches/{c}/properties")));
@@ -527,13 +607,21 @@ mod tests {
 
         // The GPU's link to the CPU and back.
         let up = parse_properties(&read(topo.join("nodes/1/io_links/0/properties")));
-        assert_eq!((up["type"], up["node_from"], up["node_to"], up["weight"]), (2, 1, 0, 20));
+        assert_eq!(
+            (up["type"], up["node_from"], up["node_to"], up["weight"]),
+            (2, 1, 0, 20)
+        );
         let down = parse_properties(&read(topo.join("nodes/0/io_links/0/properties")));
         assert_eq!((down["node_from"], down["node_to"]), (0, 1));
         assert!(topo.join("nodes/1/p2p_links").is_dir());
 
         let modules = read(root.join("proc/modules"));
-        assert!(modules.lines().any(|l| l.starts_with("amdgpu ") && l.split(' ').count() == 6), "{modules}");
+        assert!(
+            modules
+                .lines()
+                .any(|l| l.starts_with("amdgpu ") && l.split(' ').count() == 6),
+            "{modules}"
+        );
 
         // Writing again replaces the tree (and the symlink).
         write_tree(&root, &sys).unwrap();
@@ -559,7 +647,10 @@ mod tests {
     #[test]
     fn two_gpus_see_each_other() {
         let one = system("mi210.toml");
-        let sys = SystemIdentity::new(one.cpu.clone(), vec![one.gpus[0].clone(), one.gpus[0].clone()]);
+        let sys = SystemIdentity::new(
+            one.cpu.clone(),
+            vec![one.gpus[0].clone(), one.gpus[0].clone()],
+        );
         let files = topology_files(&sys);
         let cpu = parse_properties(&files["nodes/0/properties"]);
         assert_eq!(cpu["io_links_count"], 2);
