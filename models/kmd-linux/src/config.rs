@@ -1,0 +1,123 @@
+//! How a process finds its simulated machine: environment variables that `dojo run`
+//! sets (and a user may set by hand with a plain `LD_PRELOAD`).
+
+use std::path::{Path, PathBuf};
+
+use simdojo::params::ParamValue;
+use simdojo::partition::{self, Strategy};
+use simdojo::topology::{self, Format, Topology};
+
+/// Topology file of the simulated machine (default: the embedded MI210).
+pub const ENV_TOPOLOGY: &str = "DOJO_TOPOLOGY";
+/// Worker threads of the simulation (default: the topology's `[engine] workers`, else 1).
+pub const ENV_WORKERS: &str = "DOJO_WORKERS";
+/// Partitioner name (default: the topology's, else `mincut`).
+pub const ENV_PARTITIONER: &str = "DOJO_PARTITIONER";
+/// `functional` or `timing` (default: the topology's per-CU `mode`).
+pub const ENV_MODE: &str = "DOJO_MODE";
+/// Where to write per-kernel statistics (JSON) when the process exits.
+pub const ENV_STATS: &str = "DOJO_STATS";
+/// A directory already holding the generated `sys/` and `proc/` trees (set by `dojo
+/// run` so child processes share one tree); else each process writes its own.
+pub const ENV_FAKE_ROOT: &str = "DOJO_FAKE_ROOT";
+/// `1`: log every device call on stderr.
+pub const ENV_TRACE: &str = "DOJO_TRACE";
+
+/// The default machine: an MI210 (gfx90a), the newest part Debian's ROCm 5.2.3 knows.
+pub const DEFAULT_TOPOLOGY: (&str, &str) = ("mi210.toml", include_str!("../../../topologies/mi210.toml"));
+
+/// A configuration problem, naming the variable or file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The topology file does not load.
+    #[error("{ENV_TOPOLOGY}: {0}")]
+    Topology(String),
+    /// A variable has a bad value.
+    #[error("{var}={value}: {expected}")]
+    Value {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+        /// What was expected.
+        expected: String,
+    },
+    /// Partitioning failed.
+    #[error("partitioning: {0}")]
+    Partition(String),
+}
+
+/// The machine and how to simulate it.
+#[derive(Clone, Debug)]
+pub struct DriverConfig {
+    /// The machine (with `mode` applied to every compute unit).
+    pub topology: Topology,
+    /// Partition of each component.
+    pub assignment: Vec<simdojo::ids::PartitionId>,
+    /// Worker threads.
+    pub workers: u32,
+    /// Statistics output.
+    pub stats: Option<PathBuf>,
+    /// A shared generated tree, if `dojo run` made one.
+    pub fake_root: Option<PathBuf>,
+    /// Log device calls.
+    pub trace: bool,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Loads the default or the named topology.
+pub fn load_topology(path: Option<&Path>) -> Result<Topology, ConfigError> {
+    match path {
+        Some(p) => topology::load(p).map_err(|e| ConfigError::Topology(e.to_string())),
+        None => topology::load_str(DEFAULT_TOPOLOGY.1, Path::new(DEFAULT_TOPOLOGY.0), Format::Toml)
+            .map_err(|e| ConfigError::Topology(e.to_string())),
+    }
+}
+
+/// Sets the simulation mode of every compute unit.
+pub fn set_mode(t: &mut Topology, mode: &str) -> Result<(), ConfigError> {
+    if mode != "functional" && mode != "timing" {
+        return Err(ConfigError::Value { var: ENV_MODE, value: mode.into(), expected: "functional or timing".into() });
+    }
+    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu") {
+        c.params.set("mode", ParamValue::String(mode.to_string()));
+    }
+    Ok(())
+}
+
+impl DriverConfig {
+    /// The configuration the environment describes.
+    pub fn from_env() -> Result<DriverConfig, ConfigError> {
+        amdgpu::link_components();
+        let mut t = load_topology(var(ENV_TOPOLOGY).as_deref().map(Path::new))?;
+        if let Some(mode) = var(ENV_MODE) {
+            set_mode(&mut t, &mode)?;
+        }
+        let workers = match var(ENV_WORKERS) {
+            Some(w) => w.parse::<u32>().ok().filter(|&n| n > 0).ok_or(ConfigError::Value {
+                var: ENV_WORKERS,
+                value: w,
+                expected: "a positive integer".into(),
+            })?,
+            None => t.engine.workers.unwrap_or(1),
+        };
+        let name = var(ENV_PARTITIONER).or_else(|| t.engine.partitioner.clone()).unwrap_or_else(|| "mincut".into());
+        let strategy: Strategy = name.parse().map_err(|e| ConfigError::Value {
+            var: ENV_PARTITIONER,
+            value: name.clone(),
+            expected: format!("{e}"),
+        })?;
+        let plan = partition::plan(&t, &strategy, workers).map_err(|e| ConfigError::Partition(e.to_string()))?;
+        Ok(DriverConfig {
+            topology: t,
+            assignment: plan.assignment,
+            workers,
+            stats: var(ENV_STATS).map(PathBuf::from),
+            fake_root: var(ENV_FAKE_ROOT).map(PathBuf::from),
+            trace: var(ENV_TRACE).is_some_and(|v| v != "0"),
+        })
+    }
+}
