@@ -66,6 +66,7 @@ pub struct GpuShared {
     target: OnceLock<Target>,
     programs: RwLock<BTreeMap<u64, (u64, Arc<Program>)>>,
     queues: Mutex<Vec<QueueDesc>>,
+    retired: Mutex<std::collections::BTreeSet<u32>>,
     faults: Mutex<Vec<GpuFault>>,
     kernels: Mutex<Vec<KernelStats>>,
     names: Mutex<BTreeMap<u64, String>>,
@@ -152,6 +153,16 @@ impl GpuShared {
         Some(program)
     }
 
+    /// Forgets the decoded programs overlapping `[start, end)`: the memory holding them
+    /// was freed or unmapped, and new code may be loaded there.
+    pub fn forget_programs(&self, start: u64, end: u64) {
+        let mut map = self.programs.write().unwrap_or_else(|e| e.into_inner());
+        let doomed: Vec<u64> = map.range(..end).filter(|(_, (e, _))| *e > start).map(|(&s, _)| s).collect();
+        for s in doomed {
+            map.remove(&s);
+        }
+    }
+
     /// Every registered program's text range.
     pub fn program_ranges(&self) -> Vec<(u64, u64)> {
         self.programs.read().unwrap_or_else(|e| e.into_inner()).iter().map(|(&s, (e, _))| (s, *e)).collect()
@@ -174,9 +185,18 @@ impl GpuShared {
         QueueId(queues.len() as u32 - 1)
     }
 
-    /// The queue `id`.
+    /// The queue `id` (`None` once retired).
     pub fn queue(&self, id: QueueId) -> Option<QueueDesc> {
+        if lock(&self.retired).contains(&id.0) {
+            return None;
+        }
         lock(&self.queues).get(id.index()).cloned()
+    }
+
+    /// Retires queue `id` (the driver destroyed it): the packet processor ignores its
+    /// doorbell from now on. Ids are never reused.
+    pub fn retire_queue(&self, id: QueueId) {
+        lock(&self.retired).insert(id.0);
     }
 
     /// Every queue (for checkpoints).

@@ -24,7 +24,8 @@ pub const ENV_FAKE_ROOT: &str = "DOJO_FAKE_ROOT";
 pub const ENV_TRACE: &str = "DOJO_TRACE";
 
 /// The default machine: an MI210 (gfx90a), the newest part Debian's ROCm 5.2.3 knows.
-pub const DEFAULT_TOPOLOGY: (&str, &str) = ("mi210.toml", include_str!("../../../topologies/mi210.toml"));
+pub const DEFAULT_TOPOLOGY: (&str, &str) =
+    ("mi210.toml", include_str!("../../../topologies/mi210.toml"));
 
 /// A configuration problem, naming the variable or file.
 #[derive(Debug, thiserror::Error)]
@@ -72,17 +73,29 @@ fn var(name: &str) -> Option<String> {
 pub fn load_topology(path: Option<&Path>) -> Result<Topology, ConfigError> {
     match path {
         Some(p) => topology::load(p).map_err(|e| ConfigError::Topology(e.to_string())),
-        None => topology::load_str(DEFAULT_TOPOLOGY.1, Path::new(DEFAULT_TOPOLOGY.0), Format::Toml)
-            .map_err(|e| ConfigError::Topology(e.to_string())),
+        None => topology::load_str(
+            DEFAULT_TOPOLOGY.1,
+            Path::new(DEFAULT_TOPOLOGY.0),
+            Format::Toml,
+        )
+        .map_err(|e| ConfigError::Topology(e.to_string())),
     }
 }
 
 /// Sets the simulation mode of every compute unit.
 pub fn set_mode(t: &mut Topology, mode: &str) -> Result<(), ConfigError> {
     if mode != "functional" && mode != "timing" {
-        return Err(ConfigError::Value { var: ENV_MODE, value: mode.into(), expected: "functional or timing".into() });
+        return Err(ConfigError::Value {
+            var: ENV_MODE,
+            value: mode.into(),
+            expected: "functional or timing".into(),
+        });
     }
-    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu") {
+    for c in t
+        .components
+        .iter_mut()
+        .filter(|c| c.type_name == "amdgpu.cu")
+    {
         c.params.set("mode", ParamValue::String(mode.to_string()));
     }
     Ok(())
@@ -97,20 +110,27 @@ impl DriverConfig {
             set_mode(&mut t, &mode)?;
         }
         let workers = match var(ENV_WORKERS) {
-            Some(w) => w.parse::<u32>().ok().filter(|&n| n > 0).ok_or(ConfigError::Value {
-                var: ENV_WORKERS,
-                value: w,
-                expected: "a positive integer".into(),
-            })?,
+            Some(w) => w
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or(ConfigError::Value {
+                    var: ENV_WORKERS,
+                    value: w,
+                    expected: "a positive integer".into(),
+                })?,
             None => t.engine.workers.unwrap_or(1),
         };
-        let name = var(ENV_PARTITIONER).or_else(|| t.engine.partitioner.clone()).unwrap_or_else(|| "mincut".into());
+        let name = var(ENV_PARTITIONER)
+            .or_else(|| t.engine.partitioner.clone())
+            .unwrap_or_else(|| "mincut".into());
         let strategy: Strategy = name.parse().map_err(|e| ConfigError::Value {
             var: ENV_PARTITIONER,
             value: name.clone(),
             expected: format!("{e}"),
         })?;
-        let plan = partition::plan(&t, &strategy, workers).map_err(|e| ConfigError::Partition(e.to_string()))?;
+        let plan = partition::plan(&t, &strategy, workers)
+            .map_err(|e| ConfigError::Partition(e.to_string()))?;
         Ok(DriverConfig {
             topology: t,
             assignment: plan.assignment,

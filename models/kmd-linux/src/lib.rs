@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod config;
 pub mod identity;
+pub mod kfd;
 pub mod local;
 pub mod sysfs;
 

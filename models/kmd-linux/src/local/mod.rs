@@ -2,16 +2,18 @@
 //! simulator starts on the first open of `/dev/kfd` and runs on its own threads; the
 //! interposer hands it the device calls.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::backend::{DeviceNode, Errno, KfdBackend};
 use crate::config::{ConfigError, DriverConfig};
 use crate::identity::{IdentityError, SystemIdentity};
+use crate::kfd::user::OwnMemory;
+use crate::kfd::Kfd;
 
 /// Why the driver could not start.
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +57,8 @@ pub struct LocalDriver {
     minors: Vec<u32>,
     fds: Mutex<HashMap<RawFd, DeviceNode>>,
     forked: AtomicBool,
-    warned: Mutex<BTreeSet<u64>>,
+    /// The device, opened (simulation started) on the first open of a device file.
+    kfd: OnceLock<Result<Arc<Kfd>, String>>,
 }
 
 impl LocalDriver {
@@ -70,12 +73,19 @@ impl LocalDriver {
         let root = match &config.fake_root {
             Some(p) if p.join(crate::sysfs::TOPOLOGY_DIR).is_dir() => FakeRoot::Shared(p.clone()),
             _ => {
-                let dir = tempfile::Builder::new().prefix("dojo-sysfs-").tempdir().map_err(|source| DriverError::Sysfs {
-                    path: std::env::temp_dir(),
-                    source,
+                let dir = tempfile::Builder::new()
+                    .prefix("dojo-sysfs-")
+                    .tempdir()
+                    .map_err(|source| DriverError::Sysfs {
+                        path: std::env::temp_dir(),
+                        source,
+                    })?;
+                crate::sysfs::write_tree(dir.path(), &system).map_err(|source| {
+                    DriverError::Sysfs {
+                        path: dir.path().to_path_buf(),
+                        source,
+                    }
                 })?;
-                crate::sysfs::write_tree(dir.path(), &system)
-                    .map_err(|source| DriverError::Sysfs { path: dir.path().to_path_buf(), source })?;
                 FakeRoot::Owned(dir)
             }
         };
@@ -87,7 +97,7 @@ impl LocalDriver {
             minors,
             fds: Mutex::new(HashMap::new()),
             forked: AtomicBool::new(false),
-            warned: Mutex::new(BTreeSet::new()),
+            kfd: OnceLock::new(),
         })
     }
 
@@ -101,11 +111,25 @@ impl LocalDriver {
         &self.config
     }
 
-    fn warn_once(&self, request: u64, what: &str) {
-        let mut w = self.warned.lock().unwrap_or_else(|e| e.into_inner());
-        if w.insert(request) {
-            eprintln!("dojo: {what}");
+    /// The open device (starting the simulation on first use).
+    fn device(&self) -> Result<&Arc<Kfd>, Errno> {
+        if self.forked.load(Ordering::Relaxed) {
+            return Err(Errno::BADF);
         }
+        let r = self.kfd.get_or_init(|| {
+            Kfd::open(&self.config, self.system.clone())
+                .map(Arc::new)
+                .map_err(|e| {
+                    let msg = format!("the simulated GPU did not start: {e}");
+                    eprintln!("dojo: {msg}");
+                    msg
+                })
+        });
+        r.as_ref().map_err(|_| Errno::NODEV)
+    }
+
+    fn opened_device(&self) -> Option<&Arc<Kfd>> {
+        self.kfd.get().and_then(|r| r.as_ref().ok())
     }
 }
 
@@ -119,43 +143,87 @@ impl KfdBackend for LocalDriver {
     }
 
     fn opened(&self, fd: RawFd, node: DeviceNode) {
-        self.fds.lock().unwrap_or_else(|e| e.into_inner()).insert(fd, node);
+        // Start the simulation now: the application's next call needs it.
+        let _ = self.device();
+        self.fds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(fd, node);
     }
 
     fn closed(&self, fd: RawFd, _node: DeviceNode) {
-        self.fds.lock().unwrap_or_else(|e| e.into_inner()).remove(&fd);
+        self.fds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&fd);
     }
 
-    unsafe fn ioctl(&self, _fd: RawFd, node: DeviceNode, request: u64, _arg: *mut c_void) -> Result<i32, Errno> {
-        if self.forked.load(Ordering::Relaxed) {
-            return Err(Errno::BADF);
+    unsafe fn ioctl(
+        &self,
+        _fd: RawFd,
+        node: DeviceNode,
+        request: u64,
+        arg: *mut c_void,
+    ) -> Result<i32, Errno> {
+        let kfd = self.device()?;
+        match node {
+            DeviceNode::Kfd => kfd.kfd_ioctl(request, arg as u64, &OwnMemory),
+            DeviceNode::Render { minor } => kfd.drm_ioctl(request, arg as u64, minor, &OwnMemory),
         }
-        self.warn_once(request, &format!("unsupported ioctl {request:#x} on {node:?}"));
-        Err(Errno::NOTTY)
     }
 
     unsafe fn mmap(
         &self,
         _fd: RawFd,
-        _node: DeviceNode,
-        _addr: *mut c_void,
-        _len: usize,
-        _prot: i32,
-        _flags: i32,
-        _offset: i64,
+        node: DeviceNode,
+        addr: *mut c_void,
+        len: usize,
+        prot: i32,
+        flags: i32,
+        offset: i64,
     ) -> Result<*mut c_void, Errno> {
-        Err(Errno::NODEV)
+        let kfd = self.device().map_err(|_| Errno::NODEV)?;
+        // SAFETY: the caller's contract (the application's own mmap request).
+        unsafe {
+            match node {
+                DeviceNode::Kfd => kfd.kfd_mmap(addr, len, prot, flags, offset as u64),
+                DeviceNode::Render { .. } => kfd.render_mmap(addr, len, prot, flags, offset as u64),
+            }
+        }
     }
 
-    fn unmapping(&self, _addr: usize, _len: usize) {}
+    fn unmapping(&self, addr: usize, len: usize) {
+        if let Some(kfd) = self.opened_device() {
+            kfd.unmapping(addr, len);
+        }
+    }
 
-    fn is_internal_fd(&self, _fd: RawFd) -> bool {
-        false
+    fn is_internal_fd(&self, fd: RawFd) -> bool {
+        self.opened_device().is_some_and(|k| k.backing_fd() == fd)
     }
 
     fn after_fork_in_child(&self) {
         self.forked.store(true, Ordering::Relaxed);
     }
 
-    fn shutdown(&self) {}
+    fn shutdown(&self) {
+        if self.forked.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some(kfd) = self.opened_device() else {
+            return;
+        };
+        let kernels = kfd.close();
+        if let Some(path) = &self.config.stats {
+            eprint!("{}", amdgpu::stats::table(&kernels));
+            match serde_json::to_string_pretty(&kernels) {
+                Ok(json) => {
+                    if let Err(e) = std::fs::write(path, json) {
+                        eprintln!("dojo: writing {}: {e}", path.display());
+                    }
+                }
+                Err(e) => eprintln!("dojo: statistics: {e}"),
+            }
+        }
+    }
 }

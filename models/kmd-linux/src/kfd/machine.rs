@@ -1,0 +1,171 @@
+//! The simulated machine a driver serves: the topology built as one simdojo
+//! simulation, running on its own thread and sleeping while nothing happens, and each
+//! GPU's shared state (memory, queues) with the doorbell sender that wakes its SoC.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use amdgpu::ids::QueueId;
+use amdgpu::memory::GpuMemory;
+use amdgpu::shared::{GpuShared, HostHooks};
+use amdgpu::soc::SocInput;
+use simdojo::engine::{ExitStatus, ExternalSender, SimConfig, Simulation, StopHandle};
+use simdojo::ids::ComponentId;
+use simdojo::resources::Resources;
+
+use crate::config::DriverConfig;
+use crate::identity::GpuIdentity;
+
+/// Why the simulation could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    /// The topology does not build.
+    #[error("building the simulation: {0}")]
+    Build(String),
+    /// A SoC has no memory after the build.
+    #[error("the GPU `{0}` has no memory after the build")]
+    NoMemory(String),
+    /// The simulation thread could not start.
+    #[error("starting the simulation thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// One simulated GPU as the driver sees it.
+pub struct Gpu {
+    /// Its KFD identity (gpu_id, node properties).
+    pub identity: GpuIdentity,
+    /// Its shared state.
+    pub shared: Arc<GpuShared>,
+    /// Its memory.
+    pub memory: Arc<GpuMemory>,
+    doorbell: Mutex<ExternalSender>,
+}
+
+impl Gpu {
+    /// Tells the GPU's packet processor that queue `q` has new packets.
+    pub fn ring(&self, q: QueueId) {
+        self.doorbell
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(SocInput::Doorbell(q));
+    }
+}
+
+/// See the [module docs](self).
+pub struct Machine {
+    /// The GPUs, in KFD node order (node 1 is `gpus[0]`).
+    pub gpus: Vec<Gpu>,
+    stop: StopHandle,
+    thread: Mutex<Option<JoinHandle<Option<ExitStatus>>>>,
+}
+
+impl Machine {
+    /// Builds the machine of `config` and starts it; `hooks(i)` are the host callbacks
+    /// of GPU `i` (signal interrupts, faults, completions).
+    pub fn start(
+        config: &DriverConfig,
+        identities: &[GpuIdentity],
+        hooks: impl Fn(usize) -> Arc<dyn HostHooks>,
+    ) -> Result<Machine, MachineError> {
+        let topology = config.topology.clone();
+        let assignment = config.assignment.clone();
+        // SoCs in component order: the same order as the identities.
+        let socs: Vec<(usize, String)> = topology
+            .components
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.type_name == "amdgpu.soc")
+            .map(|(i, c)| {
+                let name = match c.params.get("name") {
+                    Some(simdojo::params::ParamValue::String(s)) => s.clone(),
+                    _ => "gpu".to_string(),
+                };
+                (i, name)
+            })
+            .collect();
+        type Started = Result<(Vec<(Arc<GpuShared>, ExternalSender)>, StopHandle), MachineError>;
+        let (tx, rx) = mpsc::channel::<Started>();
+        let thread = std::thread::Builder::new()
+            .name("dojo-sim".into())
+            .spawn(move || {
+                let resources = Resources::new();
+                let shareds: Vec<Arc<GpuShared>> = socs
+                    .iter()
+                    .map(|(_, name)| resources.get_or_insert_with(name, GpuShared::default))
+                    .collect();
+                let sim_config = SimConfig {
+                    assignment: Some(assignment),
+                    resources,
+                    ..SimConfig::default()
+                };
+                let mut sim = match Simulation::build(&topology, &sim_config) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = tx.send(Err(MachineError::Build(e.to_string())));
+                        return None;
+                    }
+                };
+                let senders = socs
+                    .iter()
+                    .map(|(i, _)| sim.external_sender(ComponentId::from_index(*i)))
+                    .collect::<Vec<_>>();
+                let _ = tx.send(Ok((
+                    shareds.into_iter().zip(senders).collect(),
+                    sim.stop_handle(),
+                )));
+                Some(sim.run())
+            })
+            .map_err(MachineError::Thread)?;
+        let (parts, stop) = match rx.recv() {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(MachineError::Build(
+                    "the simulation thread ended during the build".into(),
+                ))
+            }
+        };
+        let mut gpus = Vec::new();
+        for (i, ((shared, sender), identity)) in parts
+            .into_iter()
+            .zip(identities.iter().cloned())
+            .enumerate()
+        {
+            let memory = shared
+                .memory()
+                .cloned()
+                .ok_or_else(|| MachineError::NoMemory(identity.kfd_name.clone()))?;
+            shared.set_hooks(hooks(i));
+            gpus.push(Gpu {
+                identity,
+                shared,
+                memory,
+                doorbell: Mutex::new(sender),
+            });
+        }
+        Ok(Machine {
+            gpus,
+            stop,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// The GPU with KFD `gpu_id`, and its index.
+    pub fn gpu_by_id(&self, gpu_id: u32) -> Option<(usize, &Gpu)> {
+        self.gpus
+            .iter()
+            .enumerate()
+            .find(|(_, g)| g.identity.gpu_id == gpu_id)
+    }
+
+    /// Stops the simulation and waits for its thread.
+    pub fn stop(&self) -> Option<ExitStatus> {
+        self.stop.stop();
+        let handle = self
+            .thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
+        handle.join().ok().flatten()
+    }
+}

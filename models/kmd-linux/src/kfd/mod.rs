@@ -1,0 +1,260 @@
+//! The simulated KFD of one application process: buffer objects, queues, events and
+//! the ioctls and mmaps that reach them, independent of how the calls arrive (in
+//! process in local mode, over a socket in daemon mode).
+//!
+//! - [`abi`]: the ioctl numbers and argument structs.
+//! - [`user`]: checked access to the application's memory.
+//! - [`machine`]: the simulation running the GPUs.
+//! - [`backing`]: the memfd behind VRAM and GTT buffers.
+//! - [`events`]: KFD events and WAIT_EVENTS.
+//! - [`ioctl`]: the handler of each command.
+//! - [`mapping`]: the mmaps of the KFD and render-node files.
+
+pub mod abi;
+pub mod backing;
+mod doorbells;
+pub mod events;
+pub mod ioctl;
+pub mod machine;
+pub mod mapping;
+pub mod user;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use amdgpu::ids::QueueId;
+use amdgpu::shared::{GpuFault, HostHooks};
+
+use crate::config::DriverConfig;
+use crate::identity::SystemIdentity;
+use backing::{Backing, BackingError};
+use events::{EventId, Events};
+use machine::{Machine, MachineError};
+
+/// Bytes of the buffer backing store's address range (sparse; real use is bounded by
+/// VRAM sizes and host memory).
+pub const BACKING_BYTES: u64 = 1 << 40;
+
+/// Render-node mmap offsets of buffers start here (as DRM's fake offsets do, far from 0).
+pub const RENDER_MMAP_BASE: u64 = 1 << 32;
+
+/// Why the driver could not open.
+#[derive(Debug, thiserror::Error)]
+pub enum KfdError {
+    /// The simulation did not start.
+    #[error(transparent)]
+    Machine(#[from] MachineError),
+    /// The buffer store could not be created.
+    #[error(transparent)]
+    Backing(#[from] BackingError),
+}
+
+/// Where a buffer's memory is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoMemory {
+    /// Device memory, at this offset of the backing store.
+    Vram(u64),
+    /// System memory the driver allocated (GTT), at this offset of the backing store.
+    Gtt(u64),
+    /// Application memory at this address (USERPTR).
+    User(u64),
+    /// The process's doorbell page.
+    Doorbell,
+    /// The MMIO remap page (HDP flush).
+    Mmio,
+}
+
+/// A buffer object.
+#[derive(Clone, Debug)]
+pub struct Bo {
+    /// Index of its GPU in the machine.
+    pub gpu: usize,
+    /// GPU virtual address.
+    pub va: u64,
+    /// Bytes.
+    pub size: u64,
+    /// Its memory.
+    pub memory: BoMemory,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_*`.
+    pub flags: u32,
+    /// GPUs (indices) it is mapped on.
+    pub mapped_on: BTreeSet<usize>,
+}
+
+/// A KFD queue of this process.
+#[derive(Clone, Debug)]
+pub struct Queue {
+    /// Index of its GPU.
+    pub gpu: usize,
+    /// The packet processor's queue.
+    pub hw: QueueId,
+}
+
+/// Buffer handles: gpu_id in the high half, a per-process counter in the low half.
+#[derive(Default)]
+pub(crate) struct Bos {
+    by_handle: BTreeMap<u64, Bo>,
+    next: u32,
+    vram_used: Vec<u64>,
+}
+
+/// State a ROCm runtime configures once (recorded; see the ioctl docs).
+#[derive(Default, Debug)]
+pub(crate) struct Settings {
+    acquired: BTreeSet<usize>,
+    scratch_va: BTreeMap<usize, u64>,
+    trap_handler: BTreeMap<usize, (u64, u64)>,
+    event_page: Option<u64>,
+}
+
+/// See the [module docs](self).
+pub struct Kfd {
+    system: SystemIdentity,
+    machine: Machine,
+    backing: Backing,
+    events: Arc<Events>,
+    pub(crate) bos: Mutex<Bos>,
+    pub(crate) queues: Mutex<BTreeMap<u32, Queue>>,
+    pub(crate) settings: Mutex<Settings>,
+    /// Doorbell page of each GPU, once mapped: (address, bytes).
+    pub(crate) doorbells: Mutex<BTreeMap<usize, (usize, usize)>>,
+    warned: Mutex<BTreeSet<String>>,
+    trace: bool,
+    closed: AtomicBool,
+}
+
+/// The GPU's callbacks into the driver.
+struct Hooks {
+    events: Arc<Events>,
+    gpu_id: u32,
+}
+
+impl HostHooks for Hooks {
+    fn signal_event(&self, event_id: u32) {
+        self.events.signal(EventId(event_id));
+    }
+
+    fn fault(&self, fault: &GpuFault) {
+        eprintln!("dojo: {fault}");
+        let data = abi::MemoryExceptionData {
+            failure: abi::MemoryExceptionFailure {
+                not_present: 1,
+                ..Default::default()
+            },
+            va: fault.addr.unwrap_or(0),
+            gpu_id: self.gpu_id,
+            error_type: 0,
+        };
+        self.events.memory_exception(data);
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section leaves its table consistent.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Kfd {
+    /// Opens the device: starts the simulation of `system`'s GPUs.
+    pub fn open(config: &DriverConfig, system: SystemIdentity) -> Result<Kfd, KfdError> {
+        let events = Arc::new(Events::default());
+        let ids: Vec<u32> = system.gpus.iter().map(|g| g.gpu_id).collect();
+        let machine = Machine::start(config, &system.gpus, |i| {
+            Arc::new(Hooks {
+                events: events.clone(),
+                gpu_id: ids[i],
+            }) as Arc<dyn HostHooks>
+        })?;
+        let backing = Backing::new(BACKING_BYTES)?;
+        let n = machine.gpus.len();
+        Ok(Kfd {
+            system,
+            machine,
+            backing,
+            events,
+            bos: Mutex::new(Bos {
+                vram_used: vec![0; n],
+                ..Bos::default()
+            }),
+            queues: Mutex::new(BTreeMap::new()),
+            settings: Mutex::new(Settings::default()),
+            doorbells: Mutex::new(BTreeMap::new()),
+            warned: Mutex::new(BTreeSet::new()),
+            trace: config.trace,
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    /// The machine as the driver presents it.
+    pub fn system(&self) -> &SystemIdentity {
+        &self.system
+    }
+
+    /// The simulation.
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    /// The descriptor of the buffer store (internal: the application must not close it).
+    pub fn backing_fd(&self) -> std::os::fd::RawFd {
+        self.backing.raw_fd()
+    }
+
+    /// Whether device calls are logged.
+    pub fn tracing(&self) -> bool {
+        self.trace
+    }
+
+    /// Prints `what` once per distinct text.
+    pub(crate) fn warn_once(&self, what: String) {
+        if lock(&self.warned).insert(what.clone()) {
+            eprintln!("dojo: {what}");
+        }
+    }
+
+    /// The GPU index of a KFD gpu id (`EINVAL` for an unknown one).
+    pub(crate) fn gpu_index(&self, gpu_id: u32) -> Result<usize, crate::Errno> {
+        self.machine
+            .gpu_by_id(gpu_id)
+            .map(|(i, _)| i)
+            .ok_or(crate::Errno::INVAL)
+    }
+
+    /// Rings every queue of GPU `gpu` (a doorbell write on its page: the packet
+    /// processor re-reads each queue's write index).
+    pub fn ring_gpu(&self, gpu: usize) {
+        let hw: Vec<QueueId> = lock(&self.queues)
+            .values()
+            .filter(|q| q.gpu == gpu)
+            .map(|q| q.hw)
+            .collect();
+        if let Some(g) = self.machine.gpus.get(gpu) {
+            for q in hw {
+                g.ring(q);
+            }
+        }
+    }
+
+    /// Ends the process's GPU context: retires its queues, stops the simulation, and
+    /// returns every GPU's per-kernel statistics.
+    pub fn close(&self) -> Vec<amdgpu::stats::KernelStats> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Vec::new();
+        }
+        for q in lock(&self.queues).values() {
+            if let Some(g) = self.machine.gpus.get(q.gpu) {
+                g.shared.retire_queue(q.hw);
+            }
+        }
+        self.machine.stop();
+        self.machine
+            .gpus
+            .iter()
+            .flat_map(|g| g.shared.kernels())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

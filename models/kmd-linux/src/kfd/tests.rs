@@ -1,0 +1,174 @@
+//! The driver through its ioctl interface, on this process's memory.
+
+use super::abi::{self, alloc_flags, request};
+use super::user::OwnMemory;
+use super::*;
+use crate::config::{load_topology, DriverConfig};
+use crate::identity::{CpuIdentity, GpuIdentity};
+use amdgpu::ids::GpuAddr;
+
+fn open() -> Kfd {
+    amdgpu::link_components();
+    let topology = load_topology(None).unwrap();
+    let n = topology.components.len();
+    let config = DriverConfig {
+        topology: topology.clone(),
+        assignment: vec![simdojo::ids::PartitionId(0); n],
+        workers: 1,
+        stats: None,
+        fake_root: None,
+        trace: false,
+    };
+    let cpu = CpuIdentity::parse("processor : 0\n", "MemTotal: 1024 kB\n");
+    let system = SystemIdentity::new(cpu, GpuIdentity::all_from_topology(&topology).unwrap());
+    Kfd::open(&config, system).unwrap()
+}
+
+fn call<T: bytemuck::Pod>(k: &Kfd, req: u64, a: &mut T) -> Result<i32, crate::Errno> {
+    k.kfd_ioctl(req, a as *mut T as u64, &OwnMemory)
+}
+
+#[test]
+fn version_apertures_and_bad_pointers() {
+    let k = open();
+    let mut v = abi::GetVersion::default();
+    call(&k, request::GET_VERSION, &mut v).unwrap();
+    assert_eq!((v.major_version, v.minor_version), abi::VERSION);
+    let mut q = abi::ProcessAperturesNew::default();
+    call(&k, request::GET_PROCESS_APERTURES_NEW, &mut q).unwrap();
+    assert_eq!(q.num_of_nodes, 1);
+    let mut ap = [abi::DeviceApertures::default(); 1];
+    q.kfd_process_device_apertures_ptr = ap.as_mut_ptr() as u64;
+    call(&k, request::GET_PROCESS_APERTURES_NEW, &mut q).unwrap();
+    assert_eq!(ap[0].gpu_id, k.system().gpus[0].gpu_id);
+    assert!(ap[0].gpuvm_limit >= (1 << 47) - 1);
+    // A pointer to nowhere is EFAULT, not a crash.
+    q.kfd_process_device_apertures_ptr = 16;
+    assert_eq!(
+        call(&k, request::GET_PROCESS_APERTURES_NEW, &mut q),
+        Err(crate::Errno::FAULT)
+    );
+    assert_eq!(
+        k.kfd_ioctl(request::GET_VERSION, 8, &OwnMemory),
+        Err(crate::Errno::FAULT)
+    );
+    // Unknown commands fail.
+    assert_eq!(
+        k.kfd_ioctl(0xc008_4b7f, &mut v as *mut _ as u64, &OwnMemory),
+        Err(crate::Errno::INVAL)
+    );
+    k.close();
+}
+
+#[test]
+fn buffers_are_shared_between_application_and_gpu() {
+    let k = open();
+    let gpu_id = k.system().gpus[0].gpu_id;
+    // Reserve an address like libhsakmt does, then allocate VRAM there.
+    let size = 1 << 16;
+    // SAFETY: a fresh reservation.
+    let va = unsafe {
+        rustix::mm::mmap_anonymous(
+            std::ptr::null_mut(),
+            size,
+            rustix::mm::ProtFlags::empty(),
+            rustix::mm::MapFlags::PRIVATE | rustix::mm::MapFlags::NORESERVE,
+        )
+    }
+    .unwrap() as u64;
+    let mut a = abi::AllocMemory {
+        va_addr: va,
+        size: size as u64,
+        gpu_id,
+        flags: alloc_flags::VRAM | alloc_flags::WRITABLE,
+        ..Default::default()
+    };
+    call(&k, request::ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    // Overlapping allocations are refused.
+    let mut b = a;
+    assert_eq!(
+        call(&k, request::ALLOC_MEMORY_OF_GPU, &mut b),
+        Err(crate::Errno::INVAL)
+    );
+    // SAFETY: maps the buffer over our reservation.
+    let p = unsafe {
+        k.render_mmap(
+            va as *mut _,
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            a.mmap_offset,
+        )
+    }
+    .unwrap();
+    assert_eq!(p as u64, va);
+    let ids = [gpu_id];
+    let mut m = abi::MapMemory {
+        handle: a.handle,
+        device_ids_array_ptr: ids.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
+    call(&k, request::MAP_MEMORY_TO_GPU, &mut m).unwrap();
+    assert_eq!(m.n_success, 1);
+    // The application writes, the GPU reads; and back.
+    // SAFETY: inside the mapping.
+    unsafe { *(va as *mut u64).add(3) = 0xfeed };
+    let mem = &k.machine().gpus[0].memory;
+    assert_eq!(mem.read_u64(GpuAddr(va + 24)).unwrap(), 0xfeed);
+    mem.write_u64(GpuAddr(va + 32), 0xbeef).unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { *(va as *const u64).add(4) }, 0xbeef);
+    // Unmapped from the GPU: its accesses fault.
+    m.n_success = 0;
+    call(&k, request::UNMAP_MEMORY_FROM_GPU, &mut m).unwrap();
+    assert!(mem.read_u64(GpuAddr(va + 24)).is_err());
+    let mut f = abi::FreeMemory { handle: a.handle };
+    call(&k, request::FREE_MEMORY_OF_GPU, &mut f).unwrap();
+    assert_eq!(
+        call(&k, request::FREE_MEMORY_OF_GPU, &mut f),
+        Err(crate::Errno::INVAL)
+    );
+    k.close();
+}
+
+#[test]
+fn queues_need_aql_and_sane_rings() {
+    let k = open();
+    let gpu_id = k.system().gpus[0].gpu_id;
+    let mut q = abi::CreateQueue {
+        gpu_id,
+        queue_type: abi::queue_type::SDMA,
+        ring_size: 4096,
+        ring_base_address: 0x1000,
+        read_pointer_address: 0x2080,
+        write_pointer_address: 0x2038,
+        ..Default::default()
+    };
+    assert_eq!(
+        call(&k, request::CREATE_QUEUE, &mut q),
+        Err(crate::Errno::INVAL)
+    );
+    q.queue_type = abi::queue_type::COMPUTE_AQL;
+    q.ring_size = 1000;
+    assert_eq!(
+        call(&k, request::CREATE_QUEUE, &mut q),
+        Err(crate::Errno::INVAL)
+    );
+    q.ring_size = 4096;
+    call(&k, request::CREATE_QUEUE, &mut q).unwrap();
+    assert_eq!(
+        q.doorbell_offset & abi::mmap::TYPE_MASK,
+        abi::mmap::TYPE_DOORBELL
+    );
+    let mut d = abi::IdArgs {
+        id: q.queue_id,
+        pad: 0,
+    };
+    call(&k, request::DESTROY_QUEUE, &mut d).unwrap();
+    assert_eq!(
+        call(&k, request::DESTROY_QUEUE, &mut d),
+        Err(crate::Errno::INVAL)
+    );
+    k.close();
+}
