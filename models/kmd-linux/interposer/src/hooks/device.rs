@@ -22,6 +22,7 @@ pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) ->
         let Some(b) = state::owned() else {
             return real::ioctl(fd, request, arg);
         };
+        #[allow(clippy::useless_conversion)] // c_ulong is u32 on 32-bit targets
         let res = b.ioctl(fd, node, u64::from(request), arg);
         state::trace(|| {
             format!(
