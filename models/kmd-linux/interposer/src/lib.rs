@@ -8,7 +8,7 @@
 //! | call | when | what happens |
 //! |---|---|---|
 //! | `open` family | `/dev/kfd`, `/dev/dri/renderD<minor>` of a simulated GPU | a placeholder descriptor (`/dev/null`) reserves the number; the backend learns it ([`hooks::open`]) |
-//! | `open`, `fopen`, `opendir`, `stat`, `access`, `readlink` families | `/sys/devices/virtual/kfd/...`, `/sys/class/kfd/...`, `/proc/modules` | the same path under the backend's fake root ([`paths`]) |
+//! | `open`, `fopen`, `opendir`, `stat`, `access`, `readlink` families | `/sys/devices/virtual/kfd/...`, `/sys/class/kfd/...`, `/sys/module/amdgpu/...`, `/proc/modules` | the same path under the backend's fake root ([`paths`]) |
 //! | `ioctl`, `mmap` | device descriptors | the backend ([`hooks::device`]) |
 //! | `fstat` family | device descriptors | a character device (DRM major 226 for render nodes) ([`hooks::stat`]) |
 //! | `close`, `dup*`, `fcntl(F_DUPFD*)` | device or backend-internal descriptors | the descriptor table follows ([`hooks::fds`]) |

@@ -7,11 +7,13 @@
 
 use std::borrow::Cow;
 
-/// Faked trees and files: each with everything below it.
-pub const FAKED_PREFIXES: [&str; 3] = [
+/// Faked trees and files: each with everything below it. `/sys/module/amdgpu` is where
+/// `lsmod` looks for the module's `refcnt` and `holders`.
+pub const FAKED_PREFIXES: [&str; 4] = [
     "/sys/devices/virtual/kfd",
     "/sys/class/kfd",
     "/proc/modules",
+    "/sys/module/amdgpu",
 ];
 
 /// The KFD device.
@@ -157,6 +159,11 @@ mod tests {
         );
         assert_eq!(classify(b"/sys/class/kfd/kfd/.."), Class::Other);
         assert_eq!(classify(b"/sys/class/drm"), Class::Other);
+        assert_eq!(
+            classify(b"/sys/module/amdgpu/holders"),
+            faked("sys/module/amdgpu/holders")
+        );
+        assert_eq!(classify(b"/sys/module/amdgpu_x"), Class::Other);
         assert_eq!(classify(b"/sys/class/kfd/\xff"), Class::Other);
     }
 
