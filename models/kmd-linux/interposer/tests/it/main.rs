@@ -8,27 +8,39 @@ use std::sync::OnceLock;
 use kmd_linux::config::{load_topology, ENV_FAKE_ROOT, ENV_TOPOLOGY, ENV_TRACE};
 use kmd_linux::identity::SystemIdentity;
 
-/// `libdojo_interposer.so` next to this test's target directory, built first if missing.
+/// `libdojo_interposer.so` of this test's target directory and profile. Cargo does not
+/// build a cdylib for integration tests, so the first call builds it (a no-op when it
+/// is up to date).
 fn library() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
-        // target/<profile>/deps/it-<hash>
+        // <target>/<profile>/deps/it-<hash>
         let profile_dir = exe
             .parent()
             .and_then(Path::parent)
-            .expect("target/<profile>");
+            .expect("<target>/<profile>");
+        let target_dir = profile_dir.parent().expect("<target>");
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev",
+            Some(other) => other,
+        };
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "build",
+                "-p",
+                "dojo-interposer",
+                "--profile",
+                profile,
+                "--target-dir",
+            ])
+            .arg(target_dir)
+            .status()
+            .expect("running cargo build");
+        assert!(status.success(), "cargo build -p dojo-interposer failed");
         let lib = profile_dir.join("libdojo_interposer.so");
-        if !lib.exists() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "-p", "dojo-interposer"]);
-            if profile_dir.file_name().is_some_and(|n| n == "release") {
-                cmd.arg("--release");
-            }
-            let status = cmd.status().expect("running cargo build");
-            assert!(status.success(), "cargo build -p dojo-interposer failed");
-        }
         assert!(lib.exists(), "{} missing", lib.display());
         lib
     })
