@@ -41,9 +41,10 @@ __global__ void warp_ops(LaneResults *lanes, WaveResults *waves) {
     }
     lanes->wave_sum[t] = sum;
     unsigned long long ballot = __ballot(v % 3 == 1 && (t % 5) != 0);
-    int any = __any(lane == warpSize - 1 && (wave % 2) == 1);
-    int all_positive = __all(v > 0);
-    int all_even = __all(v % 2 == 0);
+    // __any and __all return non-zero for true: normalized to 1.
+    int any = __any(lane == warpSize - 1 && (wave % 2) == 1) != 0;
+    int all_positive = __all(v > 0) != 0;
+    int all_even = __all(v % 2 == 0) != 0;
     if (lane == 0) {
         waves->ballot[wave] = ballot;
         waves->any_odd_last[wave] = any;
