@@ -21,8 +21,9 @@ use serde_json::json;
 
 use crate::run::{shell_status, RunOptions, Session};
 
-/// The start probe: opens the KFD device read-write, as ROCm does, then exits.
-const START_PROBE: [&str; 3] = ["/bin/sh", "-c", "exec 3<>/dev/kfd"];
+/// The start probe: opens the KFD device (read-only: a shell's read-write redirection
+/// would create the file where there is no interposer), then exits.
+const START_PROBE: [&str; 3] = ["/bin/sh", "-c", "exec 3</dev/kfd"];
 
 /// Arguments of `dojo bench run`.
 #[derive(Args, Debug)]

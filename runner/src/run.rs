@@ -10,9 +10,9 @@
 //! 1. checks the machine before anything starts: the topology (the embedded MI210 or
 //!    `--topology`), the mode, the partition plan and the GPU identity, so that a bad
 //!    file is reported as `file:line:col` here rather than inside the program;
-//! 2. writes the sysfs and procfs tree once into a temporary directory
-//!    (`DOJO_FAKE_ROOT`), so the program and its children (rocminfo's `lsmod`) all see
-//!    the same machine;
+//! 2. writes the sysfs and procfs tree once into a temporary directory (`DOJO_FAKE_ROOT`,
+//!    in `/dev/shm` unless `TMPDIR` is set), so the program and its children
+//!    (rocminfo's `lsmod`) all see the same machine;
 //! 3. runs the program with `LD_PRELOAD` and the variables set, forwarding SIGTERM and
 //!    SIGHUP to it and ignoring SIGINT and SIGQUIT (the terminal sends those to the
 //!    program too), like a shell waiting for a job;
@@ -140,10 +140,7 @@ impl Session {
         }
         let interposer = find_interposer()?;
 
-        let root = tempfile::Builder::new()
-            .prefix("dojo-run-")
-            .tempdir()
-            .context("creating the sysfs directory")?;
+        let root = tree_directory()?;
         kmd_linux::sysfs::write_tree(root.path(), &system)
             .with_context(|| format!("writing the sysfs tree in {}", root.path().display()))?;
 
@@ -254,6 +251,29 @@ impl std::error::Error for SpawnError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.source)
     }
+}
+
+/// Where memory-backed scratch space usually is; the tree's few hundred small files
+/// are written there unless `TMPDIR` says otherwise (on a disk-backed `/tmp` writing
+/// them can take most of a second).
+const MEMORY_TMP: &str = "/dev/shm";
+
+/// A new directory for the sysfs tree: in `$TMPDIR` if set, else in `/dev/shm` if
+/// writable, else in the system's temporary directory.
+fn tree_directory() -> anyhow::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("dojo-run-");
+    if std::env::var_os("TMPDIR").is_none_or(|v| v.is_empty()) {
+        if let Ok(dir) = builder.tempdir_in(MEMORY_TMP) {
+            return Ok(dir);
+        }
+    }
+    builder.tempdir().with_context(|| {
+        format!(
+            "creating the sysfs directory in {}",
+            std::env::temp_dir().display()
+        )
+    })
 }
 
 /// An identity problem, placed at the declaration of the component it names.
