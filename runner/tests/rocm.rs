@@ -56,7 +56,10 @@ fn have(tool: &str, test: &str) -> bool {
     found
 }
 
-/// Cargo's `--target-dir`, `--profile` and `--target` that built `dojo`.
+/// Cargo's `--target-dir`, `--profile` and `--target` that built `dojo`. `cargo test`
+/// builds it with the `test` profile into `debug/` (the interposer carries the whole
+/// simulator, so its optimization level matters), `cargo test --release` with
+/// `release`; a custom profile has a directory of its own name.
 fn dojo_build() -> (PathBuf, String, Option<String>) {
     let exe = Path::new(env!("CARGO_BIN_EXE_dojo"));
     let profile_dir = exe.parent().expect("dojo is in a profile directory");
@@ -66,7 +69,7 @@ fn dojo_build() -> (PathBuf, String, Option<String>) {
         .to_string_lossy()
         .into_owned();
     let profile = if name == "debug" {
-        "dev".to_string()
+        "test".to_string()
     } else {
         name
     };
@@ -769,4 +772,29 @@ fn bad_configurations_are_refused_before_the_program_starts() {
         gone.stderr
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_run_times_the_simulators_start_and_the_program() {
+    interposer();
+    let args = [
+        "bench", "run", "--repeat", "2", "--json", "--", "sh", "-c", "exit 0",
+    ];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let out = dojo(&args, &[], PROGRAM_LIMIT);
+    out.expect_code(0, "dojo bench run");
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("one JSON object");
+    assert_eq!(json["repeat"], 2);
+    assert_eq!(json["command"], serde_json::json!(["sh", "-c", "exit 0"]));
+    for key in ["start_seconds", "run_seconds"] {
+        let (min, median) = (json[key]["min"].as_f64(), json[key]["median"].as_f64());
+        assert!(min.is_some_and(|m| m > 0.0), "{key}: {json}");
+        assert!(median >= min, "{key}: {json}");
+    }
+    assert!(json["added_seconds"]["median"].is_f64(), "{json}");
+
+    let failing = ["bench", "run", "--repeat", "1", "--", "sh", "-c", "exit 3"];
+    let failing: Vec<&OsStr> = failing.iter().map(OsStr::new).collect();
+    let out = dojo(&failing, &[], PROGRAM_LIMIT);
+    out.expect_code(3, "a failing program's status");
 }
