@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use amdgpu::stats::KernelStats;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use kmd_linux::config::{self, DEFAULT_TOPOLOGY};
@@ -70,7 +71,8 @@ pub struct RunOptions {
     /// topology's).
     #[arg(long)]
     pub mode: Option<String>,
-    /// Write per-kernel statistics as JSON to FILE when the program exits.
+    /// Write per-kernel statistics as JSON to FILE when the program exits (and print a
+    /// table on stderr).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// Log every device call of the program on stderr.
@@ -428,6 +430,41 @@ fn signal_name(signal: i32) -> String {
     format!("{name} (signal {signal})")
 }
 
+/// What identifies one version of a file: inode, size and modification time.
+type FileVersion = Option<(u64, u64, i64, i64)>;
+
+fn file_version(path: &Path) -> FileVersion {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+}
+
+/// Prints the statistics the driver wrote to `path` (JSON, one entry per kernel, as
+/// `dojo exec --stats` writes) as a table on stderr, or says why there are none.
+/// `before` is the file as it was before the program ran.
+fn report_stats(path: &Path, before: FileVersion) {
+    let after = file_version(path);
+    if after.is_none() || after == before {
+        eprintln!(
+            "dojo run: no statistics were written to {} (the program launched no kernel?)",
+            path.display()
+        );
+        return;
+    }
+    let parsed = std::fs::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| {
+            serde_json::from_slice::<Vec<KernelStats>>(&bytes).map_err(|e| e.to_string())
+        });
+    match parsed {
+        Ok(kernels) => eprint!("{}", amdgpu::stats::table(&kernels)),
+        Err(e) => eprintln!(
+            "dojo run: reading the statistics in {}: {e}",
+            path.display()
+        ),
+    }
+}
+
 /// Runs `dojo run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (program, args) = a
@@ -441,6 +478,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         eprintln!("dojo run: sysfs tree in {}", session.fake_root().display());
     }
+    let stats_before = a.options.stats.as_deref().and_then(file_version);
     let status = match session.run(program, args) {
         Ok(status) => status,
         Err(e) => {
@@ -449,6 +487,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     drop(session);
+    if let Some(path) = &a.options.stats {
+        report_stats(path, stats_before);
+    }
     {
         use std::os::unix::process::ExitStatusExt as _;
         if let Some(signal) = status.signal() {
