@@ -798,3 +798,45 @@ fn bench_run_times_the_simulators_start_and_the_program() {
     let out = dojo(&failing, &[], PROGRAM_LIMIT);
     out.expect_code(3, "a failing program's status");
 }
+
+#[test]
+fn statistics_cover_every_kernel_the_program_launched() {
+    if !have(
+        "hipcc",
+        "statistics_cover_every_kernel_the_program_launched",
+    ) {
+        return;
+    }
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rocm-stats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let stats = dir.join("stats.json");
+    let flags = ["--stats", stats.to_str().expect("a UTF-8 path")];
+    let out = dojo_run(&flags, &hip("launches"), &[], &[], PROGRAM_LIMIT);
+    out.expect_pass("launches with --stats");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&stats).expect("the statistics file")).expect("JSON");
+    let kernels = json.as_array().expect("one entry per kernel");
+    // HIP kernels carry their mangled names (`_Z10accumulatePii`).
+    let ours: Vec<&serde_json::Value> = kernels
+        .iter()
+        .filter(|k| {
+            k["kernel"]
+                .as_str()
+                .is_some_and(|n| n.contains("accumulate"))
+        })
+        .collect();
+    assert_eq!(ours.len(), 200, "one entry per launch of accumulate");
+    assert!(
+        ours.iter()
+            .all(|k| k["grid"] == serde_json::json!([1024, 1, 1])),
+        "{:?}",
+        ours[0]
+    );
+    assert!(
+        out.stderr.contains("accumulate"),
+        "a table on stderr:\n{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
