@@ -19,6 +19,8 @@ pub enum BenchCommand {
     Phold(PholdArgs),
     /// A GPU program (`benches/gpu/*.c`) on a whole simulated GPU: wave-instructions/s.
     Gpu(crate::bench_gpu::GpuArgs),
+    /// An unmodified ROCm program under `dojo run`: wall time against the simulator's start.
+    Run(crate::bench_run::BenchRunArgs),
 }
 
 #[derive(Args, Debug)]
@@ -71,6 +73,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Phold(a) => phold(a),
         BenchCommand::Gpu(a) => crate::bench_gpu::run(a),
+        BenchCommand::Run(a) => crate::bench_run::run(a),
     }
 }
 

@@ -5,10 +5,12 @@
 
 mod bench;
 mod bench_gpu;
+mod bench_run;
 mod disasm;
 mod exec;
 mod plan;
 mod plugins;
+mod run;
 mod sim;
 mod sysinfo;
 mod topology_cmd;
@@ -60,6 +62,8 @@ enum Command {
     Exec(exec::ExecArgs),
     /// Compile C files into a GPU program with the device runtime (real clang).
     Cc(exec::CcArgs),
+    /// Run an unmodified ROCm program on the simulated GPU: dojo run [OPTIONS] -- APP [ARGS...]
+    Run(run::RunArgs),
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
         Command::Disasm { mcpu, file } => disasm::run(&file, mcpu.as_deref()),
         Command::Exec(a) => exec::run(a),
         Command::Cc(a) => exec::cc(a),
+        Command::Run(a) => run::run(a),
         Command::Bench(b) => bench::run(b),
     };
     match result {

@@ -1,0 +1,573 @@
+//! `dojo run`: runs an unmodified ROCm program on the simulated GPU.
+//!
+//! The program runs in a child process with the interposer (`libdojo_interposer.so`,
+//! package `dojo-interposer`) preloaded. The interposer serves `/dev/kfd`, the render
+//! node and the KFD sysfs files from the simulated driver of `kmd_linux`, which starts
+//! inside the child on its first device call and reads its configuration from the
+//! `DOJO_*` variables of `kmd_linux::config`.
+//!
+//! What `dojo run` itself does, in order:
+//! 1. checks the machine before anything starts: the topology (the embedded MI210 or
+//!    `--topology`), the mode, the partition plan and the GPU identity, so that a bad
+//!    file is reported as `file:line:col` here rather than inside the program;
+//! 2. writes the sysfs and procfs tree once into a temporary directory (`DOJO_FAKE_ROOT`,
+//!    in `/dev/shm` unless `TMPDIR` is set), so the program and its children
+//!    (rocminfo's `lsmod`) all see the same machine;
+//! 3. runs the program with `LD_PRELOAD` and the variables set, forwarding SIGTERM and
+//!    SIGHUP to it and ignoring SIGINT and SIGQUIT (the terminal sends those to the
+//!    program too), like a shell waiting for a job;
+//! 4. removes the directory and exits with the program's status, `128 + N` when signal
+//!    N killed it, 127 when it does not exist and 126 when it cannot be executed.
+//!
+//! **Architecture Invariant:** the command line alone describes the run. The seven
+//! variables `dojo run` owns (`DOJO_TOPOLOGY`, `DOJO_WORKERS`, `DOJO_PARTITIONER`,
+//! `DOJO_MODE`, `DOJO_STATS`, `DOJO_FAKE_ROOT`, `DOJO_TRACE`) are set from the flags or
+//! removed from the program's environment, never inherited from the caller's.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, ExitStatus};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use amdgpu::stats::KernelStats;
+use anyhow::{anyhow, bail, Context as _};
+use clap::Args;
+use kmd_linux::config::{self, DEFAULT_TOPOLOGY};
+use kmd_linux::identity::{IdentityError, SystemIdentity};
+use simdojo::topology::{self, Format, Topology};
+
+/// File name of the interposer library, as cargo builds package `dojo-interposer`.
+pub const INTERPOSER_FILE: &str = "libdojo_interposer.so";
+
+/// Variable naming the interposer library explicitly (else it is looked for next to
+/// the `dojo` executable).
+pub const ENV_INTERPOSER: &str = "DOJO_INTERPOSER";
+
+/// The variables of `kmd_linux::config` that a run sets or clears.
+const OWNED_VARS: [&str; 7] = [
+    config::ENV_TOPOLOGY,
+    config::ENV_WORKERS,
+    config::ENV_PARTITIONER,
+    config::ENV_MODE,
+    config::ENV_STATS,
+    config::ENV_FAKE_ROOT,
+    config::ENV_TRACE,
+];
+
+/// How to simulate the machine: the options shared by `dojo run` and `dojo bench run`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Topology file of the simulated machine (default: the embedded MI210, gfx90a).
+    #[arg(long, alias = "config", value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+    /// Worker threads of the simulation (default: the topology's, else 1).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub workers: Option<u32>,
+    /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
+    #[arg(long)]
+    pub partitioner: Option<String>,
+    /// Simulation mode of the compute units: functional or timing (default: the
+    /// topology's).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Write per-kernel statistics as JSON to FILE when the program exits (and print a
+    /// table on stderr).
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+    /// Log every device call of the program on stderr.
+    #[arg(long)]
+    pub trace: bool,
+}
+
+/// Arguments of `dojo run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    options: RunOptions,
+    /// The program and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "APP"
+    )]
+    command: Vec<OsString>,
+}
+
+/// A checked configuration and its generated sysfs tree, ready to run programs in.
+/// Dropping it removes the tree.
+pub struct Session {
+    /// The machine as the driver will present it.
+    system: SystemIdentity,
+    /// Variables to set in the program's environment.
+    vars: Vec<(&'static str, OsString)>,
+    /// The directory holding `sys/` and `proc/` (`DOJO_FAKE_ROOT`).
+    root: tempfile::TempDir,
+}
+
+impl Session {
+    /// Checks `options`, finds the interposer and writes the sysfs tree.
+    pub fn new(options: &RunOptions) -> anyhow::Result<Session> {
+        let (mut topology, file) = match &options.topology {
+            Some(path) => {
+                let t = topology::load(path).map_err(|e| anyhow!("{e}"))?;
+                let abs = path
+                    .canonicalize()
+                    .with_context(|| format!("resolving {}", path.display()))?;
+                (t, Some(abs))
+            }
+            None => {
+                let (name, text) = DEFAULT_TOPOLOGY;
+                let t = topology::load_str(text, Path::new(name), Format::Toml)
+                    .map_err(|e| anyhow!("the embedded {name}: {e}"))?;
+                (t, None)
+            }
+        };
+        let display_name = match &file {
+            Some(p) => p.display().to_string(),
+            None => DEFAULT_TOPOLOGY.0.to_string(),
+        };
+        if let Some(mode) = &options.mode {
+            if mode != "functional" && mode != "timing" {
+                bail!("--mode {mode}: expected functional or timing");
+            }
+            config::set_mode(&mut topology, mode)?;
+        }
+        crate::plan::choose(&topology, options.workers, options.partitioner.as_deref())?;
+        let system = SystemIdentity::from_topology(&topology)
+            .map_err(|e| identity_error(&topology, &display_name, e))?;
+        if system.gpus.is_empty() {
+            bail!("{display_name}: the topology has no GPU for the driver to present");
+        }
+        let interposer = find_interposer()?;
+
+        let root = tree_directory()?;
+        kmd_linux::sysfs::write_tree(root.path(), &system)
+            .with_context(|| format!("writing the sysfs tree in {}", root.path().display()))?;
+
+        let mut vars: Vec<(&'static str, OsString)> = Vec::new();
+        vars.push((
+            "LD_PRELOAD",
+            preload_value(&interposer, std::env::var_os("LD_PRELOAD").as_deref())?,
+        ));
+        if let Some(abs) = file {
+            vars.push((config::ENV_TOPOLOGY, abs.into_os_string()));
+        }
+        if let Some(n) = options.workers {
+            vars.push((config::ENV_WORKERS, n.to_string().into()));
+        }
+        if let Some(p) = &options.partitioner {
+            vars.push((config::ENV_PARTITIONER, p.into()));
+        }
+        if let Some(m) = &options.mode {
+            vars.push((config::ENV_MODE, m.into()));
+        }
+        if let Some(s) = &options.stats {
+            let abs =
+                std::path::absolute(s).with_context(|| format!("resolving {}", s.display()))?;
+            vars.push((config::ENV_STATS, abs.into_os_string()));
+        }
+        vars.push((config::ENV_FAKE_ROOT, root.path().as_os_str().to_owned()));
+        if options.trace {
+            vars.push((config::ENV_TRACE, "1".into()));
+        }
+        Ok(Session { system, vars, root })
+    }
+
+    /// The machine the program will see.
+    pub fn system(&self) -> &SystemIdentity {
+        &self.system
+    }
+
+    /// The directory standing for `/` in the faked paths.
+    pub fn fake_root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// A command running `program` with `args` on the simulated machine.
+    pub fn command(&self, program: &OsStr, args: &[OsString]) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        for var in OWNED_VARS {
+            cmd.env_remove(var);
+        }
+        for (k, v) in &self.vars {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs `program` with `args` to completion, relaying signals as a shell does.
+    pub fn run(&self, program: &OsStr, args: &[OsString]) -> Result<ExitStatus, SpawnError> {
+        let child = self
+            .command(program, args)
+            .spawn()
+            .map_err(|source| SpawnError {
+                program: program.to_owned(),
+                source,
+            })?;
+        wait_relaying_signals(child).map_err(|source| SpawnError {
+            program: program.to_owned(),
+            source,
+        })
+    }
+}
+
+/// A program that could not be started or waited for.
+#[derive(Debug)]
+pub struct SpawnError {
+    program: OsString,
+    source: io::Error,
+}
+
+impl SpawnError {
+    /// The status a shell gives for this failure: 127 (not found), 126 (not
+    /// executable), else 2.
+    pub fn status(&self) -> u8 {
+        match self.source.kind() {
+            io::ErrorKind::NotFound => 127,
+            io::ErrorKind::PermissionDenied => 126,
+            _ => 2,
+        }
+    }
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let program = Path::new(&self.program).display();
+        match self.source.kind() {
+            io::ErrorKind::NotFound if self.program.as_encoded_bytes().contains(&b'/') => {
+                write!(f, "{program}: no such file")
+            }
+            io::ErrorKind::NotFound => write!(f, "{program}: command not found in PATH"),
+            io::ErrorKind::PermissionDenied => {
+                write!(f, "{program}: not executable ({})", self.source)
+            }
+            _ => write!(f, "{program}: {}", self.source),
+        }
+    }
+}
+
+impl std::error::Error for SpawnError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Where memory-backed scratch space usually is; the tree's few hundred small files
+/// are written there unless `TMPDIR` says otherwise (on a disk-backed `/tmp` writing
+/// them can take most of a second).
+const MEMORY_TMP: &str = "/dev/shm";
+
+/// A new directory for the sysfs tree: in `$TMPDIR` if set, else in `/dev/shm` if
+/// writable, else in the system's temporary directory.
+fn tree_directory() -> anyhow::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("dojo-run-");
+    if std::env::var_os("TMPDIR").is_none_or(|v| v.is_empty()) {
+        if let Ok(dir) = builder.tempdir_in(MEMORY_TMP) {
+            return Ok(dir);
+        }
+    }
+    builder.tempdir().with_context(|| {
+        format!(
+            "creating the sysfs directory in {}",
+            std::env::temp_dir().display()
+        )
+    })
+}
+
+/// An identity problem, placed at the declaration of the component it names.
+fn identity_error(t: &Topology, file: &str, e: IdentityError) -> anyhow::Error {
+    let component = match &e {
+        IdentityError::NoComputeUnits { soc } | IdentityError::NoCommandProcessors { soc } => {
+            Some(soc)
+        }
+        IdentityError::Param { component, .. } | IdentityError::Target { component, .. } => {
+            Some(component)
+        }
+        _ => None,
+    };
+    let place = component
+        .and_then(|path| t.components.iter().find(|c| &c.path == path))
+        .and_then(|c| c.origin.as_ref())
+        .map(|loc| loc.to_string())
+        .unwrap_or_else(|| file.to_string());
+    anyhow!("{place}: not a GPU the driver can present: {e}")
+}
+
+/// The interposer: `$DOJO_INTERPOSER`, else `libdojo_interposer.so` next to `dojo`.
+fn find_interposer() -> anyhow::Result<PathBuf> {
+    if let Some(path) = std::env::var_os(ENV_INTERPOSER).filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(path);
+        if !path.is_file() {
+            bail!("{ENV_INTERPOSER}={}: no such file", path.display());
+        }
+        return std::path::absolute(&path).with_context(|| format!("resolving {}", path.display()));
+    }
+    let exe = std::env::current_exe().context("locating the dojo executable")?;
+    let dir = exe
+        .parent()
+        .ok_or_else(|| anyhow!("{}: no parent directory", exe.display()))?;
+    let path = dir.join(INTERPOSER_FILE);
+    if !path.is_file() {
+        bail!(
+            "the interposer {} is missing: build it with `cargo build -p dojo-interposer` (the same profile as dojo), \
+             or name it in {ENV_INTERPOSER}",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// `LD_PRELOAD` with the interposer first, then what the caller preloads.
+fn preload_value(interposer: &Path, existing: Option<&OsStr>) -> anyhow::Result<OsString> {
+    let text = interposer.as_os_str();
+    // ld.so splits LD_PRELOAD at spaces and colons.
+    if text
+        .as_encoded_bytes()
+        .iter()
+        .any(|b| matches!(b, b' ' | b':'))
+    {
+        bail!(
+            "{}: the interposer's path must not contain spaces or colons (LD_PRELOAD splits at them)",
+            interposer.display()
+        );
+    }
+    let mut value = text.to_owned();
+    if let Some(rest) = existing.filter(|v| !v.is_empty()) {
+        value.push(":");
+        value.push(rest);
+    }
+    Ok(value)
+}
+
+/// The child being waited for; signal handlers forward to it.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward_signal(signal: libc::c_int) {
+    let pid = CHILD.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe; a stale pid is at worst our own finished child.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Signal dispositions while a child runs, restored on drop.
+struct SignalRelay {
+    saved: Vec<(libc::c_int, libc::sighandler_t)>,
+}
+
+impl SignalRelay {
+    fn install(pid: u32) -> SignalRelay {
+        CHILD.store(pid as i32, Ordering::Relaxed);
+        let handler = forward_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        let mut saved = Vec::new();
+        for (signal, action) in [
+            (libc::SIGINT, libc::SIG_IGN),
+            (libc::SIGQUIT, libc::SIG_IGN),
+            (libc::SIGTERM, handler),
+            (libc::SIGHUP, handler),
+        ] {
+            // SAFETY: both dispositions are valid: SIG_IGN, or a handler that only
+            // loads an atomic and calls kill.
+            let old = unsafe { libc::signal(signal, action) };
+            if old != libc::SIG_ERR {
+                saved.push((signal, old));
+            }
+        }
+        SignalRelay { saved }
+    }
+}
+
+impl Drop for SignalRelay {
+    fn drop(&mut self) {
+        for &(signal, old) in &self.saved {
+            // SAFETY: restores the disposition signal() returned for this signal.
+            unsafe {
+                libc::signal(signal, old);
+            }
+        }
+        CHILD.store(0, Ordering::Relaxed);
+    }
+}
+
+fn wait_relaying_signals(mut child: Child) -> io::Result<ExitStatus> {
+    let _relay = SignalRelay::install(child.id());
+    child.wait()
+}
+
+/// The status a shell reports for `status`: the exit code, or 128 + the signal.
+pub fn shell_status(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (code & 0xff) as u8,
+        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+        (None, None) => 255,
+    }
+}
+
+/// The name of a signal, for the message after a program was killed.
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("signal {signal}"),
+    };
+    format!("{name} (signal {signal})")
+}
+
+/// What identifies one version of a file: inode, size and modification time.
+type FileVersion = Option<(u64, u64, i64, i64)>;
+
+fn file_version(path: &Path) -> FileVersion {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+}
+
+/// Prints the statistics the driver wrote to `path` (JSON, one entry per kernel, as
+/// `dojo exec --stats` writes) as a table on stderr, or says why there are none.
+/// `before` is the file as it was before the program ran.
+fn report_stats(path: &Path, before: FileVersion) {
+    let after = file_version(path);
+    if after.is_none() || after == before {
+        eprintln!(
+            "dojo run: no statistics were written to {} (the program launched no kernel?)",
+            path.display()
+        );
+        return;
+    }
+    let parsed = std::fs::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| {
+            serde_json::from_slice::<Vec<KernelStats>>(&bytes).map_err(|e| e.to_string())
+        });
+    match parsed {
+        Ok(kernels) => eprint!("{}", amdgpu::stats::table(&kernels)),
+        Err(e) => eprintln!(
+            "dojo run: reading the statistics in {}: {e}",
+            path.display()
+        ),
+    }
+}
+
+/// Runs `dojo run`.
+pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let (program, args) = a
+        .command
+        .split_first()
+        .ok_or_else(|| anyhow!("no program given: dojo run -- APP [ARGS...]"))?;
+    let session = Session::new(&a.options)?;
+    if a.options.trace {
+        for gpu in &session.system().gpus {
+            eprintln!("dojo run: {gpu}");
+        }
+        eprintln!("dojo run: sysfs tree in {}", session.fake_root().display());
+    }
+    let stats_before = a.options.stats.as_deref().and_then(file_version);
+    let status = match session.run(program, args) {
+        Ok(status) => status,
+        Err(e) => {
+            eprintln!("dojo run: {e}");
+            return Ok(ExitCode::from(e.status()));
+        }
+    };
+    drop(session);
+    if let Some(path) = &a.options.stats {
+        report_stats(path, stats_before);
+    }
+    {
+        use std::os::unix::process::ExitStatusExt as _;
+        if let Some(signal) = status.signal() {
+            let core = if status.core_dumped() {
+                ", core dumped"
+            } else {
+                ""
+            };
+            eprintln!(
+                "dojo run: {} killed by {}{core}",
+                Path::new(program).display(),
+                signal_name(signal)
+            );
+        }
+    }
+    Ok(ExitCode::from(shell_status(status)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt as _;
+
+    #[test]
+    fn the_interposer_comes_first_in_ld_preload() {
+        let so = Path::new("/opt/dojo/libdojo_interposer.so");
+        assert_eq!(
+            preload_value(so, None).unwrap(),
+            "/opt/dojo/libdojo_interposer.so"
+        );
+        assert_eq!(
+            preload_value(so, Some(OsStr::new(""))).unwrap(),
+            "/opt/dojo/libdojo_interposer.so"
+        );
+        assert_eq!(
+            preload_value(so, Some(OsStr::new("/usr/lib/libfoo.so /x/libbar.so"))).unwrap(),
+            "/opt/dojo/libdojo_interposer.so:/usr/lib/libfoo.so /x/libbar.so"
+        );
+        let spaced = preload_value(Path::new("/my dir/libdojo_interposer.so"), None).unwrap_err();
+        assert!(spaced.to_string().contains("spaces or colons"), "{spaced}");
+        assert!(preload_value(Path::new("/a:b/libdojo_interposer.so"), None).is_err());
+    }
+
+    #[test]
+    fn statuses_are_reported_as_a_shell_does() {
+        // Raw wait statuses: exit code in bits 8..16, signal in the low 7 bits.
+        assert_eq!(shell_status(ExitStatus::from_raw(0)), 0);
+        assert_eq!(shell_status(ExitStatus::from_raw(7 << 8)), 7);
+        assert_eq!(shell_status(ExitStatus::from_raw(255 << 8)), 255);
+        assert_eq!(shell_status(ExitStatus::from_raw(libc::SIGABRT)), 134);
+        assert_eq!(shell_status(ExitStatus::from_raw(libc::SIGKILL)), 137);
+        assert_eq!(
+            shell_status(ExitStatus::from_raw(libc::SIGSEGV | 0x80)),
+            139,
+            "core dumped"
+        );
+        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT (signal 6)");
+        assert_eq!(signal_name(40), "signal 40");
+    }
+
+    #[test]
+    fn spawn_failures_map_to_shell_statuses() {
+        let missing = SpawnError {
+            program: "nope".into(),
+            source: io::Error::from(io::ErrorKind::NotFound),
+        };
+        assert_eq!(missing.status(), 127);
+        assert_eq!(missing.to_string(), "nope: command not found in PATH");
+        let gone = SpawnError {
+            program: "./gone".into(),
+            source: io::Error::from(io::ErrorKind::NotFound),
+        };
+        assert_eq!(gone.to_string(), "./gone: no such file");
+        let denied = SpawnError {
+            program: "/etc/passwd".into(),
+            source: io::Error::from(io::ErrorKind::PermissionDenied),
+        };
+        assert_eq!(denied.status(), 126);
+        assert!(denied.to_string().contains("not executable"), "{denied}");
+    }
+}

@@ -1,0 +1,842 @@
+//! Unmodified ROCm programs under `dojo run`, as a user runs them: Debian's rocminfo,
+//! the HIP programs of `examples/rocm` built by Debian's hipcc, the OpenMP offload
+//! program built by clang-19; and `dojo run`'s own contract (environment, status,
+//! errors, the shared sysfs tree).
+//!
+//! Requirements, checked at run time:
+//! - the interposer `libdojo_interposer.so` next to `dojo`: built here (cargo, the
+//!   profile `dojo` was built with) unless `DOJO_INTERPOSER` names one;
+//! - hipcc and rocminfo (`scripts/deps` installs them): a test that needs a missing
+//!   tool prints why and returns; clang-19 with libomp-19-dev for the OpenMP test.
+//!
+//! Programs are built once per source and flags into `CARGO_TARGET_TMPDIR/rocm`, and
+//! every `dojo run` is killed (with its program) when it exceeds its time limit.
+
+use std::collections::hash_map::DefaultHasher;
+use std::ffi::OsStr;
+use std::hash::{Hash, Hasher};
+use std::io::Read;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use kmd_linux::identity::GpuIdentity;
+use kmd_linux::sysfs::parse_properties;
+
+/// Time limit of one ROCm program (start-up included).
+const PROGRAM_LIMIT: Duration = Duration::from_secs(120);
+/// Time limit of the faulting program: the fault must end it within seconds.
+const FAULT_LIMIT: Duration = Duration::from_secs(60);
+/// Time limit of a run that does not start the simulator.
+const PLAIN_LIMIT: Duration = Duration::from_secs(30);
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+// ---------------------------------------------------------------------------------
+// Tools and the interposer
+
+/// The executable `name` in PATH.
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Whether `tool` is installed; if not, says that the calling test is skipped.
+fn have(tool: &str, test: &str) -> bool {
+    let found = which(tool).is_some();
+    if !found {
+        eprintln!("skipped {test}: `{tool}` not found (install Debian's ROCm: bash scripts/deps)");
+    }
+    found
+}
+
+/// Cargo's `--target-dir`, `--profile` and `--target` that built `dojo`. `cargo test`
+/// builds it with the `test` profile into `debug/` (the interposer carries the whole
+/// simulator, so its optimization level matters), `cargo test --release` with
+/// `release`; a custom profile has a directory of its own name.
+fn dojo_build() -> (PathBuf, String, Option<String>) {
+    let exe = Path::new(env!("CARGO_BIN_EXE_dojo"));
+    let profile_dir = exe.parent().expect("dojo is in a profile directory");
+    let name = profile_dir
+        .file_name()
+        .expect("a profile directory")
+        .to_string_lossy()
+        .into_owned();
+    let profile = if name == "debug" {
+        "test".to_string()
+    } else {
+        name
+    };
+    let above = profile_dir
+        .parent()
+        .expect("the profile directory is in a target directory");
+    // target/<triple>/<profile> when cargo built for an explicit --target.
+    let triple = above.file_name().map(|n| n.to_string_lossy().into_owned());
+    match triple {
+        Some(t) if t.matches('-').count() >= 2 && above.join("../CACHEDIR.TAG").is_file() => (
+            above.parent().expect("a target directory").to_path_buf(),
+            profile,
+            Some(t),
+        ),
+        _ => (above.to_path_buf(), profile, None),
+    }
+}
+
+/// Makes sure `dojo run` finds an up-to-date interposer: with `DOJO_INTERPOSER` set
+/// there is nothing to do; otherwise cargo builds `dojo-interposer` next to `dojo`
+/// (once per test process). Panics with cargo's output when the build fails.
+fn interposer() {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let result = BUILT.get_or_init(|| {
+        if std::env::var_os("DOJO_INTERPOSER").is_some_and(|v| !v.is_empty()) {
+            return Ok(());
+        }
+        let (target_dir, profile, triple) = dojo_build();
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo
+            .args(["build", "-p", "dojo-interposer", "--profile", &profile])
+            .arg("--target-dir")
+            .arg(&target_dir);
+        if let Some(t) = &triple {
+            cargo.args(["--target", t]);
+        }
+        let out = cargo
+            .current_dir(repo(""))
+            .output()
+            .map_err(|e| format!("running cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "`cargo build -p dojo-interposer --profile {profile}` failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let so = Path::new(env!("CARGO_BIN_EXE_dojo")).with_file_name("libdojo_interposer.so");
+        if !so.is_file() {
+            return Err(format!(
+                "cargo built dojo-interposer but {} is missing",
+                so.display()
+            ));
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("the interposer is not available: {e}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Building the programs
+
+/// Serializes compiler runs (two cores; hipcc takes seconds each).
+static BUILDING: Mutex<()> = Mutex::new(());
+
+/// Builds `source` with `compiler` and `flags` (the output path is appended after
+/// `-o`), once per content: the result is kept under a name hashing the sources and
+/// the command.
+fn build(compiler: &str, flags: &[&str], source: &Path, extra_inputs: &[&Path]) -> PathBuf {
+    let mut hasher = DefaultHasher::new();
+    compiler.hash(&mut hasher);
+    flags.hash(&mut hasher);
+    for input in std::iter::once(&source).chain(extra_inputs) {
+        let text = std::fs::read(input).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+        text.hash(&mut hasher);
+    }
+    let stem = source
+        .file_stem()
+        .expect("a source file")
+        .to_string_lossy()
+        .into_owned();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rocm");
+    std::fs::create_dir_all(&dir).expect("creating the program directory");
+    let program = dir.join(format!("{stem}-{:016x}", hasher.finish()));
+    let _lock = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    if program.is_file() {
+        return program;
+    }
+    let partial = dir.join(format!("{stem}.{}.partial", std::process::id()));
+    let out = Command::new(compiler)
+        .args(flags)
+        .arg("-o")
+        .arg(&partial)
+        .arg(source)
+        .output()
+        .unwrap_or_else(|e| panic!("running {compiler}: {e}"));
+    assert!(
+        out.status.success(),
+        "{compiler} {} failed:\n{}",
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A rename is atomic: a concurrent test process sees the whole program or none.
+    std::fs::rename(&partial, &program).expect("moving the program into place");
+    program
+}
+
+/// The HIP program `examples/rocm/NAME.hip`, built by Debian's hipcc for gfx90a.
+fn hip(name: &str) -> PathBuf {
+    let source = repo(&format!("examples/rocm/{name}.hip"));
+    build(
+        "hipcc",
+        &["--offload-arch=gfx90a", "-O2"],
+        &source,
+        &[&repo("examples/rocm/check.h")],
+    )
+}
+
+// ---------------------------------------------------------------------------------
+// Running `dojo`
+
+/// How a `dojo` process ended.
+struct Outcome {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Outcome {
+    fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Panics with the whole output unless the status is `code`.
+    fn expect_code(&self, code: i32, what: &str) {
+        assert_eq!(
+            self.code(),
+            Some(code),
+            "{what}: status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+    }
+
+    /// Panics unless the program exited 0 with `PASS` as its last line.
+    fn expect_pass(&self, what: &str) {
+        self.expect_code(0, what);
+        assert_eq!(
+            self.stdout.lines().last(),
+            Some("PASS"),
+            "{what}: stdout\n{}",
+            self.stdout
+        );
+    }
+}
+
+/// Reads a pipe to its end on a thread.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// Runs `dojo ARGS` with `env` added, in its own process group; kills the group and
+/// panics with the output so far if it takes longer than `limit`.
+fn dojo(args: &[&OsStr], env: &[(&str, &OsStr)], limit: Duration) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dojo"));
+    cmd.args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.process_group(0);
+    let mut child = cmd.spawn().expect("dojo starts");
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for dojo") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            // SAFETY: kill(2) on the process group that dojo leads (pgid = its pid).
+            unsafe {
+                libc::kill(-(child.id() as i32), libc::SIGKILL);
+            }
+            let _ = child.wait();
+            panic!(
+                "dojo {:?} did not finish within {} s\n--- stdout\n{}\n--- stderr\n{}",
+                args,
+                limit.as_secs(),
+                stdout.join().unwrap_or_default(),
+                stderr.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Outcome {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+/// The arguments of `dojo run [FLAGS] -- PROGRAM ARGS`.
+fn run_args<'a>(flags: &[&'a str], program: &'a Path, args: &[&'a str]) -> Vec<&'a OsStr> {
+    let mut all: Vec<&OsStr> = vec![OsStr::new("run")];
+    all.extend(flags.iter().map(|f| OsStr::new(*f)));
+    all.push(OsStr::new("--"));
+    all.push(program.as_os_str());
+    all.extend(args.iter().map(|a| OsStr::new(*a)));
+    all
+}
+
+/// `dojo run [FLAGS] -- PROGRAM ARGS` under `limit`, with the interposer built.
+fn dojo_run(
+    flags: &[&str],
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &OsStr)],
+    limit: Duration,
+) -> Outcome {
+    interposer();
+    dojo(&run_args(flags, program, args), env, limit)
+}
+
+/// Builds and runs the HIP program NAME; it must print PASS.
+fn hip_passes(name: &str, args: &[&str]) -> Option<Outcome> {
+    if !have("hipcc", name) {
+        return None;
+    }
+    let out = dojo_run(&[], &hip(name), args, &[], PROGRAM_LIMIT);
+    out.expect_pass(name);
+    Some(out)
+}
+
+fn sh(script: &str) -> Vec<String> {
+    vec!["-c".to_string(), script.to_string()]
+}
+
+/// The identity of the only GPU of a topology file (the embedded default when None).
+fn identity(file: Option<&str>) -> GpuIdentity {
+    amdgpu::link_components();
+    let t =
+        kmd_linux::config::load_topology(file.map(repo).as_deref()).expect("the topology loads");
+    GpuIdentity::from_topology(&t).expect("one GPU")
+}
+
+// ---------------------------------------------------------------------------------
+// rocminfo and the HIP programs
+
+#[test]
+fn rocminfo_lists_the_simulated_gfx90a_agent_and_its_compute_units() {
+    let Some(rocminfo) = which("rocminfo") else {
+        have(
+            "rocminfo",
+            "rocminfo_lists_the_simulated_gfx90a_agent_and_its_compute_units",
+        );
+        return;
+    };
+    let out = dojo_run(&[], &rocminfo, &[], &[], PROGRAM_LIMIT);
+    out.expect_code(0, "rocminfo");
+    assert!(
+        out.stdout.contains("ROCk module is loaded"),
+        "{}",
+        out.stdout
+    );
+    let value_of = |label: &str| -> Vec<String> {
+        out.stdout
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix(label))
+            .map(|rest| rest.trim().to_string())
+            .collect()
+    };
+    assert!(
+        value_of("Name:").iter().any(|v| v == "gfx90a"),
+        "no agent named gfx90a:\n{}",
+        out.stdout
+    );
+    let cus = identity(None).cu_count.to_string();
+    assert!(
+        value_of("Compute Unit:").contains(&cus),
+        "no `Compute Unit: {cus}` line:\n{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn vector_add_of_one_mebi_elements() {
+    if let Some(out) = hip_passes("vector_add", &[]) {
+        assert!(
+            out.stdout.contains("vector_add: 1048576 elements"),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn reduction_with_shared_memory_and_atomics() {
+    hip_passes("reduction", &[]);
+}
+
+#[test]
+fn lds_tiled_transpose() {
+    hip_passes("transpose", &[]);
+}
+
+#[test]
+fn wave64_shuffles_and_ballots() {
+    if let Some(out) = hip_passes("warp_ops", &[]) {
+        assert!(out.stdout.contains("of 64 lanes"), "{}", out.stdout);
+    }
+}
+
+#[test]
+fn streams_with_async_copies_and_events() {
+    hip_passes("streams", &[]);
+}
+
+#[test]
+fn two_hundred_back_to_back_launches() {
+    hip_passes("launches", &[]);
+}
+
+#[test]
+fn float_and_double_math() {
+    hip_passes("math", &[]);
+}
+
+#[test]
+fn device_printf_reaches_stdout() {
+    let Some(out) = hip_passes("printf", &[]) else {
+        return;
+    };
+    for (block, thread) in [(0, 0), (0, 32), (1, 0), (1, 32)] {
+        let line = format!(
+            "block {block} thread {thread} tag 7 value {:.2} text 0x{:x}",
+            thread as f64 * 0.25,
+            0xabcdef12345u64 + thread
+        );
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "missing {line:?} in\n{}",
+            out.stdout
+        );
+    }
+    assert_eq!(
+        out.stdout
+            .lines()
+            .filter(|l| l.starts_with("block "))
+            .count(),
+        4,
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_wild_store_is_a_memory_access_fault_within_seconds() {
+    if !have(
+        "hipcc",
+        "a_wild_store_is_a_memory_access_fault_within_seconds",
+    ) {
+        return;
+    }
+    let out = dojo_run(&[], &hip("out_of_bounds"), &[], &[], FAULT_LIMIT);
+    assert_ne!(
+        out.code(),
+        Some(0),
+        "the program must fail\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        !out.stdout.contains("did not fault"),
+        "the runtime did not report the fault:\n{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("Memory access fault"),
+        "no fault message in stderr:\n{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("panicked"),
+        "the simulator crashed:\n{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn results_do_not_depend_on_the_worker_count() {
+    if !have("hipcc", "results_do_not_depend_on_the_worker_count") {
+        return;
+    }
+    for (name, args) in [
+        ("vector_add", &["65536"][..]),
+        ("reduction", &[]),
+        ("warp_ops", &[]),
+    ] {
+        let program = hip(name);
+        let one = dojo_run(&["--workers", "1"], &program, args, &[], PROGRAM_LIMIT);
+        let two = dojo_run(&["--workers", "2"], &program, args, &[], PROGRAM_LIMIT);
+        one.expect_pass(&format!("{name} on 1 worker"));
+        two.expect_pass(&format!("{name} on 2 workers"));
+        assert_eq!(one.stdout, two.stdout, "{name}: 1 and 2 workers differ");
+    }
+}
+
+#[test]
+fn openmp_target_region_runs_on_the_gpu() {
+    let test = "openmp_target_region_runs_on_the_gpu";
+    let runtime = Path::new("/usr/lib/llvm-19/lib");
+    if !have("clang-19", test) {
+        return;
+    }
+    if !runtime.join("libomptarget.so").exists() {
+        eprintln!(
+            "skipped {test}: {} has no libomptarget (install libomp-19-dev)",
+            runtime.display()
+        );
+        return;
+    }
+    let device_libs = "--rocm-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
+    let flags = [
+        "-fopenmp",
+        "--offload-arch=gfx90a",
+        "-mcode-object-version=4",
+        "-O2",
+        device_libs,
+    ];
+    let program = build("clang-19", &flags, &repo("examples/rocm/saxpy_omp.c"), &[]);
+    let env = [("LD_LIBRARY_PATH", runtime.as_os_str())];
+    let out = dojo_run(&[], &program, &[], &env, PROGRAM_LIMIT);
+    out.expect_pass("saxpy_omp");
+    assert!(
+        out.stdout
+            .contains("initial device in the target region: 0"),
+        "{}",
+        out.stdout
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// What the machine looks like: the generated sysfs, through the interposer
+
+/// The GPU node's properties as `cat` reads them at the path rocm_agent_enumerator uses.
+fn gpu_properties(flags: &[&str]) -> std::collections::BTreeMap<String, u64> {
+    let cat = which("cat").expect("cat");
+    let out = dojo_run(
+        flags,
+        &cat,
+        &["/sys/class/kfd/kfd/topology/nodes/1/properties"],
+        &[],
+        PLAIN_LIMIT,
+    );
+    out.expect_code(0, "cat");
+    parse_properties(&out.stdout)
+}
+
+#[test]
+fn the_default_machine_is_an_mi210_and_gfx942_presents_its_own_identity() {
+    let mi210 = gpu_properties(&[]);
+    assert_eq!(mi210.get("gfx_target_version"), Some(&90010), "{mi210:?}");
+    assert_eq!(
+        mi210.get("simd_count"),
+        Some(&u64::from(identity(None).simd_count()))
+    );
+
+    let file = repo("topologies/mi300x.toml");
+    let mi300x = gpu_properties(&["--topology", file.to_str().expect("a UTF-8 path")]);
+    let want = identity(Some("topologies/mi300x.toml"));
+    assert_eq!(mi300x.get("gfx_target_version"), Some(&90402), "{mi300x:?}");
+    assert_eq!(
+        mi300x.get("simd_count"),
+        Some(&u64::from(want.simd_count()))
+    );
+    assert_eq!(mi300x.get("num_xcc"), Some(&8));
+    assert_eq!(mi300x.get("device_id"), Some(&u64::from(want.device_id)));
+}
+
+// ---------------------------------------------------------------------------------
+// `dojo run` itself
+
+#[test]
+fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded() {
+    let shell = which("sh").expect("sh");
+    let script = sh("echo \"T=$DOJO_TOPOLOGY W=$DOJO_WORKERS P=$DOJO_PARTITIONER M=$DOJO_MODE X=$DOJO_TRACE\"; \
+         echo \"S=$DOJO_STATS\"; echo \"R=$DOJO_FAKE_ROOT\"; echo \"L=$LD_PRELOAD\"; \
+         cat \"$DOJO_FAKE_ROOT/sys/devices/virtual/kfd/kfd/topology/nodes/1/properties\"; exit 7");
+    let script: Vec<&str> = script.iter().map(String::as_str).collect();
+    // Inherited values of the variables dojo run owns do not leak into the program.
+    let stale = [
+        ("DOJO_WORKERS", OsStr::new("9")),
+        ("DOJO_TOPOLOGY", OsStr::new("/nowhere.toml")),
+    ];
+    let plain = dojo_run(&[], &shell, &script, &stale, PLAIN_LIMIT);
+    plain.expect_code(7, "sh");
+    assert!(
+        plain.stdout.contains("T= W= P= M= X=\n"),
+        "{}",
+        plain.stdout
+    );
+    assert!(plain.stdout.contains("S=\n"), "{}", plain.stdout);
+    assert!(
+        parse_properties(&plain.stdout).get("gfx_target_version") == Some(&90010),
+        "{}",
+        plain.stdout
+    );
+    let preload = plain
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("L="))
+        .expect("an L= line");
+    let first = preload.split([':', ' ']).next().unwrap_or("");
+    let want = match std::env::var_os("DOJO_INTERPOSER").filter(|v| !v.is_empty()) {
+        Some(v) => std::path::absolute(v).expect("an absolute path"),
+        None => Path::new(env!("CARGO_BIN_EXE_dojo")).with_file_name("libdojo_interposer.so"),
+    };
+    assert_eq!(Path::new(first), want, "LD_PRELOAD={preload}");
+    // The tree is removed once the program has exited.
+    let root = plain
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("R="))
+        .expect("an R= line");
+    assert!(
+        !root.is_empty() && !Path::new(root).exists(),
+        "{root} is left behind"
+    );
+
+    let topology = repo("topologies/mi300x.toml")
+        .canonicalize()
+        .expect("mi300x.toml");
+    let flags = [
+        "--config",
+        topology.to_str().expect("a UTF-8 path"),
+        "--workers",
+        "2",
+        "--partitioner",
+        "round-robin",
+        "--mode",
+        "timing",
+        "--trace",
+        "--stats",
+        "stats.json",
+    ];
+    let set = dojo_run(&flags, &shell, &script, &[], PLAIN_LIMIT);
+    set.expect_code(7, "sh");
+    let line = format!("T={} W=2 P=round-robin M=timing X=1\n", topology.display());
+    assert!(
+        set.stdout.contains(&line),
+        "want {line:?} in\n{}",
+        set.stdout
+    );
+    let stats = std::env::current_dir()
+        .expect("a working directory")
+        .join("stats.json");
+    assert!(
+        set.stdout.contains(&format!("S={}\n", stats.display())),
+        "{}",
+        set.stdout
+    );
+    assert!(
+        parse_properties(&set.stdout).get("gfx_target_version") == Some(&90402),
+        "{}",
+        set.stdout
+    );
+    assert!(
+        set.stderr.contains("gfx942 (304 CUs"),
+        "--trace names the machine:\n{}",
+        set.stderr
+    );
+}
+
+#[test]
+fn signals_and_missing_programs_give_shell_statuses() {
+    let shell = which("sh").expect("sh");
+    let killed = dojo_run(&[], &shell, &["-c", "kill -TERM $$"], &[], PLAIN_LIMIT);
+    killed.expect_code(128 + libc::SIGTERM, "sh killed by SIGTERM");
+    assert!(
+        killed.stderr.contains("killed by SIGTERM"),
+        "{}",
+        killed.stderr
+    );
+
+    let missing = dojo_run(
+        &[],
+        Path::new("/nonexistent/program"),
+        &[],
+        &[],
+        PLAIN_LIMIT,
+    );
+    missing.expect_code(127, "a missing program");
+    assert!(
+        missing
+            .stderr
+            .contains("/nonexistent/program: no such file"),
+        "{}",
+        missing.stderr
+    );
+    let unknown = dojo_run(
+        &[],
+        Path::new("dojo-no-such-command"),
+        &[],
+        &[],
+        PLAIN_LIMIT,
+    );
+    unknown.expect_code(127, "an unknown command");
+    assert!(
+        unknown.stderr.contains("command not found"),
+        "{}",
+        unknown.stderr
+    );
+    let data = repo("examples/rocm/README.md");
+    let denied = dojo_run(&[], &data, &[], &[], PLAIN_LIMIT);
+    denied.expect_code(126, "a file that is not executable");
+}
+
+#[test]
+fn bad_configurations_are_refused_before_the_program_starts() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rocm-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let marker = dir.join("started");
+    let touch = format!("touch {}", marker.display());
+    let shell = which("sh").expect("sh");
+
+    let broken = dir.join("broken.toml");
+    std::fs::write(
+        &broken,
+        "[engine]\nworkers = 1\n[[component]\nname = \"x\"\n",
+    )
+    .expect("writing");
+    let gpu_less = repo("topologies/examples/ring.toml");
+    let unknown_isa = dir.join("gfx1234.toml");
+    let text =
+        std::fs::read_to_string(repo("topologies/test-gfx90a.toml")).expect("test-gfx90a.toml");
+    assert!(
+        text.contains("target = \"gfx90a\""),
+        "test-gfx90a.toml names its target"
+    );
+    std::fs::write(
+        &unknown_isa,
+        text.replace("target = \"gfx90a\"", "target = \"gfx1234\""),
+    )
+    .expect("writing");
+
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--topology".into(), broken.display().to_string()],
+            format!("{}:3:", broken.display()),
+        ),
+        (
+            vec!["--topology".into(), gpu_less.display().to_string()],
+            "no amdgpu.soc".into(),
+        ),
+        (
+            vec!["--topology".into(), unknown_isa.display().to_string()],
+            format!("{}:", unknown_isa.display()),
+        ),
+        (
+            vec!["--mode".into(), "fast".into()],
+            "--mode fast: expected functional or timing".into(),
+        ),
+        (vec!["--partitioner".into(), "bogus".into()], "bogus".into()),
+        (vec!["--workers".into(), "0".into()], "--workers".into()),
+    ];
+    for (flags, message) in cases {
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        // Checked before the interposer is looked for: no build needed.
+        let out = dojo(&run_args(&flags, &shell, &["-c", &touch]), &[], PLAIN_LIMIT);
+        out.expect_code(2, &format!("{flags:?}"));
+        assert!(
+            out.stderr.contains(&message),
+            "{flags:?}: want {message:?} in\n{}",
+            out.stderr
+        );
+        assert!(!marker.exists(), "{flags:?}: the program ran");
+    }
+
+    let gone = dojo(
+        &[OsStr::new("run"), OsStr::new("--"), OsStr::new("true")],
+        &[(
+            "DOJO_INTERPOSER",
+            OsStr::new("/nonexistent/libdojo_interposer.so"),
+        )],
+        PLAIN_LIMIT,
+    );
+    gone.expect_code(2, "a missing interposer");
+    assert!(
+        gone.stderr
+            .contains("DOJO_INTERPOSER=/nonexistent/libdojo_interposer.so"),
+        "{}",
+        gone.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_run_times_the_simulators_start_and_the_program() {
+    interposer();
+    let args = [
+        "bench", "run", "--repeat", "2", "--json", "--", "sh", "-c", "exit 0",
+    ];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let out = dojo(&args, &[], PROGRAM_LIMIT);
+    out.expect_code(0, "dojo bench run");
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("one JSON object");
+    assert_eq!(json["repeat"], 2);
+    assert_eq!(json["command"], serde_json::json!(["sh", "-c", "exit 0"]));
+    for key in ["start_seconds", "run_seconds"] {
+        let (min, median) = (json[key]["min"].as_f64(), json[key]["median"].as_f64());
+        assert!(min.is_some_and(|m| m > 0.0), "{key}: {json}");
+        assert!(median >= min, "{key}: {json}");
+    }
+    assert!(json["added_seconds"]["median"].is_f64(), "{json}");
+
+    let failing = ["bench", "run", "--repeat", "1", "--", "sh", "-c", "exit 3"];
+    let failing: Vec<&OsStr> = failing.iter().map(OsStr::new).collect();
+    let out = dojo(&failing, &[], PROGRAM_LIMIT);
+    out.expect_code(3, "a failing program's status");
+}
+
+#[test]
+fn statistics_cover_every_kernel_the_program_launched() {
+    if !have(
+        "hipcc",
+        "statistics_cover_every_kernel_the_program_launched",
+    ) {
+        return;
+    }
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rocm-stats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let stats = dir.join("stats.json");
+    let flags = ["--stats", stats.to_str().expect("a UTF-8 path")];
+    let out = dojo_run(&flags, &hip("launches"), &[], &[], PROGRAM_LIMIT);
+    out.expect_pass("launches with --stats");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&stats).expect("the statistics file")).expect("JSON");
+    let kernels = json.as_array().expect("one entry per kernel");
+    // HIP kernels carry their mangled names (`_Z10accumulatePii`).
+    let ours: Vec<&serde_json::Value> = kernels
+        .iter()
+        .filter(|k| {
+            k["kernel"]
+                .as_str()
+                .is_some_and(|n| n.contains("accumulate"))
+        })
+        .collect();
+    assert_eq!(ours.len(), 200, "one entry per launch of accumulate");
+    assert!(
+        ours.iter()
+            .all(|k| k["grid"] == serde_json::json!([1024, 1, 1])),
+        "{:?}",
+        ours[0]
+    );
+    assert!(
+        out.stderr.contains("accumulate"),
+        "a table on stderr:\n{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
