@@ -100,6 +100,14 @@ pub enum PacketError {
         /// The type.
         kind: PacketType,
     },
+    /// A vendor-specific packet the packet processor does not run.
+    #[error("queue slot {slot}: {reason}")]
+    BadVendor {
+        /// Ring slot.
+        slot: u64,
+        /// What is wrong.
+        reason: String,
+    },
     /// A dispatch with a zero or oversized shape.
     #[error("queue slot {slot}: bad dispatch shape: {reason}")]
     BadShape {
@@ -168,6 +176,61 @@ pub struct Barrier {
     pub completion_signal: GpuAddr,
 }
 
+/// `AmdFormat` of AMD vendor-specific packets (byte 2 of the packet).
+pub mod amd_format {
+    /// `amd_aql_pm4_ib_packet_t`: run a PM4 indirect buffer.
+    pub const PM4_IB: u8 = 1;
+    /// `amd_aql_barrier_value_packet_t`: wait for a signal value.
+    pub const BARRIER_VALUE: u8 = 2;
+}
+
+/// `amd_aql_pm4_ib_packet_t`: the runtime hands the command processor a PM4
+/// indirect buffer (ROCR invalidates caches this way after loading code).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pm4Ib {
+    /// Header.
+    pub header: Header,
+    /// Address of the indirect buffer.
+    pub ib: GpuAddr,
+    /// Its length in dwords.
+    pub dwords: u32,
+    /// Completion signal (0: none).
+    pub completion_signal: GpuAddr,
+}
+
+/// `amd_aql_barrier_value_packet_t`: waits until `(value(signal) & mask) cond value`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BarrierValue {
+    /// Header.
+    pub header: Header,
+    /// The signal to watch.
+    pub signal: GpuAddr,
+    /// The comparand.
+    pub value: i64,
+    /// Bits of the signal value compared.
+    pub mask: i64,
+    /// `hsa_signal_condition_t`: 0 EQ, 1 NE, 2 LT, 3 GTE.
+    pub cond: u32,
+    /// Completion signal (0: none).
+    pub completion_signal: GpuAddr,
+}
+
+impl BarrierValue {
+    /// Whether the condition holds for signal value `v`.
+    pub fn met(&self, v: i64) -> bool {
+        let v = v & self.mask;
+        match self.cond {
+            0 => v == self.value,
+            1 => v != self.value,
+            2 => v < self.value,
+            _ => v >= self.value,
+        }
+    }
+}
+
+/// PM4 type-3 opcode of an indirect-buffer jump.
+pub const PM4_INDIRECT_BUFFER: u32 = 0x3f;
+
 /// A decoded packet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Packet {
@@ -177,6 +240,10 @@ pub enum Packet {
     Dispatch(KernelDispatch),
     /// A barrier-AND or barrier-OR packet.
     Barrier(Barrier),
+    /// An AMD PM4 indirect-buffer packet.
+    Pm4Ib(Pm4Ib),
+    /// An AMD barrier-value packet.
+    BarrierValue(BarrierValue),
 }
 
 /// Most work-items of a work-group.
@@ -221,6 +288,25 @@ impl Packet {
                 deps: [0, 1, 2, 3, 4].map(|i| GpuAddr(u64_at(p, 8 + 8 * i))),
                 completion_signal: GpuAddr(u64_at(p, 56)),
             })),
+            PacketType::Vendor => match p[2] {
+                amd_format::PM4_IB => {
+                    let jump = u32_at(p, 4);
+                    if jump >> 30 != 3 || (jump >> 8) & 0xff != PM4_INDIRECT_BUFFER {
+                        return Err(PacketError::BadVendor { slot, reason: format!("PM4 packet without an indirect-buffer jump (dword {jump:#010x})") });
+                    }
+                    let ib = u64::from(u32_at(p, 8) & !3) | (u64::from(u32_at(p, 12) & 0xffff) << 32);
+                    Ok(Packet::Pm4Ib(Pm4Ib { header, ib: GpuAddr(ib), dwords: u32_at(p, 16) & 0xf_ffff, completion_signal: GpuAddr(u64_at(p, 56)) }))
+                }
+                amd_format::BARRIER_VALUE => Ok(Packet::BarrierValue(BarrierValue {
+                    header,
+                    signal: GpuAddr(u64_at(p, 8)),
+                    value: u64_at(p, 16) as i64,
+                    mask: u64_at(p, 24) as i64,
+                    cond: u32_at(p, 32),
+                    completion_signal: GpuAddr(u64_at(p, 56)),
+                })),
+                other => Err(PacketError::BadVendor { slot, reason: format!("AMD vendor packet format {other} is not supported") }),
+            },
             kind => Err(PacketError::Unsupported { slot, kind }),
         }
     }

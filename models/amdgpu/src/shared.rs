@@ -57,6 +57,13 @@ pub trait HostHooks: Send + Sync {
     fn fault(&self, _fault: &GpuFault) {}
     /// A dispatch completed.
     fn dispatch_done(&self, _stats: &KernelStats) {}
+    /// The value of the GPU's timestamp counter written into completion signals at
+    /// simulated time `sim_ps` (default: simulated nanoseconds). A driver running real
+    /// host software returns its reference-clock reading instead, so runtimes that
+    /// relate GPU timestamps to host clocks see consistent values.
+    fn timestamp(&self, sim_ps: u64) -> u64 {
+        sim_ps / 1000
+    }
 }
 
 /// See the [module docs](self).
@@ -221,6 +228,14 @@ impl GpuShared {
 
     pub(crate) fn poller(&self) -> Option<Arc<dyn crate::soc::HostPoller>> {
         self.poller.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The timestamp counter at simulated time `sim_ps` (see [`HostHooks::timestamp`]).
+    pub fn timestamp(&self, sim_ps: u64) -> u64 {
+        match self.hooks() {
+            Some(h) => h.timestamp(sim_ps),
+            None => sim_ps / 1000,
+        }
     }
 
     pub(crate) fn hooks(&self) -> Option<Arc<dyn HostHooks>> {

@@ -232,7 +232,34 @@ impl Soc {
                         }
                         return;
                     }
+                    self.stamp_start(b.completion_signal, ctx.now());
                     self.complete_signal(b.completion_signal, ctx.now());
+                }
+                Packet::BarrierValue(b) => {
+                    if b.header.barrier && busy {
+                        return;
+                    }
+                    let v = self.memory().read_u64(GpuAddr(b.signal.0 + signal::VALUE)).map_or(0, |v| v as i64);
+                    if !b.met(v) {
+                        if !self.state.recheck_armed {
+                            self.state.recheck_armed = true;
+                            ctx.schedule(self.poll_every, RECHECK);
+                        }
+                        return;
+                    }
+                    self.stamp_start(b.completion_signal, ctx.now());
+                    self.complete_signal(b.completion_signal, ctx.now());
+                }
+                Packet::Pm4Ib(p) => {
+                    if p.header.barrier && busy {
+                        return;
+                    }
+                    if let Err(message) = self.run_pm4(&p) {
+                        let f = GpuFault { kernel: "-".into(), dispatch: 0, place: format!("queue {qid} PM4 buffer {}", p.ib), message, addr: Some(p.ib.0) };
+                        return self.fault(qid, f);
+                    }
+                    self.stamp_start(p.completion_signal, ctx.now());
+                    self.complete_signal(p.completion_signal, ctx.now());
                 }
             }
             let _ = self.memory().write(at, &INVALID_HEADER.to_le_bytes());
@@ -240,6 +267,41 @@ impl Soc {
             let read = self.state.queues[qid.index()].read;
             let _ = self.memory().write_u64(desc.read_index, read);
         }
+    }
+
+    /// Runs the PM4 commands of an indirect buffer: the cache operations runtimes
+    /// send (the caches are coherent with the packet processor's view, so an
+    /// instruction-cache invalidate drops the decoded programs: new code may have been
+    /// loaded where old code was). Other commands are reported, not ignored.
+    fn run_pm4(&self, p: &crate::aql::Pm4Ib) -> Result<(), String> {
+        const MAX_DWORDS: u32 = 1 << 14;
+        if p.dwords > MAX_DWORDS {
+            return Err(format!("a PM4 buffer of {} dwords (most {MAX_DWORDS})", p.dwords));
+        }
+        let mut bytes = vec![0u8; p.dwords as usize * 4];
+        self.memory().read(p.ib, &mut bytes).map_err(|e| e.to_string())?;
+        let dw: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let mut i = 0;
+        while i < dw.len() {
+            let h = dw[i];
+            match h >> 30 {
+                2 => i += 1,
+                3 => {
+                    let op = (h >> 8) & 0xff;
+                    let count = ((h >> 16) & 0x3fff) as usize + 1;
+                    match op {
+                        // NOP, EVENT_WRITE
+                        0x10 | 0x46 => {}
+                        // ACQUIRE_MEM: cache invalidation.
+                        0x58 => self.shared.forget_programs(0, u64::MAX),
+                        other => return Err(format!("PM4 opcode {other:#04x} is not supported")),
+                    }
+                    i += 1 + count;
+                }
+                t => return Err(format!("PM4 type-{t} packet {h:#010x} is not supported")),
+            }
+        }
+        Ok(())
     }
 
     fn launch(&mut self, qid: QueueId, desc: &QueueDesc, at: GpuAddr, d: crate::aql::KernelDispatch, ctx: &mut Context<'_>) {
@@ -267,7 +329,7 @@ impl Soc {
             }
         }
         if d.completion_signal.0 != 0 {
-            let _ = self.memory().write_u64(GpuAddr(d.completion_signal.0 + signal::START_TS), ctx.now().0 / 1000);
+            let _ = self.memory().write_u64(GpuAddr(d.completion_signal.0 + signal::START_TS), self.shared.timestamp(ctx.now().0));
         }
         let n = self.xcd.len() as u32;
         let mut first_slot = 0u64;
@@ -296,13 +358,20 @@ impl Soc {
         self.arm_poll(ctx);
     }
 
+    /// Stamps the start time of a packet that completes at once (barriers).
+    fn stamp_start(&self, sig: GpuAddr, now: Tick) {
+        if sig.0 != 0 {
+            let _ = self.memory().write_u64(GpuAddr(sig.0 + signal::START_TS), self.shared.timestamp(now.0));
+        }
+    }
+
     /// HSA completion: decrement the signal's value, stamp the end time, raise its event.
     fn complete_signal(&self, sig: GpuAddr, now: Tick) {
         if sig.0 == 0 {
             return;
         }
         let mem = self.memory();
-        let _ = mem.write_u64(GpuAddr(sig.0 + signal::END_TS), now.0 / 1000);
+        let _ = mem.write_u64(GpuAddr(sig.0 + signal::END_TS), self.shared.timestamp(now.0));
         let _ = mem.atomic_u64(GpuAddr(sig.0 + signal::VALUE), AtomicOp::Sub, 1, 0);
         let mailbox = mem.read_u64(GpuAddr(sig.0 + signal::EVENT_MAILBOX)).unwrap_or(0);
         if mailbox != 0 {

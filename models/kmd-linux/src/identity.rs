@@ -122,6 +122,8 @@ pub struct TargetDefaults {
     pub gfx_target_version: u32,
     /// PCI device id.
     pub device_id: u32,
+    /// PCI revision (with the device id, names the product in libdrm's table).
+    pub pci_revision: u32,
     /// amdgpu family id (`AMDGPU_FAMILY_AI` = 141 for all gfx9 dGPUs).
     pub family_id: u32,
     /// The KFD node `name` (the lower-cased amdgpu ASIC name).
@@ -198,6 +200,7 @@ impl TargetDefaults {
             Target::Gfx90a => TargetDefaults {
                 gfx_target_version: 90010,
                 device_id: 0x740f,
+                pci_revision: 0x02,
                 family_id: 141,
                 kfd_name: "aldebaran",
                 shader_engines_per_xcd: 8,
@@ -244,6 +247,7 @@ impl TargetDefaults {
             Target::Gfx942 => TargetDefaults {
                 gfx_target_version: 90402,
                 device_id: 0x74a1,
+                pci_revision: 0x00,
                 family_id: 141,
                 kfd_name: "ip discovery",
                 shader_engines_per_xcd: 4,
@@ -290,6 +294,7 @@ impl TargetDefaults {
             Target::Gfx950 => TargetDefaults {
                 gfx_target_version: 90500,
                 device_id: 0x75a3,
+                pci_revision: 0x00,
                 family_id: 141,
                 kfd_name: "ip discovery",
                 shader_engines_per_xcd: 4,
@@ -351,6 +356,8 @@ pub struct GpuIdentity {
     pub vendor_id: u32,
     /// PCI device id.
     pub device_id: u32,
+    /// PCI revision (with the device id, names the product in libdrm's table).
+    pub pci_revision: u32,
     /// amdgpu family id.
     pub family_id: u32,
     /// The node `name` file's content.
@@ -553,6 +560,7 @@ impl GpuIdentity {
             gfx_target_version: d.gfx_target_version,
             vendor_id: AMD_VENDOR_ID,
             device_id: d.device_id,
+            pci_revision: d.pci_revision,
             family_id: d.family_id,
             kfd_name: d.kfd_name.to_string(),
             cu_count,

@@ -414,6 +414,13 @@ fn topology_dirs(sys: &SystemIdentity) -> Vec<String> {
 /// The `amdgpu` line of `/proc/modules` (name, size, users, used-by, state, address).
 pub const AMDGPU_MODULE_LINE: &str = "amdgpu 9805824 0 - Live 0x0000000000000000\n";
 
+/// The module's size in that line.
+pub const AMDGPU_MODULE_SIZE: u64 = 9805824;
+
+/// The module's sysfs directory under a root (`refcnt`, `coresize`, `initstate`,
+/// `holders/`), which lsmod reads.
+pub const MODULE_DIR: &str = "sys/module/amdgpu";
+
 /// `/proc/modules` as the simulated machine shows it: the host's lines (if any) plus
 /// an `amdgpu` line, unless the host already has one.
 pub fn proc_modules(host: Option<&str>) -> String {
@@ -465,6 +472,13 @@ pub fn write_tree(root: &Path, sys: &SystemIdentity) -> io::Result<()> {
     std::fs::create_dir_all(&proc_dir)?;
     let host = std::fs::read_to_string("/proc/modules").ok();
     std::fs::write(proc_dir.join("modules"), proc_modules(host.as_deref()))?;
+
+    // What lsmod reads besides /proc/modules.
+    let module = root.join(MODULE_DIR);
+    std::fs::create_dir_all(module.join("holders"))?;
+    std::fs::write(module.join("refcnt"), "0\n")?;
+    std::fs::write(module.join("coresize"), format!("{AMDGPU_MODULE_SIZE}\n"))?;
+    std::fs::write(module.join("initstate"), "live\n")?;
     Ok(())
 }
 

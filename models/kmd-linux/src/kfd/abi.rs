@@ -592,6 +592,18 @@ pub mod drm {
         pub desc: u64,
     }
 
+    /// `struct drm_client` (DRM_IOCTL_GET_CLIENT).
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+    pub struct Client {
+        pub idx: i32,
+        pub auth: i32,
+        pub pid: u64,
+        pub uid: u64,
+        pub magic: u64,
+        pub iocs: u64,
+    }
+
     /// `struct drm_amdgpu_info` (the query; 32 bytes; the union's largest member is
     /// three u32 words plus one, read per query).
     #[repr(C)]

@@ -54,6 +54,12 @@ fn now_ns(clock: libc::clockid_t) -> u64 {
         .wrapping_add(ts.tv_nsec as u64)
 }
 
+/// The GPU's reference clock (100 MHz), as GET_CLOCK_COUNTERS reports it and the
+/// packet processor stamps completion signals with.
+pub fn gpu_clock_counter() -> u64 {
+    now_ns(libc::CLOCK_MONOTONIC_RAW) / 10
+}
+
 impl Kfd {
     /// Handles ioctl `request` on the KFD file with its argument at `arg`.
     pub fn kfd_ioctl(&self, request: u64, arg: u64, user: &impl UserMemory) -> Result<i32, Errno> {
@@ -135,10 +141,10 @@ impl Kfd {
                 _ => Err(Errno::PERM),
             }),
             nr::GET_CLOCK_COUNTERS => with(buf, |a: &mut abi::ClockCounters| {
-                self.gpu_index(a.gpu_id)?;
                 let boot = now_ns(libc::CLOCK_BOOTTIME);
-                // The GPU's reference clock runs at 100 MHz.
-                a.gpu_clock_counter = now_ns(libc::CLOCK_MONOTONIC_RAW) / 10;
+                // The GPU's reference clock runs at 100 MHz; asked about no GPU (the
+                // CPU node), the driver reports the system clocks only.
+                a.gpu_clock_counter = if self.gpu_index(a.gpu_id).is_ok() { gpu_clock_counter() } else { 0 };
                 a.cpu_clock_counter = now_ns(libc::CLOCK_MONOTONIC_RAW);
                 a.system_clock_counter = boot;
                 a.system_clock_freq = 1_000_000_000;

@@ -122,12 +122,12 @@ impl Kfd {
         let mut doorbells = lock(&self.doorbells);
         let gone: Vec<usize> = doorbells
             .iter()
-            .filter(|(_, &(a, l))| a < end && addr < a + l)
+            .filter(|(_, &(a, l, _))| a < end && addr < a + l)
             .map(|(&g, _)| g)
             .collect();
         for g in gone {
-            if let Some((a, l)) = doorbells.remove(&g) {
-                self.unwatch_doorbells(a, l);
+            if let Some((_, _, watch)) = doorbells.remove(&g) {
+                self.unwatch_doorbells(watch);
             }
         }
     }
@@ -170,6 +170,21 @@ impl Kfd {
                 user.write(arg, bytemuck::bytes_of(&v))?;
                 Ok(0)
             }
+            drm::NR_GET_CLIENT if r.size == size_of::<drm::Client>() => {
+                let mut c: drm::Client = user.read_value(arg)?;
+                if c.idx != 0 {
+                    return Err(Errno::INVAL);
+                }
+                // The only client of the node is this process, authenticated.
+                c.auth = 1;
+                c.pid = u64::from(std::process::id());
+                // SAFETY: getuid cannot fail.
+                c.uid = u64::from(unsafe { libc::getuid() });
+                c.magic = 0;
+                c.iocs = 0;
+                user.write(arg, bytemuck::bytes_of(&c))?;
+                Ok(0)
+            }
             n if n == drm::COMMAND_BASE + drm::AMDGPU_INFO => {
                 let q: drm::AmdgpuInfo = user.read_value(arg)?;
                 self.amdgpu_info(gpu, &q, user)
@@ -202,7 +217,7 @@ impl Kfd {
                 words[0] = id.device_id;
                 words[1] = 0; // chip_rev
                 words[2] = 0; // external_rev
-                words[3] = 0; // pci_rev
+                words[3] = id.pci_revision;
                 words[4] = id.family_id;
                 words[5] = id.shader_engines_per_xcd * id.xcc_count;
                 out(bytemuck::cast_slice(&words))

@@ -111,14 +111,14 @@ pub(crate) struct Settings {
 /// See the [module docs](self).
 pub struct Kfd {
     system: SystemIdentity,
-    machine: Machine,
+    machine: Arc<Machine>,
     backing: Backing,
     events: Arc<Events>,
     pub(crate) bos: Mutex<Bos>,
-    pub(crate) queues: Mutex<BTreeMap<u32, Queue>>,
+    pub(crate) queues: Arc<Mutex<BTreeMap<u32, Queue>>>,
     pub(crate) settings: Mutex<Settings>,
-    /// Doorbell page of each GPU, once mapped: (address, bytes).
-    pub(crate) doorbells: Mutex<BTreeMap<usize, (usize, usize)>>,
+    /// Doorbell page of each GPU, once mapped: (address, bytes, trap).
+    pub(crate) doorbells: Mutex<BTreeMap<usize, (usize, usize, crate::doorbell_trap::WatchId)>>,
     warned: Mutex<BTreeSet<String>>,
     trace: bool,
     closed: AtomicBool,
@@ -131,6 +131,10 @@ struct Hooks {
 }
 
 impl HostHooks for Hooks {
+    fn timestamp(&self, _sim_ps: u64) -> u64 {
+        ioctl::gpu_clock_counter()
+    }
+
     fn signal_event(&self, event_id: u32) {
         self.events.signal(EventId(event_id));
     }
@@ -147,6 +151,16 @@ impl HostHooks for Hooks {
             error_type: 0,
         };
         self.events.memory_exception(data);
+    }
+}
+
+/// Rings every queue of GPU `gpu` in `queues`.
+pub(crate) fn ring_queues(machine: &Machine, queues: &Mutex<BTreeMap<u32, Queue>>, gpu: usize) {
+    let hw: Vec<QueueId> = lock(queues).values().filter(|q| q.gpu == gpu).map(|q| q.hw).collect();
+    if let Some(g) = machine.gpus.get(gpu) {
+        for q in hw {
+            g.ring(q);
+        }
     }
 }
 
@@ -170,14 +184,14 @@ impl Kfd {
         let n = machine.gpus.len();
         Ok(Kfd {
             system,
-            machine,
+            machine: Arc::new(machine),
             backing,
             events,
             bos: Mutex::new(Bos {
                 vram_used: vec![0; n],
                 ..Bos::default()
             }),
-            queues: Mutex::new(BTreeMap::new()),
+            queues: Arc::new(Mutex::new(BTreeMap::new())),
             settings: Mutex::new(Settings::default()),
             doorbells: Mutex::new(BTreeMap::new()),
             warned: Mutex::new(BTreeSet::new()),
@@ -246,6 +260,9 @@ impl Kfd {
             if let Some(g) = self.machine.gpus.get(q.gpu) {
                 g.shared.retire_queue(q.hw);
             }
+        }
+        for (_, (_, _, watch)) in std::mem::take(&mut *lock(&self.doorbells)) {
+            crate::doorbell_trap::unwatch(watch);
         }
         self.machine.stop();
         self.machine

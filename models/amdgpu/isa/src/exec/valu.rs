@@ -980,6 +980,18 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
             let a = s.f64(0);
             R::F64(std::array::from_fn(|i| d(a[i]).trunc().to_bits()))
         }
+        O::VCeilF64E32 | O::VCeilF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| d(a[i]).ceil().to_bits()))
+        }
+        O::VRndneF64E32 | O::VRndneF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| d(a[i]).round_ties_even().to_bits()))
+        }
+        O::VFractF64E32 | O::VFractF64E64 => {
+            let a = s.f64(0);
+            R::F64(std::array::from_fn(|i| crate::numeric::valu::fract_f64(d(a[i])).to_bits()))
+        }
         O::VCvtF32Ubyte0E32 | O::VCvtF32Ubyte0E64 => R::F32(map1(&s.get(0, false), |x| fbits((x & 0xff) as f32))),
         // 16-bit integer arithmetic: low halves in, the result zero-extended into the
         // destination (GFX9 clears the high half), SDWA destination selects applied.
