@@ -28,6 +28,7 @@ pub mod hbm;
 pub mod ids;
 pub mod l2;
 pub mod line_cache;
+pub mod loaded_image;
 pub mod loader;
 pub mod mall;
 pub mod memory;

@@ -163,6 +163,7 @@ impl GpuShared {
     /// Forgets the decoded programs overlapping `[start, end)`: the memory holding them
     /// was freed or unmapped, and new code may be loaded there.
     pub fn forget_programs(&self, start: u64, end: u64) {
+        lock(&self.names).retain(|&d, _| d < start || d >= end);
         let mut map = self.programs.write().unwrap_or_else(|e| e.into_inner());
         let doomed: Vec<u64> = map.range(..end).filter(|(_, (e, _))| *e > start).map(|(&s, _)| s).collect();
         for s in doomed {
@@ -180,9 +181,19 @@ impl GpuShared {
         lock(&self.names).insert(descriptor.0, name.to_string());
     }
 
-    /// The kernel name at a descriptor address, or the address in hex.
+    /// The kernel name at a descriptor address: registered by the loader, else read
+    /// from the code object a runtime loaded there (see [`crate::loaded_image`]), else
+    /// the address in hex. Remembered per descriptor.
     pub fn kernel_name(&self, descriptor: GpuAddr) -> String {
-        lock(&self.names).get(&descriptor.0).cloned().unwrap_or_else(|| format!("{descriptor}"))
+        if let Some(n) = lock(&self.names).get(&descriptor.0) {
+            return n.clone();
+        }
+        let name = self
+            .memory()
+            .and_then(|m| crate::loaded_image::kernel_name(m, descriptor))
+            .unwrap_or_else(|| format!("{descriptor}"));
+        lock(&self.names).insert(descriptor.0, name.clone());
+        name
     }
 
     /// Adds a hardware queue; its doorbell is `QueueId` (the index).

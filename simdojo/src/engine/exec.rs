@@ -262,7 +262,13 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
     }
     st.ext_seq = st.ext_seq.max(st.recs[0].ext_seq);
     while let Some((sender, mut batch)) = sh.inboxes[me].pop() {
-        for ev in batch.drain(..) {
+        for mut ev in batch.drain(..) {
+            // External input is stamped by worker 0 with the latest frontier it knew;
+            // this partition may have gone further in the same epoch. Input has no
+            // sender time to respect, so it enters at this partition's present.
+            if matches!(ev.body, Body::External { .. }) && ev.key.time < part.frontier {
+                ev.key.time = part.frontier;
+            }
             if ev.key.time < part.frontier && part.emit.error.is_none() {
                 let what = format!(
                     "partition {me} had reached {} when an event for `{}` at {} arrived from partition {sender}",

@@ -114,7 +114,12 @@ impl Machine {
                     shareds.into_iter().zip(senders).collect(),
                     sim.stop_handle(),
                 )));
-                Some(sim.run())
+                let status = sim.run();
+                if status.reason != simdojo::engine::ExitReason::Interrupted {
+                    // Only a stop request should end a machine that has live doorbells.
+                    eprintln!("dojo: the simulation ended: {status}");
+                }
+                Some(status)
             })
             .map_err(MachineError::Thread)?;
         let (parts, stop) = match rx.recv() {
