@@ -27,8 +27,8 @@ pub enum DeviceNode {
 /// any application thread, concurrently.
 pub trait KfdBackend: Send + Sync + 'static {
     /// The directory standing for `/` for the faked sysfs and procfs files: the
-    /// interposer rewrites `/sys/devices/virtual/kfd/...`, `/sys/class/kfd/...` and
-    /// `/proc/modules` to the same path under this root.
+    /// interposer rewrites `/sys/devices/virtual/kfd/...`, `/sys/class/kfd/...`,
+    /// `/sys/module/amdgpu/...` and `/proc/modules` to the same path under this root.
     fn fake_root(&self) -> &Path;
 
     /// The render minors of the simulated GPUs (`/dev/dri/renderD<minor>` opens as
@@ -65,6 +65,7 @@ pub trait KfdBackend: Send + Sync + 'static {
     /// # Safety
     /// With `MAP_FIXED` the mapping replaces whatever the application had at `addr`,
     /// exactly as the real mmap would.
+    #[allow(clippy::too_many_arguments)] // mmap's own six plus the descriptor and its node
     unsafe fn mmap(
         &self,
         fd: RawFd,
@@ -83,7 +84,7 @@ pub trait KfdBackend: Send + Sync + 'static {
 
     /// Whether `fd` is one of the backend's own descriptors (memfds, eventfds,
     /// sockets), which the application must not close or replace: the interposer fails
-    /// such a close with `EBADF` and moves a dup2 target out of the way.
+    /// such a close, and a dup2/dup3 onto it, with `EBADF`.
     fn is_internal_fd(&self, fd: RawFd) -> bool;
 
     /// In a child process right after fork: the device state belongs to the parent.

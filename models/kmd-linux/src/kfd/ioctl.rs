@@ -243,7 +243,7 @@ impl Kfd {
             }),
             nr::SET_CU_MASK => with(buf, |a: &mut abi::SetCuMask| {
                 let gpu = lock(&self.queues).get(&a.queue_id).ok_or(Errno::INVAL)?.gpu;
-                if a.num_cu_mask == 0 || a.num_cu_mask % 32 != 0 {
+                if a.num_cu_mask == 0 || !a.num_cu_mask.is_multiple_of(32) {
                     return Err(Errno::INVAL);
                 }
                 let words: Vec<u32> =
@@ -326,7 +326,7 @@ impl Kfd {
         let domain = a.flags & alloc_flags::DOMAINS;
         if domain.count_ones() != 1
             || a.size == 0
-            || a.va_addr % PAGE != 0
+            || !a.va_addr.is_multiple_of(PAGE)
             || a.va_addr.checked_add(a.size).is_none()
         {
             return Err(Errno::INVAL);
@@ -357,7 +357,7 @@ impl Kfd {
             }
             alloc_flags::USERPTR => {
                 let addr = a.mmap_offset;
-                if addr % PAGE != 0 {
+                if !addr.is_multiple_of(PAGE) {
                     return Err(Errno::INVAL);
                 }
                 // The pages must exist (the kernel pins them).

@@ -210,6 +210,10 @@ impl KfdBackend for LocalDriver {
         if self.forked.load(Ordering::Relaxed) {
             return;
         }
+        // The driver lives in a static that is never dropped: remove an owned tree now.
+        if let FakeRoot::Owned(dir) = &self.root {
+            let _ = std::fs::remove_dir_all(dir.path());
+        }
         let Some(kfd) = self.opened_device() else {
             return;
         };
