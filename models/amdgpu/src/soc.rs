@@ -225,30 +225,18 @@ impl Soc {
                     let values: Vec<i64> = b.deps.iter().filter(|a| a.0 != 0).map(|a| self.memory().read_u64(GpuAddr(a.0 + signal::VALUE)).map_or(0, |v| v as i64)).collect();
                     let and = matches!(b.header.kind, crate::aql::PacketType::BarrierAnd);
                     let met = if and { values.iter().all(|&v| v == 0) } else { values.is_empty() || values.contains(&0) };
-                    if !met {
-                        if !self.state.recheck_armed {
-                            self.state.recheck_armed = true;
-                            ctx.schedule(self.poll_every, RECHECK);
-                        }
+                    if !self.complete_barrier(met, b.completion_signal, ctx) {
                         return;
                     }
-                    self.stamp_start(b.completion_signal, ctx.now());
-                    self.complete_signal(b.completion_signal, ctx.now());
                 }
                 Packet::BarrierValue(b) => {
                     if b.header.barrier && busy {
                         return;
                     }
                     let v = self.memory().read_u64(GpuAddr(b.signal.0 + signal::VALUE)).map_or(0, |v| v as i64);
-                    if !b.met(v) {
-                        if !self.state.recheck_armed {
-                            self.state.recheck_armed = true;
-                            ctx.schedule(self.poll_every, RECHECK);
-                        }
+                    if !self.complete_barrier(b.met(v), b.completion_signal, ctx) {
                         return;
                     }
-                    self.stamp_start(b.completion_signal, ctx.now());
-                    self.complete_signal(b.completion_signal, ctx.now());
                 }
                 Packet::Pm4Ib(p) => {
                     if p.header.barrier && busy {
@@ -356,6 +344,21 @@ impl Soc {
         let stats = KernelStats { kernel, dispatch: seq.0, grid: d.grid, block: d.block, start_ps: ctx.now().0, ..KernelStats::default() };
         self.state.running.insert(seq, Running { queue: qid, signal: d.completion_signal, pending_xcds: n, stage: 0, pending_l2: 0, faulted: false, scratch, stats });
         self.arm_poll(ctx);
+    }
+
+    /// A barrier whose condition is `met` completes its signal now (`true`); otherwise
+    /// the queue waits for the re-check timer (`false`).
+    fn complete_barrier(&mut self, met: bool, completion: GpuAddr, ctx: &mut Context<'_>) -> bool {
+        if !met {
+            if !self.state.recheck_armed {
+                self.state.recheck_armed = true;
+                ctx.schedule(self.poll_every, RECHECK);
+            }
+            return false;
+        }
+        self.stamp_start(completion, ctx.now());
+        self.complete_signal(completion, ctx.now());
+        true
     }
 
     /// Stamps the start time of a packet that completes at once (barriers).

@@ -48,7 +48,7 @@ impl Kfd {
         let off = offset.checked_sub(RENDER_MMAP_BASE).ok_or(Errno::INVAL)?;
         let bos = lock(&self.bos);
         let fits = bos.by_handle.values().any(|b| match b.memory {
-            BoMemory::Vram(o) | BoMemory::Gtt(o) => off >= o && off + len as u64 <= o + b.size,
+            BoMemory::Vram(o) | BoMemory::Gtt(o) => off >= o && off.checked_add(len as u64).is_some_and(|e| e <= o + b.size),
             _ => false,
         });
         if !fits || len == 0 {
