@@ -90,6 +90,10 @@ impl LocalDriver {
             }
         };
         let minors = system.gpus.iter().map(|g| g.drm_render_minor).collect();
+        if config.trace {
+            let gpus: Vec<String> = system.gpus.iter().map(|g| g.to_string()).collect();
+            eprintln!("dojo: trace: driver started: {} (sysfs tree in {})", gpus.join(", "), root.path().display());
+        }
         Ok(LocalDriver {
             config,
             system,

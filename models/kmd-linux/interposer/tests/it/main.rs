@@ -228,11 +228,13 @@ fn a_forked_child_loses_the_device_but_keeps_the_files() {
 fn concurrent_first_calls_start_one_driver_without_deadlock() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("threads", dir.path());
-    let out = run(dir.path(), &[exe.to_str().unwrap()], &[]);
+    let out = run(dir.path(), &[exe.to_str().unwrap()], &[("DOJO_TRACE", "1")]);
     assert!(out.stdout.contains("done"), "{}", out.stdout);
-    // One driver: one generated tree in TMPDIR.
+    // One driver started (it says so once when tracing), and its tree is gone at exit.
+    let started = out.stderr.matches("dojo: trace: driver started").count();
+    assert_eq!(started, 1, "drivers started:\n{}", out.stderr);
     let trees = std::fs::read_dir(dir.path().join("tmp")).unwrap().count();
-    assert_eq!(trees, 1, "generated trees");
+    assert_eq!(trees, 0, "generated trees left behind");
 }
 
 #[test]
