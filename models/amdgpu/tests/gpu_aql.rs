@@ -566,3 +566,71 @@ fn cache_invalidation_keeps_kernel_names_the_loader_registered() {
     assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
     assert_eq!(g.shared.kernels()[0].kernel, "fill", "an instruction-cache invalidate is not an unload");
 }
+
+/// Host hooks whose timestamp counter runs on another clock: a fixed offset plus
+/// simulated picoseconds / 10.
+struct HostClock;
+
+const HOST_CLOCK_OFFSET: u64 = 5_000_000_000;
+
+impl HostHooks for HostClock {
+    fn timestamp(&self, sim_ps: u64) -> u64 {
+        HOST_CLOCK_OFFSET + sim_ps / 10
+    }
+}
+
+#[test]
+fn completion_timestamps_come_from_the_host_hook() {
+    let mut g = Gpu::new();
+    g.shared.set_hooks(Arc::new(HostClock));
+    let (after_pm4, after_dispatch, after_barrier) = (g.signal(1, None), g.signal(1, None), g.signal(1, None));
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    g.pm4_ib(&[pm4(PM4_NOP, 1), 0], after_pm4);
+    g.dispatch(out, 1, 64, true, after_dispatch);
+    g.barrier_value(after_dispatch, 0, 0, -1, after_barrier);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    for (what, s) in [("pm4", after_pm4), ("dispatch", after_dispatch), ("barrier-value", after_barrier)] {
+        let (start, end) = (g.ts(s, signal::START_TS), g.ts(s, signal::END_TS));
+        assert!(start >= HOST_CLOCK_OFFSET && end >= start, "{what}: {start}..{end}");
+    }
+    let dispatch_end = g.ts(after_dispatch, signal::END_TS);
+    assert!(dispatch_end > g.ts(after_dispatch, signal::START_TS), "the kernel took time");
+    assert!(g.ts(after_barrier, signal::START_TS) >= dispatch_end, "the barrier-value opened after the dispatch ended");
+    assert_eq!(g.shared.timestamp(1_000), HOST_CLOCK_OFFSET + 100);
+}
+
+#[test]
+fn a_retired_queue_ignores_its_doorbell() {
+    let mut g = Gpu::new();
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    let done = g.signal(1, None);
+    g.shared.retire_queue(g.queue);
+    assert!(g.shared.queue(g.queue).is_none());
+    g.dispatch(out, 4, 64, false, done);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!((g.words(out, 1)[0], g.value(done), g.read_index()), (0, 1, 0), "nothing of a retired queue runs");
+}
+
+#[test]
+fn forgetting_programs_forgets_names_only_in_the_range() {
+    let g = Gpu::with_code(&named_code_object(), true, false);
+    g.shared.name_kernel(g.kernel, "registered");
+    assert_eq!(g.shared.kernel_name(g.kernel), "registered", "a registered name wins over the image");
+    let elsewhere = g.mem.alloc(4096, 0).unwrap();
+    g.shared.name_kernel(elsewhere, "other");
+    let (start, end) = g.shared.program_ranges()[0];
+    // Code below the kernel's allocation: nothing of it is forgotten.
+    g.shared.forget_programs(0, 0x1000);
+    assert_eq!((g.shared.kernel_name(g.kernel), g.shared.program_ranges().len()), ("registered".into(), 1));
+    // The allocation holding descriptor and code was unloaded and reloaded.
+    let region = g.mem.region_of(g.kernel).unwrap();
+    assert!(region.start <= start && end <= region.end);
+    g.shared.forget_programs(region.start, region.end);
+    assert!(g.shared.program_ranges().is_empty());
+    assert_eq!(g.shared.kernel_name(g.kernel), "fill", "the name is read again from the image in memory");
+    assert_eq!(g.shared.kernel_name(elsewhere), "other");
+}
