@@ -485,6 +485,9 @@ fn kernel_names_come_from_the_loaded_code_object() {
     assert_eq!(amdgpu::loaded_image::kernel_name(&mem, GpuAddr(0x10)), None);
 }
 
+/// Damages a loaded image in place.
+type Corruption = Box<dyn Fn(&mut [u8])>;
+
 #[test]
 fn a_corrupt_loaded_image_gives_no_name_and_no_panic() {
     let bytes = named_code_object();
@@ -496,7 +499,7 @@ fn a_corrupt_loaded_image_gives_no_name_and_no_panic() {
     let phnum = u16_at(56) as usize;
     let dynamic = (0..phnum).map(|i| phoff + 56 * i).find(|&ph| image[ph] == 2).expect("PT_DYNAMIC");
     let dyn_vaddr = u64::from_le_bytes(image[dynamic + 16..dynamic + 24].try_into().unwrap()) as usize;
-    let corruptions: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+    let corruptions: Vec<(&str, Corruption)> = vec![
         ("no ELF magic", Box::new(|b| b[1] = b'X')),
         ("another machine", Box::new(|b| b[18] = 62)),
         ("program headers far away", Box::new(|b| b[32..40].copy_from_slice(&0x7fff_ffff_0000u64.to_le_bytes()))),
