@@ -409,4 +409,141 @@ mod tests {
         empty[0] = 1;
         assert_eq!(Packet::decode(&empty, 0), Ok(Packet::Invalid));
     }
+
+    /// A vendor-specific slot as ROCR writes it: the header, then `AmdFormat` in byte 2.
+    fn vendor_slot(format: u8, barrier: bool) -> [u8; 64] {
+        let mut p = [0u8; 64];
+        let h = encode_header(PacketType::Vendor, barrier, FenceScope::System, FenceScope::System);
+        p[0..2].copy_from_slice(&h.to_le_bytes());
+        p[2] = format;
+        p
+    }
+
+    fn put_u32(p: &mut [u8; 64], at: usize, v: u32) {
+        p[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    fn put_u64(p: &mut [u8; 64], at: usize, v: u64) {
+        p[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// A PM4 type-3 header: opcode, and `count` = dwords after the header minus one.
+    fn pm4_type3(opcode: u32, count: u32) -> u32 {
+        (3 << 30) | (count << 16) | (opcode << 8)
+    }
+
+    #[test]
+    fn pm4_ib_packet_decodes_the_indirect_buffer_jump() {
+        let ib: u64 = 0x7f12_3456_7000;
+        let mut p = vendor_slot(amd_format::PM4_IB, true);
+        // The four-dword INDIRECT_BUFFER jump ROCR builds, then the remaining-dword count.
+        put_u32(&mut p, 4, pm4_type3(PM4_INDIRECT_BUFFER, 2));
+        put_u32(&mut p, 8, ib as u32);
+        // Bits above the 48-bit address are not part of it.
+        put_u32(&mut p, 12, (ib >> 32) as u32 | 0xabcd_0000);
+        // IB_SIZE in bits 0-19, IB_VALID in bit 23.
+        put_u32(&mut p, 16, 8 | (1 << 23));
+        put_u32(&mut p, 20, 10);
+        put_u64(&mut p, 56, 0x5000);
+        let want = Pm4Ib {
+            header: Header { kind: PacketType::Vendor, barrier: true, acquire: FenceScope::System, release: FenceScope::System },
+            ib: GpuAddr(ib),
+            dwords: 8,
+            completion_signal: GpuAddr(0x5000),
+        };
+        assert_eq!(Packet::decode(&p, 4), Ok(Packet::Pm4Ib(want)));
+
+        // The two low bits of IB_BASE_LO are not address bits.
+        let mut unaligned = p;
+        put_u32(&mut unaligned, 8, ib as u32 | 3);
+        assert!(matches!(Packet::decode(&unaligned, 4), Ok(Packet::Pm4Ib(Pm4Ib { ib: GpuAddr(a), .. })) if a == ib));
+    }
+
+    #[test]
+    fn pm4_packet_without_an_indirect_buffer_jump_is_bad_vendor() {
+        let mut p = vendor_slot(amd_format::PM4_IB, false);
+        for jump in [
+            pm4_type3(0x10, 2),                   // a NOP, not a jump
+            (2 << 30) | (PM4_INDIRECT_BUFFER << 8), // opcode bits right, but a type-2 header
+            0,
+        ] {
+            put_u32(&mut p, 4, jump);
+            match Packet::decode(&p, 9) {
+                Err(PacketError::BadVendor { slot: 9, reason }) => assert!(reason.contains(&format!("{jump:#010x}")), "{reason}"),
+                other => panic!("jump {jump:#010x}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn barrier_value_packet_decodes_signal_value_mask_and_condition() {
+        let mut p = vendor_slot(amd_format::BARRIER_VALUE, true);
+        put_u64(&mut p, 8, 0x1_0000);
+        put_u64(&mut p, 16, (-5i64) as u64);
+        put_u64(&mut p, 24, 0xffff_ffff);
+        put_u32(&mut p, 32, 2);
+        put_u64(&mut p, 56, 0x2_0000);
+        let want = BarrierValue {
+            header: Header { kind: PacketType::Vendor, barrier: true, acquire: FenceScope::System, release: FenceScope::System },
+            signal: GpuAddr(0x1_0000),
+            value: -5,
+            mask: 0xffff_ffff,
+            cond: 2,
+            completion_signal: GpuAddr(0x2_0000),
+        };
+        assert_eq!(Packet::decode(&p, 0), Ok(Packet::BarrierValue(want)));
+    }
+
+    #[test]
+    fn unknown_amd_format_is_bad_vendor_naming_it() {
+        for format in [0u8, 3, 0xff] {
+            let p = vendor_slot(format, false);
+            match Packet::decode(&p, 3) {
+                Err(e @ PacketError::BadVendor { slot: 3, .. }) => {
+                    assert!(e.to_string().contains(&format!("format {format} ")), "{e}");
+                    assert!(e.to_string().starts_with("queue slot 3"), "{e}");
+                }
+                other => panic!("format {format}: {other:?}"),
+            }
+        }
+    }
+
+    fn waits_for(cond: u32, value: i64, mask: i64) -> BarrierValue {
+        let header = Header { kind: PacketType::Vendor, barrier: false, acquire: FenceScope::None, release: FenceScope::None };
+        BarrierValue { header, signal: GpuAddr(0x100), value, mask, cond, completion_signal: GpuAddr(0) }
+    }
+
+    #[test]
+    fn barrier_value_conditions_compare_the_masked_signal_value() {
+        // EQ under a mask: only the low byte counts.
+        let eq = waits_for(0, 0x12, 0xff);
+        assert!(eq.met(0x12));
+        assert!(eq.met(0x7700_0012));
+        assert!(!eq.met(0x13));
+        // NE with every bit compared.
+        let ne = waits_for(1, 0, -1);
+        assert!(!ne.met(0));
+        assert!(ne.met(1));
+        assert!(ne.met(i64::MIN));
+        // NE under a mask that hides the difference.
+        let ne_masked = waits_for(1, 0, 0xf0);
+        assert!(!ne_masked.met(0x0f), "bits outside the mask must not count");
+        assert!(ne_masked.met(0x10));
+        // LT is signed (hsa_signal_value_t is int64_t).
+        let lt = waits_for(2, 1, -1);
+        assert!(lt.met(0));
+        assert!(lt.met(-1));
+        assert!(!lt.met(1));
+        assert!(!lt.met(2));
+        // GTE, and a mask that clears the sign bit turns -1 into a large positive value.
+        let gte = waits_for(3, 10, -1);
+        assert!(gte.met(10));
+        assert!(gte.met(11));
+        assert!(!gte.met(9));
+        assert!(!gte.met(-1));
+        let gte_masked = waits_for(3, 10, i64::MAX);
+        assert!(gte_masked.met(-1));
+        // The comparand is not masked: a value outside the mask can never be equal.
+        assert!(!waits_for(0, 0x100, 0xff).met(0x100));
+    }
 }

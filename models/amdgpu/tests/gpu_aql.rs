@@ -1,12 +1,14 @@
 //! The SoC's packet processor as a runtime drives it: kernel-dispatch and barrier
 //! packets written into an AQL ring in GPU memory, doorbells from another thread,
-//! completion signals with HSA semantics, and malformed packets.
+//! completion signals with HSA semantics, and malformed packets; AMD vendor packets
+//! (PM4 indirect buffers, barrier-value) and kernel names read from code objects a
+//! runtime loaded into GPU memory by itself.
 
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use amdgpu::aql::{signal, Barrier, FenceScope, Header, KernelDispatch, PacketType, PACKET_BYTES};
+use amdgpu::aql::{amd_format, encode_header, signal, Barrier, FenceScope, Header, KernelDispatch, PacketType, PACKET_BYTES, PM4_INDIRECT_BUFFER};
 use amdgpu::ids::{GpuAddr, QueueId};
 use amdgpu::isa::code_object::CodeObject;
 use amdgpu::isa::exec::{kernarg_segment, DispatchConfig, Program};
@@ -29,16 +31,34 @@ void __attribute__((amdgpu_kernel)) fill(unsigned *out, unsigned value) {
 /// tests run in parallel and would otherwise overwrite each other's files).
 fn code_object() -> Vec<u8> {
     static IMAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    IMAGE.get_or_init(compile_kernel).clone()
+    IMAGE.get_or_init(|| compile_kernel("gpu-aql", KERNEL, &[])).clone()
 }
 
-fn compile_kernel() -> Vec<u8> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu-aql");
+/// Two kernels exported as dynamic symbols (protected visibility, as HIP kernels are):
+/// what a runtime's loader leaves in GPU memory for [`amdgpu::loaded_image`] to read.
+const NAMED_KERNELS: &str = r#"
+void __attribute__((amdgpu_kernel)) fill(unsigned *out, unsigned value) {
+  unsigned i = __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() + __builtin_amdgcn_workitem_id_x();
+  out[i] = value + i;
+}
+void __attribute__((amdgpu_kernel)) second_kernel_with_a_longer_name(unsigned *out) {
+  out[__builtin_amdgcn_workitem_id_x()] = 3;
+}
+"#;
+
+fn named_code_object() -> Vec<u8> {
+    static IMAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    IMAGE.get_or_init(|| compile_kernel("gpu-aql-named", NAMED_KERNELS, &["-fvisibility=protected"])).clone()
+}
+
+fn compile_kernel(tag: &str, source: &str, flags: &[&str]) -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(tag);
     std::fs::create_dir_all(&dir).unwrap();
     let (src, obj, co) = (dir.join("fill.c"), dir.join("fill.o"), dir.join("fill.co"));
-    std::fs::write(&src, KERNEL).unwrap();
+    std::fs::write(&src, source).unwrap();
     let ok = Command::new("clang-19")
         .args(["--target=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-nogpulib", "-O2", "-c"])
+        .args(flags)
         .arg(&src)
         .arg("-o")
         .arg(&obj)
@@ -80,14 +100,19 @@ impl Gpu {
     /// `register`: whether the test tells the GPU where the code is (a runtime that only
     /// writes the code object into memory does not).
     fn with_registration(register: bool) -> Gpu {
+        Gpu::with_code(&code_object(), register, true)
+    }
+
+    /// A GPU holding code object `bytes`; `name`: whether the test names the kernel
+    /// (a runtime that only writes the code object into memory does not).
+    fn with_code(bytes: &[u8], register: bool, name: bool) -> Gpu {
         let t = topology::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies/test-gfx942.toml")).unwrap();
         let sim = Simulation::build(&t, &SimConfig::default()).unwrap();
         let shared: Arc<GpuShared> = sim.resource("gpu").unwrap();
         let events = Arc::new(Events::default());
         shared.set_hooks(events.clone());
         let mem = shared.memory().unwrap().clone();
-        let bytes = code_object();
-        let code = CodeObject::parse(&bytes).unwrap();
+        let code = CodeObject::parse(bytes).unwrap();
         let size = code.flat_image().unwrap().len() as u64;
         let base = mem.alloc(size, 1 << 16).unwrap();
         mem.write(base, &code.load_image(base.0).unwrap()).unwrap();
@@ -97,7 +122,9 @@ impl Gpu {
             shared.add_program(text, text + 4 * program.len() as u64, Arc::new(program));
         }
         let kernel = GpuAddr(base.0 + code.kernel("fill").unwrap().descriptor_address.0);
-        shared.name_kernel(kernel, "fill");
+        if name {
+            shared.name_kernel(kernel, "fill");
+        }
         let ring = mem.alloc(64 * PACKET_BYTES, 0).unwrap();
         let indices = mem.alloc(4096, 0).unwrap();
         let write_index = GpuAddr(indices.0 + 8);
@@ -252,4 +279,361 @@ fn a_malformed_packet_stops_the_queue_with_a_fault() {
     assert_eq!(faults.len(), 1, "{faults:?}");
     assert!(faults[0].message.contains("packet type 66"), "{}", faults[0]);
     assert_eq!(g.words(out, 1), [0], "nothing after the bad packet runs");
+}
+
+/// PM4 type-3 packet header: `opcode`, followed by `body` dwords.
+fn pm4(opcode: u32, body: u32) -> u32 {
+    (3 << 30) | ((body - 1) << 16) | (opcode << 8)
+}
+
+const PM4_NOP: u32 = 0x10;
+const PM4_EVENT_WRITE: u32 = 0x46;
+const PM4_ACQUIRE_MEM: u32 = 0x58;
+const PM4_WRITE_DATA: u32 = 0x37;
+
+/// What ROCR's code-cache invalidation hands the packet processor on gfx9: a 7-dword
+/// ACQUIRE_MEM (shader instruction and constant caches, whole address range), here
+/// between a NOP with a body, a type-2 filler and an EVENT_WRITE.
+fn cache_invalidation() -> Vec<u32> {
+    let mut ib = vec![pm4(PM4_NOP, 2), 0xdead_beef, 0xdead_beef, 2 << 30];
+    ib.extend([pm4(PM4_ACQUIRE_MEM, 6), 0x2880_0000, 0xffff_ffff, 0, 0, 0, 0xa]);
+    ib.extend([pm4(PM4_EVENT_WRITE, 1), 0x16]);
+    ib
+}
+
+impl Gpu {
+    fn vendor_slot(format: u8) -> [u8; 64] {
+        let mut p = [0u8; 64];
+        let h = encode_header(PacketType::Vendor, true, FenceScope::System, FenceScope::System);
+        p[0..2].copy_from_slice(&h.to_le_bytes());
+        p[2] = format;
+        p
+    }
+
+    /// Copies `dwords` into GPU memory and queues an AMD PM4-IB packet running them.
+    fn pm4_ib(&mut self, dwords: &[u32], completion: GpuAddr) -> GpuAddr {
+        let ib = self.mem.alloc(4 * dwords.len() as u64, 0).unwrap();
+        let bytes: Vec<u8> = dwords.iter().flat_map(|d| d.to_le_bytes()).collect();
+        self.mem.write(ib, &bytes).unwrap();
+        let mut p = Gpu::vendor_slot(amd_format::PM4_IB);
+        let jump = [pm4(PM4_INDIRECT_BUFFER, 3), ib.0 as u32, (ib.0 >> 32) as u32, dwords.len() as u32 | (1 << 23)];
+        for (i, d) in jump.iter().enumerate() {
+            p[4 + 4 * i..8 + 4 * i].copy_from_slice(&d.to_le_bytes());
+        }
+        p[20..24].copy_from_slice(&10u32.to_le_bytes());
+        p[56..64].copy_from_slice(&completion.0.to_le_bytes());
+        self.push(p);
+        ib
+    }
+
+    /// Queues an AMD barrier-value packet: wait until `(value(watch) & mask) cond value`.
+    fn barrier_value(&mut self, watch: GpuAddr, cond: u32, value: i64, mask: i64, completion: GpuAddr) {
+        let mut p = Gpu::vendor_slot(amd_format::BARRIER_VALUE);
+        p[8..16].copy_from_slice(&watch.0.to_le_bytes());
+        p[16..24].copy_from_slice(&value.to_le_bytes());
+        p[24..32].copy_from_slice(&mask.to_le_bytes());
+        p[32..36].copy_from_slice(&cond.to_le_bytes());
+        p[56..64].copy_from_slice(&completion.0.to_le_bytes());
+        self.push(p);
+    }
+
+    fn read_index(&self) -> u64 {
+        self.mem.read_u64(GpuAddr(self.write_index.0 - 8)).unwrap()
+    }
+
+    fn ts(&self, s: GpuAddr, field: u64) -> u64 {
+        self.mem.read_u64(GpuAddr(s.0 + field)).unwrap()
+    }
+}
+
+#[test]
+fn pm4_cache_invalidation_completes_its_signal_and_drops_decoded_programs() {
+    let mut g = Gpu::new();
+    assert_eq!(g.shared.program_ranges().len(), 1, "the test registered the kernel's program");
+    let done = g.signal(1, Some(31));
+    g.mem.write_u64(GpuAddr(done.0 + signal::START_TS), u64::MAX).unwrap();
+    g.pm4_ib(&cache_invalidation(), done);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.value(done), 0, "the PM4 packet's completion signal");
+    assert_eq!(*g.events.0.lock().unwrap(), [31]);
+    let (start, end) = (g.ts(done, signal::START_TS), g.ts(done, signal::END_TS));
+    assert!(start != u64::MAX && start <= end, "start/end stamps {start}..{end}");
+    assert_eq!(g.read_index(), 1, "the slot was consumed");
+    assert!(g.shared.program_ranges().is_empty(), "ACQUIRE_MEM must drop decoded programs: {:?}", g.shared.program_ranges());
+
+    // Code is decoded again from memory afterwards: the queue goes on.
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    let done2 = g.signal(1, None);
+    g.dispatch(out, 70, 64, true, done2);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.words(out, 2), [70, 71]);
+    assert_eq!(g.value(done2), 0);
+}
+
+#[test]
+fn an_unknown_pm4_opcode_faults_naming_it_and_stops_the_queue() {
+    let mut g = Gpu::new();
+    let done = g.signal(1, None);
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    let ib = g.pm4_ib(&[pm4(PM4_NOP, 1), 0, pm4(PM4_WRITE_DATA, 4), 0x100, 0x1000, 0, 7], done);
+    g.dispatch(out, 1, 64, false, GpuAddr(0));
+    g.doorbell();
+    g.sim.run();
+    let faults = g.shared.faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert!(faults[0].message.contains("0x37"), "the fault names the opcode: {}", faults[0].message);
+    assert!(faults[0].place.contains("PM4"), "{}", faults[0].place);
+    assert_eq!(faults[0].addr, Some(ib.0));
+    assert_eq!(g.value(done), 1, "a faulting packet does not complete");
+    assert_eq!(g.words(out, 1), [0], "nothing after the bad packet runs");
+}
+
+#[test]
+fn a_pm4_ib_too_large_or_unreadable_faults_instead_of_panicking() {
+    for (dwords, what) in [(1u32 << 15, "dwords"), (64, "unmapped")] {
+        let mut g = Gpu::new();
+        let mut p = Gpu::vendor_slot(amd_format::PM4_IB);
+        let at: u64 = if what == "unmapped" { 0x10 } else { g.mem.alloc(4, 0).unwrap().0 };
+        for (i, d) in [pm4(PM4_INDIRECT_BUFFER, 3), at as u32, (at >> 32) as u32, dwords].iter().enumerate() {
+            p[4 + 4 * i..8 + 4 * i].copy_from_slice(&d.to_le_bytes());
+        }
+        g.push(p);
+        g.doorbell();
+        g.sim.run();
+        let faults = g.shared.faults();
+        assert_eq!(faults.len(), 1, "{what}: {faults:?}");
+        assert!(faults[0].place.contains("PM4"), "{what}: {}", faults[0]);
+    }
+}
+
+#[test]
+fn barrier_value_waits_until_another_agent_sets_the_signal() {
+    let mut g = Gpu::new();
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    let (watched, done) = (g.signal(5, None), g.signal(1, None));
+    // Wait for the low byte of the value to be 0 (EQ under a mask).
+    g.barrier_value(watched, 0, 0, 0xff, done);
+    g.dispatch(out, 11, 64, true, GpuAddr(0));
+    g.doorbell();
+    g.sim.run_until(Tick::us(20));
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!((g.value(done), g.words(out, 1)[0]), (1, 0), "the barrier-value must hold the queue");
+    // Bits outside the mask do not satisfy it; the low byte still differs.
+    g.mem.write_u64(GpuAddr(watched.0 + signal::VALUE), 0x1_0001).unwrap();
+    g.sim.run_until(Tick::us(40));
+    assert_eq!((g.value(done), g.words(out, 1)[0]), (1, 0));
+    // Now the masked value is 0: the recheck timer sees it without a doorbell.
+    g.mem.write_u64(GpuAddr(watched.0 + signal::VALUE), 0x7_0000).unwrap();
+    g.sim.run_until(Tick::us(80));
+    assert_eq!(g.value(done), 0, "the barrier-value's completion signal");
+    assert!(g.ts(done, signal::END_TS) >= g.ts(done, signal::START_TS));
+    assert_eq!(g.words(out, 1), [11], "the dispatch behind it ran");
+    assert_eq!(g.read_index(), 2);
+}
+
+#[test]
+fn barrier_value_opens_when_a_later_agents_dispatch_completes_the_signal() {
+    // Two queues: queue 0 waits (LT 1: the value dropped below one) for the completion
+    // signal of a dispatch queued later on queue 1.
+    let mut g = Gpu::new();
+    let handoff = g.signal(1, None);
+    let (out_a, out_b) = (g.mem.alloc(4 * 64, 0).unwrap(), g.mem.alloc(4 * 64, 0).unwrap());
+    g.barrier_value(handoff, 2, 1, -1, GpuAddr(0));
+    g.dispatch(out_a, 200, 64, true, GpuAddr(0));
+    g.doorbell();
+    g.sim.run_until(Tick::us(10));
+    assert_eq!(g.words(out_a, 1), [0]);
+
+    let ring = g.mem.alloc(64 * PACKET_BYTES, 0).unwrap();
+    let indices = g.mem.alloc(4096, 0).unwrap();
+    let (queue0, ring0, write0, next0) = (g.queue, g.ring, g.write_index, g.next);
+    g.queue = g.shared.add_queue(QueueDesc { ring, packets: 64, read_index: indices, write_index: GpuAddr(indices.0 + 8), queue_object: GpuAddr(0) });
+    (g.ring, g.write_index, g.next) = (ring, GpuAddr(indices.0 + 8), 0);
+    g.dispatch(out_b, 300, 64, false, handoff);
+    g.doorbell();
+    g.sim.run_until(Tick::us(100));
+    (g.queue, g.ring, g.write_index, g.next) = (queue0, ring0, write0, next0);
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.words(out_b, 1), [300]);
+    assert_eq!(g.value(handoff), 0);
+    assert_eq!(g.words(out_a, 1), [200], "queue 0 went on once the signal dropped below 1");
+}
+
+#[test]
+fn kernel_names_come_from_the_loaded_code_object() {
+    let bytes = named_code_object();
+    let code = CodeObject::parse(&bytes).unwrap();
+    let mem = GpuMemory::new(1 << 26).unwrap();
+    // Something else first, so the image does not start the memory.
+    let _other = mem.alloc(3 << 12, 0).unwrap();
+    let base = mem.alloc(code.flat_image().unwrap().len() as u64, 1 << 16).unwrap();
+    mem.write(base, &code.load_image(base.0).unwrap()).unwrap();
+    for name in ["fill", "second_kernel_with_a_longer_name"] {
+        let kd = GpuAddr(base.0 + code.kernel(name).unwrap().descriptor_address.0);
+        assert_eq!(amdgpu::loaded_image::kernel_name(&mem, kd).as_deref(), Some(name));
+    }
+    // The code entry is a symbol too, but not a kernel descriptor.
+    let entry = code.kernel("fill").unwrap().descriptor_address.0 + 8;
+    assert_eq!(amdgpu::loaded_image::kernel_name(&mem, GpuAddr(base.0 + entry)), None);
+    // Memory without an image, and addresses outside any allocation.
+    let plain = mem.alloc(1 << 16, 0).unwrap();
+    assert_eq!(amdgpu::loaded_image::kernel_name(&mem, GpuAddr(plain.0 + 0x100)), None);
+    assert_eq!(amdgpu::loaded_image::kernel_name(&mem, GpuAddr(0x10)), None);
+}
+
+/// Damages a loaded image in place.
+type Corruption = Box<dyn Fn(&mut [u8])>;
+
+#[test]
+fn a_corrupt_loaded_image_gives_no_name_and_no_panic() {
+    let bytes = named_code_object();
+    let code = CodeObject::parse(&bytes).unwrap();
+    let image = code.flat_image().unwrap();
+    let kd_off = code.kernel("fill").unwrap().descriptor_address.0;
+    let u16_at = |at: usize| u64::from(u16::from_le_bytes([image[at], image[at + 1]]));
+    let phoff = u64::from_le_bytes(image[32..40].try_into().unwrap()) as usize;
+    let phnum = u16_at(56) as usize;
+    let dynamic = (0..phnum).map(|i| phoff + 56 * i).find(|&ph| image[ph] == 2).expect("PT_DYNAMIC");
+    let dyn_vaddr = u64::from_le_bytes(image[dynamic + 16..dynamic + 24].try_into().unwrap()) as usize;
+    let corruptions: Vec<(&str, Corruption)> = vec![
+        ("no ELF magic", Box::new(|b| b[1] = b'X')),
+        ("another machine", Box::new(|b| b[18] = 62)),
+        ("program headers far away", Box::new(|b| b[32..40].copy_from_slice(&0x7fff_ffff_0000u64.to_le_bytes()))),
+        ("program header offset that wraps", Box::new(|b| b[32..40].copy_from_slice(&(u64::MAX - 0x20).to_le_bytes()))),
+        ("tiny program header entries", Box::new(|b| b[54..56].copy_from_slice(&8u16.to_le_bytes()))),
+        ("thousands of program headers", Box::new(|b| b[56..58].copy_from_slice(&0xffffu16.to_le_bytes()))),
+        ("dynamic segment far away", Box::new(move |b| b[dynamic + 16..dynamic + 24].copy_from_slice(&(u64::MAX - 0x1000).to_le_bytes()))),
+        ("no dynamic entries", Box::new(move |b| b[dyn_vaddr..dyn_vaddr + 8].copy_from_slice(&0u64.to_le_bytes()))),
+        (
+            "huge symbol entries",
+            Box::new(move |b| {
+                let syment = (0..8).map(|i| dyn_vaddr + 16 * i).find(|&at| b[at] == 11).expect("DT_SYMENT");
+                b[syment + 8..syment + 16].copy_from_slice(&(1u64 << 63).to_le_bytes());
+            }),
+        ),
+        (
+            "every dynamic entry points far away",
+            Box::new(move |b| {
+                for i in 0..6 {
+                    let at = dyn_vaddr + 16 * i + 8;
+                    b[at..at + 8].copy_from_slice(&(u64::MAX - 7).to_le_bytes());
+                }
+            }),
+        ),
+    ];
+    let mut panicked = Vec::new();
+    for (what, corrupt) in &corruptions {
+        let mem = GpuMemory::new(1 << 24).unwrap();
+        let base = mem.alloc(image.len() as u64, 1 << 16).unwrap();
+        let mut bytes = code.load_image(base.0).unwrap();
+        corrupt(&mut bytes);
+        mem.write(base, &bytes).unwrap();
+        match std::panic::catch_unwind(|| amdgpu::loaded_image::kernel_name(&mem, GpuAddr(base.0 + kd_off))) {
+            Ok(name) => assert_eq!(name, None, "{what}"),
+            Err(_) => panicked.push(*what),
+        }
+    }
+    assert!(panicked.is_empty(), "kernel_name panicked on corrupt images: {panicked:?}");
+}
+
+#[test]
+fn dispatches_of_code_a_runtime_loaded_itself_report_the_kernel_name() {
+    let mut g = Gpu::with_code(&named_code_object(), false, false);
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    let done = g.signal(1, None);
+    g.dispatch(out, 8, 64, false, done);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.words(out, 1), [8]);
+    assert_eq!(g.shared.kernel_name(g.kernel), "fill");
+    let kernels = g.shared.kernels();
+    assert_eq!(kernels.len(), 1);
+    assert_eq!(kernels[0].kernel, "fill", "read from the loaded image's dynamic symbols");
+}
+
+#[test]
+fn cache_invalidation_keeps_kernel_names_the_loader_registered() {
+    // The loader named the kernel; its code object exports no dynamic symbols, so the
+    // name cannot be recovered from memory once forgotten.
+    let mut g = Gpu::new();
+    g.pm4_ib(&cache_invalidation(), GpuAddr(0));
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    g.dispatch(out, 1, 64, true, GpuAddr(0));
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.shared.kernels()[0].kernel, "fill", "an instruction-cache invalidate is not an unload");
+}
+
+/// Host hooks whose timestamp counter runs on another clock: a fixed offset plus
+/// simulated picoseconds / 10.
+struct HostClock;
+
+const HOST_CLOCK_OFFSET: u64 = 5_000_000_000;
+
+impl HostHooks for HostClock {
+    fn timestamp(&self, sim_ps: u64) -> u64 {
+        HOST_CLOCK_OFFSET + sim_ps / 10
+    }
+}
+
+#[test]
+fn completion_timestamps_come_from_the_host_hook() {
+    let mut g = Gpu::new();
+    g.shared.set_hooks(Arc::new(HostClock));
+    let (after_pm4, after_dispatch, after_barrier) = (g.signal(1, None), g.signal(1, None), g.signal(1, None));
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    g.pm4_ib(&[pm4(PM4_NOP, 1), 0], after_pm4);
+    g.dispatch(out, 1, 64, true, after_dispatch);
+    g.barrier_value(after_dispatch, 0, 0, -1, after_barrier);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    for (what, s) in [("pm4", after_pm4), ("dispatch", after_dispatch), ("barrier-value", after_barrier)] {
+        let (start, end) = (g.ts(s, signal::START_TS), g.ts(s, signal::END_TS));
+        assert!(start >= HOST_CLOCK_OFFSET && end >= start, "{what}: {start}..{end}");
+    }
+    let dispatch_end = g.ts(after_dispatch, signal::END_TS);
+    assert!(dispatch_end > g.ts(after_dispatch, signal::START_TS), "the kernel took time");
+    assert!(g.ts(after_barrier, signal::START_TS) >= dispatch_end, "the barrier-value opened after the dispatch ended");
+    assert_eq!(g.shared.timestamp(1_000), HOST_CLOCK_OFFSET + 100);
+}
+
+#[test]
+fn a_retired_queue_ignores_its_doorbell() {
+    let mut g = Gpu::new();
+    let out = g.mem.alloc(4 * 64, 0).unwrap();
+    let done = g.signal(1, None);
+    g.shared.retire_queue(g.queue);
+    assert!(g.shared.queue(g.queue).is_none());
+    g.dispatch(out, 4, 64, false, done);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!((g.words(out, 1)[0], g.value(done), g.read_index()), (0, 1, 0), "nothing of a retired queue runs");
+}
+
+#[test]
+fn forgetting_programs_forgets_names_only_in_the_range() {
+    let g = Gpu::with_code(&named_code_object(), true, false);
+    g.shared.name_kernel(g.kernel, "registered");
+    assert_eq!(g.shared.kernel_name(g.kernel), "registered", "a registered name wins over the image");
+    let elsewhere = g.mem.alloc(4096, 0).unwrap();
+    g.shared.name_kernel(elsewhere, "other");
+    let (start, end) = g.shared.program_ranges()[0];
+    // Code below the kernel's allocation: nothing of it is forgotten.
+    g.shared.forget_programs(0, 0x1000);
+    assert_eq!((g.shared.kernel_name(g.kernel), g.shared.program_ranges().len()), ("registered".into(), 1));
+    // The allocation holding descriptor and code was unloaded and reloaded.
+    let region = g.mem.region_of(g.kernel).unwrap();
+    assert!(region.start <= start && end <= region.end);
+    g.shared.forget_programs(region.start, region.end);
+    assert!(g.shared.program_ranges().is_empty());
+    assert_eq!(g.shared.kernel_name(g.kernel), "fill", "the name is read again from the image in memory");
+    assert_eq!(g.shared.kernel_name(elsewhere), "other");
 }

@@ -647,3 +647,115 @@ fn endless_loops_hit_the_instruction_budget() {
     let fault = run_single_wave(&program, &mut w, &mut mem, &mut [], 1000).expect_err("never ends");
     assert!(matches!(fault, ExecFault::Hang { .. }), "{fault}");
 }
+
+fn f64_pair(w: &Wave, v: usize, lane: usize) -> f64 {
+    f64::from_bits(w.vgpr[v][lane] as u64 | ((w.vgpr[v + 1][lane] as u64) << 32))
+}
+
+/// Bit-exact, except that any NaN matches any NaN.
+fn same_f64(got: f64, want: f64) -> bool {
+    if want.is_nan() {
+        got.is_nan()
+    } else {
+        got.to_bits() == want.to_bits()
+    }
+}
+
+/// `fract` as OpenCL and LLVM's constant folder define it: `min(x - floor(x), 0x1.fffffffffffffp-1)`,
+/// NaN for NaNs and infinities.
+fn fract_reference(x: f64) -> f64 {
+    if !x.is_finite() {
+        return f64::NAN;
+    }
+    (x - x.floor()).min(f64::from_bits(0x3fef_ffff_ffff_ffff))
+}
+
+#[test]
+fn f64_rounding_ops_round_ties_to_even_and_keep_signs() {
+    let inputs = [
+        0.5,
+        1.5,
+        2.5,
+        -2.5,
+        3.5,
+        -0.5,
+        0.0,
+        -0.0,
+        0.499_999_999_999_999_94,
+        1.000_000_000_000_000_2,
+        -1.000_000_000_000_000_2,
+        -1e-20,
+        4_503_599_627_370_495.5, // 2^52 - 0.5: the largest f64 with a fraction
+        1e300,
+        -7.75,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE / 4.0, // a denormal
+    ];
+    for target in Target::ALL {
+        let mut w = wave();
+        for lane in 0..64 {
+            let bits = inputs[lane % inputs.len()].to_bits();
+            w.vgpr[2][lane] = bits as u32;
+            w.vgpr[3][lane] = (bits >> 32) as u32;
+        }
+        run_ok(
+            target,
+            "v_rndne_f64 v[4:5], v[2:3]\n v_ceil_f64 v[6:7], v[2:3]\n v_fract_f64 v[8:9], v[2:3]\n\
+             v_rndne_f64_e64 v[10:11], -v[2:3]\n v_ceil_f64_e64 v[12:13], |v[2:3]|\n v_fract_f64_e64 v[14:15], -v[2:3]",
+            &mut w,
+        );
+        for lane in 0..64 {
+            let x = inputs[lane % inputs.len()];
+            let checks = [
+                ("v_rndne_f64", 4, x.round_ties_even()),
+                ("v_ceil_f64", 6, x.ceil()),
+                ("v_fract_f64", 8, fract_reference(x)),
+                ("v_rndne_f64 -x", 10, (-x).round_ties_even()),
+                ("v_ceil_f64 |x|", 12, x.abs().ceil()),
+                ("v_fract_f64 -x", 14, fract_reference(-x)),
+            ];
+            for (what, v, want) in checks {
+                let got = f64_pair(&w, v, lane);
+                assert!(same_f64(got, want), "{target} {what}({x:e}) = {got:e} ({:#018x}), want {want:e} ({:#018x})", got.to_bits(), want.to_bits());
+            }
+        }
+        // The cases the helpers above are easiest to get wrong, spelled out.
+        let lane_of = |x: f64| inputs.iter().position(|i| i.to_bits() == x.to_bits()).unwrap();
+        assert_eq!(f64_pair(&w, 4, lane_of(2.5)), 2.0, "{target}: rndne(2.5) ties to even");
+        assert_eq!(f64_pair(&w, 4, lane_of(3.5)), 4.0, "{target}: rndne(3.5) ties to even");
+        assert_eq!(f64_pair(&w, 4, lane_of(-0.5)).to_bits(), (-0.0f64).to_bits(), "{target}: rndne(-0.5) = -0");
+        assert_eq!(f64_pair(&w, 6, lane_of(-0.5)).to_bits(), (-0.0f64).to_bits(), "{target}: ceil(-0.5) = -0");
+        assert_eq!(f64_pair(&w, 8, lane_of(-1e-20)), f64::from_bits(0x3fef_ffff_ffff_ffff), "{target}: fract(-tiny) stays below 1");
+        assert_eq!(f64_pair(&w, 8, lane_of(-7.75)), 0.25, "{target}: fract(-7.75)");
+        assert!(f64_pair(&w, 8, lane_of(f64::INFINITY)).is_nan(), "{target}: fract(inf) is NaN");
+    }
+}
+
+#[test]
+fn v_rcp_iflag_f32_is_a_reciprocal_like_v_rcp_f32() {
+    let inputs = [2.0f32, 4.0, -0.5, 1.0, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1024.0, 3.0, -7.0];
+    for target in Target::ALL {
+        let mut w = wave();
+        w.vgpr[1] = std::array::from_fn(|lane| inputs[lane % inputs.len()].to_bits());
+        run_ok(target, "v_rcp_iflag_f32 v2, v1\n v_rcp_iflag_f32_e64 v3, -v1\n v_rcp_f32 v4, v1", &mut w);
+        for lane in 0..64 {
+            let x = inputs[lane % inputs.len()];
+            let (got, neg, rcp) = (f32::from_bits(w.vgpr[2][lane]), f32::from_bits(w.vgpr[3][lane]), w.vgpr[4][lane]);
+            if x.is_nan() {
+                assert!(got.is_nan() && neg.is_nan(), "{target}: rcp_iflag(NaN) = {got}, {neg}");
+                continue;
+            }
+            assert_eq!(w.vgpr[2][lane], rcp, "{target}: rcp_iflag({x}) must equal rcp({x})");
+            // Powers of two, zeros and infinities are exact; 1/3 and 1/7 within 1 ulp.
+            let want = 1.0 / x;
+            let ulps = (got.to_bits() as i64 - want.to_bits() as i64).abs();
+            assert!(ulps <= 1, "{target}: rcp_iflag({x}) = {got:e}, want {want:e}");
+            if x.abs().log2().fract() == 0.0 || x == 0.0 || x.is_infinite() {
+                assert_eq!(got.to_bits(), want.to_bits(), "{target}: rcp_iflag({x}) exact");
+                assert_eq!(neg.to_bits(), (1.0 / -x).to_bits(), "{target}: rcp_iflag(-{x}) exact");
+            }
+        }
+    }
+}
