@@ -52,6 +52,8 @@ fn image_base(mem: &GpuMemory, descriptor: GpuAddr) -> Option<u64> {
 /// dynamic symbols (`None` when there is no such image or symbol).
 pub fn kernel_name(mem: &GpuMemory, descriptor: GpuAddr) -> Option<String> {
     let base = image_base(mem, descriptor)?;
+    // Every offset below comes from the image: a corrupt one must not overflow.
+    let at = |a: u64, b: u64| a.checked_add(b);
     let phoff = u64_at(mem, base + 32)?;
     let phentsize = u64::from(u16_at(mem, base + 54)?);
     let phnum = u64::from(u16_at(mem, base + 56)?);
@@ -59,13 +61,13 @@ pub fn kernel_name(mem: &GpuMemory, descriptor: GpuAddr) -> Option<String> {
         return None;
     }
     // PT_DYNAMIC.
-    let dynamic = (0..phnum).map(|i| base + phoff + i * phentsize).find(|&ph| u32_at(mem, ph) == Some(2))?;
-    let dyn_at = base + u64_at(mem, dynamic + 16)?;
+    let dynamic = (0..phnum).filter_map(|i| at(at(base, phoff)?, i * phentsize)).find(|&ph| u32_at(mem, ph) == Some(2))?;
+    let dyn_at = at(base, u64_at(mem, dynamic + 16)?)?;
     let dyn_size = u64_at(mem, dynamic + 40)?.min(4096);
     let (mut symtab, mut strtab, mut strsz, mut hash, mut syment) = (None, None, 0u64, None, 24u64);
     for i in 0..dyn_size / 16 {
-        let tag = u64_at(mem, dyn_at + 16 * i)?;
-        let val = u64_at(mem, dyn_at + 16 * i + 8)?;
+        let tag = u64_at(mem, at(dyn_at, 16 * i)?)?;
+        let val = u64_at(mem, at(dyn_at, 16 * i + 8)?)?;
         match tag {
             0 => break,
             4 => hash = Some(val),
@@ -76,15 +78,15 @@ pub fn kernel_name(mem: &GpuMemory, descriptor: GpuAddr) -> Option<String> {
             _ => {}
         }
     }
-    let (symtab, strtab, hash) = (base + symtab?, base + strtab?, base + hash?);
-    if syment < 24 {
+    let (symtab, strtab, hash) = (at(base, symtab?)?, at(base, strtab?)?, at(base, hash?)?);
+    if !(24..=4096).contains(&syment) {
         return None;
     }
-    let nsyms = u64::from(u32_at(mem, hash + 4)?).min(MAX_SYMBOLS);
+    let nsyms = u64::from(u32_at(mem, at(hash, 4)?)?).min(MAX_SYMBOLS);
     let value = descriptor.0.checked_sub(base)?;
     for i in 0..nsyms {
-        let sym = symtab + i * syment;
-        if u64_at(mem, sym + 8)? != value {
+        let sym = at(symtab, i * syment)?;
+        if u64_at(mem, at(sym, 8)?)? != value {
             continue;
         }
         let name_off = u64::from(u32_at(mem, sym)?);
@@ -92,7 +94,7 @@ pub fn kernel_name(mem: &GpuMemory, descriptor: GpuAddr) -> Option<String> {
             continue;
         }
         let mut bytes = vec![0u8; (strsz - name_off).min(512) as usize];
-        mem.read(GpuAddr(strtab + name_off), &mut bytes).ok()?;
+        mem.read(GpuAddr(at(strtab, name_off)?), &mut bytes).ok()?;
         let end = bytes.iter().position(|&b| b == 0)?;
         let name = std::str::from_utf8(&bytes[..end]).ok()?;
         if let Some(kernel) = name.strip_suffix(".kd") {

@@ -171,6 +171,12 @@ impl GpuShared {
         }
     }
 
+    /// Drops every decoded program (an instruction-cache invalidate: code may have
+    /// been loaded where other code was), keeping kernel names: nothing was unloaded.
+    pub fn invalidate_code_caches(&self) {
+        self.programs.write().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
     /// Every registered program's text range.
     pub fn program_ranges(&self) -> Vec<(u64, u64)> {
         self.programs.read().unwrap_or_else(|e| e.into_inner()).iter().map(|(&s, (e, _))| (s, *e)).collect()

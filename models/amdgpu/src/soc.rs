@@ -277,11 +277,14 @@ impl Soc {
                 3 => {
                     let op = (h >> 8) & 0xff;
                     let count = ((h >> 16) & 0x3fff) as usize + 1;
+                    if i + 1 + count > dw.len() {
+                        return Err(format!("the PM4 command at dword {i} ({h:#010x}) runs past the end of its {}-dword buffer", dw.len()));
+                    }
                     match op {
                         // NOP, EVENT_WRITE
                         0x10 | 0x46 => {}
                         // ACQUIRE_MEM: cache invalidation.
-                        0x58 => self.shared.forget_programs(0, u64::MAX),
+                        0x58 => self.shared.invalidate_code_caches(),
                         other => return Err(format!("PM4 opcode {other:#04x} is not supported")),
                     }
                     i += 1 + count;

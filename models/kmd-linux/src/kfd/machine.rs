@@ -39,16 +39,16 @@ pub struct Gpu {
     pub shared: Arc<GpuShared>,
     /// Its memory.
     pub memory: Arc<GpuMemory>,
-    doorbell: Mutex<ExternalSender>,
+    /// `None` once the machine stopped.
+    doorbell: Mutex<Option<ExternalSender>>,
 }
 
 impl Gpu {
     /// Tells the GPU's packet processor that queue `q` has new packets.
     pub fn ring(&self, q: QueueId) {
-        self.doorbell
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send(SocInput::Doorbell(q));
+        if let Some(sender) = self.doorbell.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            sender.send(SocInput::Doorbell(q));
+        }
     }
 }
 
@@ -145,7 +145,7 @@ impl Machine {
                 identity,
                 shared,
                 memory,
-                doorbell: Mutex::new(sender),
+                doorbell: Mutex::new(Some(sender)),
             });
         }
         Ok(Machine {
@@ -165,6 +165,11 @@ impl Machine {
 
     /// Stops the simulation and waits for its thread.
     pub fn stop(&self) -> Option<ExitStatus> {
+        // Without senders an idle simulation ends by itself: this also covers a stop
+        // requested before the thread entered `run` (which clears earlier requests).
+        for g in &self.gpus {
+            g.doorbell.lock().unwrap_or_else(|e| e.into_inner()).take();
+        }
         self.stop.stop();
         let handle = self
             .thread
