@@ -172,3 +172,43 @@ fn queues_need_aql_and_sane_rings() {
     );
     k.close();
 }
+
+#[test]
+fn garbage_ioctls_fail_cleanly_and_leave_the_driver_usable() {
+    // Random commands with random argument bytes (pointers inside them are almost
+    // surely unmapped: EFAULT); nothing may panic, and the driver still works after.
+    let k = open();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut failures = 0;
+    for _ in 0..20_000 {
+        let nr = (next() % 0x30) as u8;
+        if nr == abi::nr::WAIT_EVENTS {
+            continue; // may legitimately block until its timeout
+        }
+        let size = (next() % 128) as usize;
+        let dir = next() % 4;
+        let request = (dir << 30) | ((size as u64) << 16) | (u64::from(abi::KFD_TYPE) << 8) | u64::from(nr);
+        let mut buf: Vec<u64> = (0..size.div_ceil(8).max(1)).map(|_| next()).collect();
+        if next() % 2 == 0 {
+            // A valid gpu id where structs usually have one, to reach deeper code.
+            let id = k.system().gpus[0].gpu_id as u64;
+            for w in buf.iter_mut().skip(2).step_by(3) {
+                *w = (*w & !0xffff_ffff) | id;
+            }
+        }
+        if k.kfd_ioctl(request, buf.as_mut_ptr() as u64, &OwnMemory).is_err() {
+            failures += 1;
+        }
+    }
+    assert!(failures > 10_000, "garbage mostly fails ({failures} failures)");
+    let mut v = abi::GetVersion::default();
+    call(&k, request::GET_VERSION, &mut v).unwrap();
+    assert_eq!(v.major_version, abi::VERSION.0);
+    k.close();
+}
