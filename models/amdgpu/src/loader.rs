@@ -6,7 +6,8 @@
 //! 2. Allocate the RPC buffer and write the host-built client into `__llvm_rpc_client`.
 //! 3. Copy argv and envp (pointer arrays followed by the strings) into GPU memory.
 //! 4. Write three kernel-dispatch packets with the barrier bit to a queue: `_begin` on
-//!    one work-item, `_start` on the user's grid, `_end` on one work-item; ring the doorbell.
+//!    one work-item, `_start` on the user's grid, `_end` on one work-item; the SoC
+//!    reads the queue when its XCDs first report.
 //! 5. Run the simulation; the SoC polls the RPC server at its `host_poll` interval, so
 //!    host services happen at deterministic simulated times.
 //! 6. The exit status is the one the program passed to `exit` (the EXIT opcode), else
@@ -319,7 +320,7 @@ pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> 
     let packets = 16u64;
     let ring = mem.alloc(packets * PACKET_BYTES, 0).map_err(load_err)?;
     let indices = mem.alloc(256 + 16, 0).map_err(load_err)?;
-    let q = shared.add_queue(QueueDesc {
+    shared.add_queue(QueueDesc {
         ring,
         packets,
         read_index: GpuAddr(indices.0 + 256),
@@ -362,8 +363,9 @@ pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> 
     }
     mem.write_u64(GpuAddr(indices.0 + 264), launches.len() as u64).map_err(load_err)?;
 
-    let soc = opts.topology.components.iter().position(|c| c.type_name == "amdgpu.soc").ok_or_else(|| ExecError::Build("no amdgpu.soc".into()))?;
-    sim.external_sender(simdojo::ids::ComponentId::from_index(soc)).send(SocInput::Doorbell(q));
+    // No doorbell: the SoC processes every queue when its XCDs first report (a
+    // simulated-time event), while an external doorbell would enter at whatever epoch
+    // the worker threads had reached, and results would depend on their timing.
     Ok(Prepared { sim, shared, poller })
 }
 
