@@ -31,7 +31,7 @@ use crate::ids::GpuAddr;
 use crate::memory::GpuMemory;
 use crate::rpc::{HostError, HostServices, OutputStream, RpcError, RpcLayout, RpcMemory, RpcServer};
 use crate::shared::{GpuFault, GpuShared, QueueDesc};
-use crate::soc::{HostPoller, SocInput};
+use crate::soc::HostPoller;
 use crate::stats::KernelStats;
 
 /// What to run and how.

@@ -51,10 +51,12 @@ pub struct GpuFault {
 /// Callbacks from the GPU to its host: signal interrupts and faults. The KFD emulation
 /// and `dojo exec` install one.
 pub trait HostHooks: Send + Sync {
-    /// A completion signal with an event mailbox was written: `event_id` fired.
-    fn signal_event(&self, _event_id: u32) {}
-    /// A dispatch faulted (after the fault was recorded in [`GpuShared::faults`]).
-    fn fault(&self, _fault: &GpuFault) {}
+    /// A completion signal of a packet of `queue` with an event mailbox was written:
+    /// `event_id` fired.
+    fn signal_event(&self, _queue: QueueId, _event_id: u32) {}
+    /// A dispatch of `queue` (if known) faulted (the fault is also recorded in
+    /// [`GpuShared::faults`]).
+    fn fault(&self, _queue: Option<QueueId>, _fault: &GpuFault) {}
     /// A dispatch completed.
     fn dispatch_done(&self, _stats: &KernelStats) {}
     /// The value of the GPU's timestamp counter written into completion signals at
@@ -259,9 +261,9 @@ impl GpuShared {
         self.hooks.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    pub(crate) fn record_fault(&self, f: GpuFault) {
+    pub(crate) fn record_fault(&self, queue: Option<QueueId>, f: GpuFault) {
         if let Some(h) = self.hooks() {
-            h.fault(&f);
+            h.fault(queue, &f);
         }
         lock(&self.faults).push(f);
     }

@@ -173,7 +173,7 @@ impl Soc {
         if let Some(q) = self.state.queues.get_mut(queue.index()) {
             q.dead = true;
         }
-        self.shared.record_fault(f);
+        self.shared.record_fault(Some(queue), f);
     }
 
     /// Reads and runs packets of queue `q` until one must wait.
@@ -225,7 +225,7 @@ impl Soc {
                     let values: Vec<i64> = b.deps.iter().filter(|a| a.0 != 0).map(|a| self.memory().read_u64(GpuAddr(a.0 + signal::VALUE)).map_or(0, |v| v as i64)).collect();
                     let and = matches!(b.header.kind, crate::aql::PacketType::BarrierAnd);
                     let met = if and { values.iter().all(|&v| v == 0) } else { values.is_empty() || values.contains(&0) };
-                    if !self.complete_barrier(met, b.completion_signal, ctx) {
+                    if !self.complete_barrier(qid, met, b.completion_signal, ctx) {
                         return;
                     }
                 }
@@ -234,7 +234,7 @@ impl Soc {
                         return;
                     }
                     let v = self.memory().read_u64(GpuAddr(b.signal.0 + signal::VALUE)).map_or(0, |v| v as i64);
-                    if !self.complete_barrier(b.met(v), b.completion_signal, ctx) {
+                    if !self.complete_barrier(qid, b.met(v), b.completion_signal, ctx) {
                         return;
                     }
                 }
@@ -247,7 +247,7 @@ impl Soc {
                         return self.fault(qid, f);
                     }
                     self.stamp_start(p.completion_signal, ctx.now());
-                    self.complete_signal(p.completion_signal, ctx.now());
+                    self.complete_signal(qid, p.completion_signal, ctx.now());
                 }
             }
             let _ = self.memory().write(at, &INVALID_HEADER.to_le_bytes());
@@ -351,7 +351,7 @@ impl Soc {
 
     /// A barrier whose condition is `met` completes its signal now (`true`); otherwise
     /// the queue waits for the re-check timer (`false`).
-    fn complete_barrier(&mut self, met: bool, completion: GpuAddr, ctx: &mut Context<'_>) -> bool {
+    fn complete_barrier(&mut self, queue: QueueId, met: bool, completion: GpuAddr, ctx: &mut Context<'_>) -> bool {
         if !met {
             if !self.state.recheck_armed {
                 self.state.recheck_armed = true;
@@ -360,7 +360,7 @@ impl Soc {
             return false;
         }
         self.stamp_start(completion, ctx.now());
-        self.complete_signal(completion, ctx.now());
+        self.complete_signal(queue, completion, ctx.now());
         true
     }
 
@@ -372,7 +372,7 @@ impl Soc {
     }
 
     /// HSA completion: decrement the signal's value, stamp the end time, raise its event.
-    fn complete_signal(&self, sig: GpuAddr, now: Tick) {
+    fn complete_signal(&self, queue: QueueId, sig: GpuAddr, now: Tick) {
         if sig.0 == 0 {
             return;
         }
@@ -386,7 +386,7 @@ impl Soc {
                 let id = u32::from_le_bytes(id);
                 let _ = mem.write_u64(GpuAddr(mailbox), u64::from(id));
                 if let Some(h) = self.shared.hooks() {
-                    h.signal_event(id);
+                    h.signal_event(queue, id);
                 }
             }
         }
@@ -430,7 +430,7 @@ impl Soc {
         if !r.faulted {
             r.stats.end_ps = ctx.now().0;
             r.stats.cycles = (r.stats.end_ps - r.stats.start_ps) / self.period.0.max(1);
-            self.complete_signal(r.signal, ctx.now());
+            self.complete_signal(r.queue, r.signal, ctx.now());
             self.shared.record_kernel(r.stats);
         }
         let q = r.queue;
@@ -507,7 +507,7 @@ impl Soc {
         if let Some(p) = self.shared.poller() {
             if let Err(message) = p.poll() {
                 let f = GpuFault { kernel: "-".into(), dispatch: 0, place: "host services".into(), message, addr: None };
-                self.shared.record_fault(f);
+                self.shared.record_fault(None, f);
                 ctx.request_exit("host service fault", 1);
                 return;
             }

@@ -70,12 +70,14 @@ fn compile_kernel(tag: &str, source: &str, flags: &[&str]) -> Vec<u8> {
     std::fs::read(co).unwrap()
 }
 
+/// Event ids raised, with the queue that raised each.
 #[derive(Default)]
-struct Events(Mutex<Vec<u32>>);
+struct Events(Mutex<Vec<u32>>, Mutex<Vec<QueueId>>);
 
 impl HostHooks for Events {
-    fn signal_event(&self, event_id: u32) {
+    fn signal_event(&self, queue: QueueId, event_id: u32) {
         self.0.lock().unwrap().push(event_id);
+        self.1.lock().unwrap().push(queue);
     }
 }
 
@@ -206,6 +208,7 @@ fn dispatches_complete_their_signals_and_raise_events() {
     assert_eq!(g.words(GpuAddr(out.0 + 512), 128)[127], 1127);
     assert_eq!((g.value(s1), g.value(s2)), (0, 1), "HSA completion decrements by one");
     assert_eq!(*g.events.0.lock().unwrap(), [77], "the mailboxed signal raised its event");
+    assert_eq!(*g.events.1.lock().unwrap(), [g.queue], "naming the queue whose packet completed");
     let mut mailbox = [0u8; 8];
     let mb = g.mem.read_u64(GpuAddr(s2.0 + signal::EVENT_MAILBOX)).unwrap();
     g.mem.read(GpuAddr(mb), &mut mailbox).unwrap();

@@ -10,7 +10,7 @@ use crate::kfd::{lock, ring_queues, Kfd};
 impl Kfd {
     /// Starts watching the doorbell page of GPU `gpu` the application mapped at `addr`.
     pub(crate) fn watch_doorbells(&self, gpu: usize, addr: usize, len: usize) -> Result<(), Errno> {
-        let machine = self.machine.clone();
+        let machine = self.device().machine.clone();
         let queues = self.queues.clone();
         let on_write = Arc::new(move || ring_queues(&machine, &queues, gpu));
         // SAFETY: the range is the page the caller just mapped read-write.

@@ -75,7 +75,7 @@ impl Kfd {
             user.read(arg, &mut buf)?;
         }
         let result = self.dispatch(r, &mut buf, user);
-        if self.trace {
+        if self.tracing() {
             eprintln!(
                 "dojo: KFD {} ({request:#x}) -> {result:?}",
                 abi::kfd_name(r.nr)
@@ -153,7 +153,7 @@ impl Kfd {
             nr::AVAILABLE_MEMORY => with(buf, |a: &mut abi::AvailableMemory| {
                 let g = self.gpu_index(a.gpu_id)?;
                 let total = self.machine().gpus[g].identity.vram_bytes;
-                a.available = total.saturating_sub(lock(&self.bos).vram_used[g]);
+                a.available = total.saturating_sub(lock(&self.device().vram_used)[g]);
                 Ok(0)
             }),
             nr::SET_SCRATCH_BACKING_VA => with(buf, |a: &mut abi::SetScratchBackingVa| {
@@ -220,7 +220,7 @@ impl Kfd {
             nr::CREATE_QUEUE => with(buf, |a: &mut abi::CreateQueue| self.create_queue(a)),
             nr::DESTROY_QUEUE => with(buf, |a: &mut abi::IdArgs| {
                 let q = lock(&self.queues).remove(&a.id).ok_or(Errno::INVAL)?;
-                self.machine().gpus[q.gpu].shared.retire_queue(q.hw);
+                self.retire_queue(q.gpu, q.hw);
                 Ok(0)
             }),
             nr::UPDATE_QUEUE => with(buf, |a: &mut abi::UpdateQueue| {
@@ -263,7 +263,7 @@ impl Kfd {
             }),
             nr::DBG_TRAP | nr::DBG_TRAP_ROCM => {
                 // No debugger: the answer of a kernel built without debug support.
-                if self.trace {
+                if self.tracing() {
                     eprintln!("dojo: DBG_TRAP: no debugger support");
                 }
                 Err(Errno::INVAL)
@@ -344,11 +344,12 @@ impl Kfd {
         let (memory, mmap_offset) = match domain {
             alloc_flags::VRAM => {
                 let total = self.machine().gpus[g].identity.vram_bytes;
-                if bos.vram_used[g] + size > total {
+                let mut used = lock(&self.device().vram_used);
+                if used[g] + size > total {
                     return Err(Errno::NOMEM);
                 }
                 let off = self.backing.alloc(size)?;
-                bos.vram_used[g] += size;
+                used[g] += size;
                 (BoMemory::Vram(off), RENDER_MMAP_BASE + off)
             }
             alloc_flags::GTT => {
@@ -393,7 +394,7 @@ impl Kfd {
         Ok(0)
     }
 
-    fn free_memory(&self, handle: u64) -> Result<(), Errno> {
+    pub(crate) fn free_memory(&self, handle: u64) -> Result<(), Errno> {
         let bo = lock(&self.bos)
             .by_handle
             .remove(&handle)
@@ -404,8 +405,8 @@ impl Kfd {
         match bo.memory {
             BoMemory::Vram(off) => {
                 self.backing.free(off, bo.size);
-                let mut bos = lock(&self.bos);
-                bos.vram_used[bo.gpu] = bos.vram_used[bo.gpu].saturating_sub(bo.size);
+                let mut used = lock(&self.device().vram_used);
+                used[bo.gpu] = used[bo.gpu].saturating_sub(bo.size);
             }
             BoMemory::Gtt(off) => self.backing.free(off, bo.size),
             _ => {}
@@ -520,6 +521,7 @@ impl Kfd {
             .find(|i| !queues.contains_key(i))
             .ok_or(Errno::NOSPC)?;
         let hw = gpu.shared.add_queue(desc);
+        self.own_queue(g, hw);
         queues.insert(id, Queue { gpu: g, hw });
         drop(queues);
         a.queue_id = id;

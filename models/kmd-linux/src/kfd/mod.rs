@@ -21,7 +21,7 @@ pub mod user;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use amdgpu::ids::QueueId;
 use amdgpu::shared::{GpuFault, HostHooks};
@@ -96,7 +96,6 @@ pub struct Queue {
 pub(crate) struct Bos {
     by_handle: BTreeMap<u64, Bo>,
     next: u32,
-    vram_used: Vec<u64>,
 }
 
 /// State a ROCm runtime configures once (recorded; see the ioctl docs).
@@ -108,25 +107,34 @@ pub(crate) struct Settings {
     event_page: Option<u64>,
 }
 
-/// See the [module docs](self).
-pub struct Kfd {
+/// The simulated GPUs every process shares: the machine, the owners of its hardware
+/// queues (so an interrupt or a fault reaches the process whose queue raised it, and
+/// no other), device-memory accounting and the driver's warnings.
+pub struct Device {
     system: SystemIdentity,
     machine: Arc<Machine>,
-    backing: Backing,
-    events: Arc<Events>,
-    pub(crate) bos: Mutex<Bos>,
-    pub(crate) queues: Arc<Mutex<BTreeMap<u32, Queue>>>,
-    pub(crate) settings: Mutex<Settings>,
-    /// Doorbell page of each GPU, once mapped: (address, bytes, trap).
-    pub(crate) doorbells: Mutex<BTreeMap<usize, (usize, usize, crate::doorbell_trap::WatchId)>>,
+    router: Arc<Router>,
+    vram_used: Mutex<Vec<u64>>,
     warned: Mutex<BTreeSet<String>>,
     trace: bool,
-    closed: AtomicBool,
+}
+
+/// Which process owns each hardware queue: (GPU index, queue) -> its events.
+#[derive(Default)]
+struct Router {
+    owners: Mutex<BTreeMap<(usize, QueueId), Weak<Events>>>,
+}
+
+impl Router {
+    fn owner(&self, gpu: usize, queue: QueueId) -> Option<Arc<Events>> {
+        lock(&self.owners).get(&(gpu, queue)).and_then(Weak::upgrade)
+    }
 }
 
 /// The GPU's callbacks into the driver.
 struct Hooks {
-    events: Arc<Events>,
+    router: Arc<Router>,
+    gpu: usize,
     gpu_id: u32,
 }
 
@@ -135,23 +143,88 @@ impl HostHooks for Hooks {
         ioctl::gpu_clock_counter()
     }
 
-    fn signal_event(&self, event_id: u32) {
-        self.events.signal(EventId(event_id));
+    fn signal_event(&self, queue: QueueId, event_id: u32) {
+        if let Some(events) = self.router.owner(self.gpu, queue) {
+            events.signal(EventId(event_id));
+        }
     }
 
-    fn fault(&self, fault: &GpuFault) {
+    fn fault(&self, queue: Option<QueueId>, fault: &GpuFault) {
         eprintln!("dojo: {fault}");
         let data = abi::MemoryExceptionData {
-            failure: abi::MemoryExceptionFailure {
-                not_present: 1,
-                ..Default::default()
-            },
+            failure: abi::MemoryExceptionFailure { not_present: 1, ..Default::default() },
             va: fault.addr.unwrap_or(0),
             gpu_id: self.gpu_id,
             error_type: 0,
         };
-        self.events.memory_exception(data);
+        // The process whose queue faulted is told; a fault of no known queue goes to
+        // every process of the GPU.
+        match queue.and_then(|q| self.router.owner(self.gpu, q)) {
+            Some(events) => {
+                events.memory_exception(data);
+            }
+            None => {
+                let all: Vec<Arc<Events>> = lock(&self.router.owners)
+                    .iter()
+                    .filter(|((g, _), _)| *g == self.gpu)
+                    .filter_map(|(_, w)| w.upgrade())
+                    .collect();
+                for events in all {
+                    events.memory_exception(data);
+                }
+            }
+        }
     }
+}
+
+impl Device {
+    /// Starts the simulation of `system`'s GPUs.
+    pub fn start(config: &DriverConfig, system: SystemIdentity) -> Result<Arc<Device>, KfdError> {
+        let router = Arc::new(Router::default());
+        let ids: Vec<u32> = system.gpus.iter().map(|g| g.gpu_id).collect();
+        let machine = Machine::start(config, &system.gpus, |i| {
+            Arc::new(Hooks { router: router.clone(), gpu: i, gpu_id: ids[i] }) as Arc<dyn HostHooks>
+        })?;
+        let n = machine.gpus.len();
+        Ok(Arc::new(Device {
+            system,
+            machine: Arc::new(machine),
+            router,
+            vram_used: Mutex::new(vec![0; n]),
+            warned: Mutex::new(BTreeSet::new()),
+            trace: config.trace,
+        }))
+    }
+
+    /// The machine as the driver presents it.
+    pub fn system(&self) -> &SystemIdentity {
+        &self.system
+    }
+
+    /// The simulation.
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    /// Stops the simulation; returns every GPU's per-kernel statistics.
+    pub fn stop(&self) -> Vec<amdgpu::stats::KernelStats> {
+        self.machine.stop();
+        self.machine.gpus.iter().flat_map(|g| g.shared.kernels()).collect()
+    }
+}
+
+/// The KFD of one process (what an open of `/dev/kfd` gives it): its buffers, queues,
+/// events and doorbells on the shared [`Device`]. See the [module docs](self).
+pub struct Kfd {
+    device: Arc<Device>,
+    backing: Backing,
+    events: Arc<Events>,
+    pub(crate) bos: Mutex<Bos>,
+    pub(crate) queues: Arc<Mutex<BTreeMap<u32, Queue>>>,
+    pub(crate) settings: Mutex<Settings>,
+    /// Doorbell page of each GPU, once mapped: (address, bytes, trap).
+    pub(crate) doorbells: Mutex<BTreeMap<usize, (usize, usize, crate::doorbell_trap::WatchId)>>,
+    closed: AtomicBool,
 }
 
 /// Rings every queue of GPU `gpu` in `queues`.
@@ -170,44 +243,39 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Kfd {
-    /// Opens the device: starts the simulation of `system`'s GPUs.
+    /// Opens the device for one process: starts the simulation of `system`'s GPUs
+    /// (local mode: the process owns the machine).
     pub fn open(config: &DriverConfig, system: SystemIdentity) -> Result<Kfd, KfdError> {
-        let events = Arc::new(Events::default());
-        let ids: Vec<u32> = system.gpus.iter().map(|g| g.gpu_id).collect();
-        let machine = Machine::start(config, &system.gpus, |i| {
-            Arc::new(Hooks {
-                events: events.clone(),
-                gpu_id: ids[i],
-            }) as Arc<dyn HostHooks>
-        })?;
-        let backing = Backing::new(BACKING_BYTES)?;
-        let n = machine.gpus.len();
+        Kfd::attach(Device::start(config, system)?)
+    }
+
+    /// A new process context on a running device.
+    pub fn attach(device: Arc<Device>) -> Result<Kfd, KfdError> {
         Ok(Kfd {
-            system,
-            machine: Arc::new(machine),
-            backing,
-            events,
-            bos: Mutex::new(Bos {
-                vram_used: vec![0; n],
-                ..Bos::default()
-            }),
+            device,
+            backing: Backing::new(BACKING_BYTES)?,
+            events: Arc::new(Events::default()),
+            bos: Mutex::new(Bos::default()),
             queues: Arc::new(Mutex::new(BTreeMap::new())),
             settings: Mutex::new(Settings::default()),
             doorbells: Mutex::new(BTreeMap::new()),
-            warned: Mutex::new(BTreeSet::new()),
-            trace: config.trace,
             closed: AtomicBool::new(false),
         })
     }
 
+    /// The shared device.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
     /// The machine as the driver presents it.
     pub fn system(&self) -> &SystemIdentity {
-        &self.system
+        &self.device.system
     }
 
     /// The simulation.
     pub fn machine(&self) -> &Machine {
-        &self.machine
+        &self.device.machine
     }
 
     /// The descriptor of the buffer store (internal: the application must not close it).
@@ -217,59 +285,58 @@ impl Kfd {
 
     /// Whether device calls are logged.
     pub fn tracing(&self) -> bool {
-        self.trace
+        self.device.trace
     }
 
     /// Prints `what` once per distinct text.
     pub(crate) fn warn_once(&self, what: String) {
-        if lock(&self.warned).insert(what.clone()) {
+        if lock(&self.device.warned).insert(what.clone()) {
             eprintln!("dojo: {what}");
         }
     }
 
     /// The GPU index of a KFD gpu id (`EINVAL` for an unknown one).
     pub(crate) fn gpu_index(&self, gpu_id: u32) -> Result<usize, crate::Errno> {
-        self.machine
-            .gpu_by_id(gpu_id)
-            .map(|(i, _)| i)
-            .ok_or(crate::Errno::INVAL)
+        self.machine().gpu_by_id(gpu_id).map(|(i, _)| i).ok_or(crate::Errno::INVAL)
     }
 
     /// Rings every queue of GPU `gpu` (a doorbell write on its page: the packet
     /// processor re-reads each queue's write index).
     pub fn ring_gpu(&self, gpu: usize) {
-        let hw: Vec<QueueId> = lock(&self.queues)
-            .values()
-            .filter(|q| q.gpu == gpu)
-            .map(|q| q.hw)
-            .collect();
-        if let Some(g) = self.machine.gpus.get(gpu) {
-            for q in hw {
-                g.ring(q);
-            }
-        }
+        ring_queues(&self.device.machine, &self.queues, gpu);
     }
 
-    /// Ends the process's GPU context: retires its queues, stops the simulation, and
-    /// returns every GPU's per-kernel statistics.
-    pub fn close(&self) -> Vec<amdgpu::stats::KernelStats> {
-        if self.closed.swap(true, Ordering::SeqCst) {
-            return Vec::new();
+    /// Records that this process owns hardware queue `hw` of GPU `gpu`.
+    pub(crate) fn own_queue(&self, gpu: usize, hw: QueueId) {
+        lock(&self.device.router.owners).insert((gpu, hw), Arc::downgrade(&self.events));
+    }
+
+    /// Retires hardware queue `hw` of GPU `gpu`.
+    pub(crate) fn retire_queue(&self, gpu: usize, hw: QueueId) {
+        if let Some(g) = self.machine().gpus.get(gpu) {
+            g.shared.retire_queue(hw);
         }
-        for q in lock(&self.queues).values() {
-            if let Some(g) = self.machine.gpus.get(q.gpu) {
-                g.shared.retire_queue(q.hw);
-            }
+        lock(&self.device.router.owners).remove(&(gpu, hw));
+    }
+
+    /// Ends the process's GPU context (the last close of its KFD file, or its death):
+    /// retires its queues, stops watching its doorbells and frees its buffers. Other
+    /// processes on the device are not affected.
+    pub fn close(&self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let queues = std::mem::take(&mut *lock(&self.queues));
+        for q in queues.values() {
+            self.retire_queue(q.gpu, q.hw);
         }
         for (_, (_, _, watch)) in std::mem::take(&mut *lock(&self.doorbells)) {
             crate::doorbell_trap::unwatch(watch);
         }
-        self.machine.stop();
-        self.machine
-            .gpus
-            .iter()
-            .flat_map(|g| g.shared.kernels())
-            .collect()
+        let handles: Vec<u64> = lock(&self.bos).by_handle.keys().copied().collect();
+        for h in handles {
+            let _ = self.free_memory(h);
+        }
     }
 }
 

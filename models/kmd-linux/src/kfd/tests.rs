@@ -1,6 +1,7 @@
 //! The driver through its ioctl interface, on this process's memory.
 
 use super::abi::{self, alloc_flags, request};
+use amdgpu::shared::{GpuFault, HostHooks};
 use super::user::OwnMemory;
 use super::*;
 use crate::config::{load_topology, DriverConfig};
@@ -58,6 +59,7 @@ fn version_apertures_and_bad_pointers() {
         Err(crate::Errno::INVAL)
     );
     k.close();
+    k.device().stop();
 }
 
 #[test]
@@ -130,6 +132,7 @@ fn buffers_are_shared_between_application_and_gpu() {
         Err(crate::Errno::INVAL)
     );
     k.close();
+    k.device().stop();
 }
 
 #[test]
@@ -171,6 +174,7 @@ fn queues_need_aql_and_sane_rings() {
         Err(crate::Errno::INVAL)
     );
     k.close();
+    k.device().stop();
 }
 
 #[test]
@@ -211,4 +215,56 @@ fn garbage_ioctls_fail_cleanly_and_leave_the_driver_usable() {
     call(&k, request::GET_VERSION, &mut v).unwrap();
     assert_eq!(v.major_version, abi::VERSION.0);
     k.close();
+    k.device().stop();
+}
+
+#[test]
+fn interrupts_and_faults_reach_only_the_process_that_owns_the_queue() {
+    let first = open();
+    let second = Kfd::attach(first.device().clone()).unwrap();
+    let gpu_id = first.system().gpus[0].gpu_id;
+    let queue_of = |k: &Kfd| {
+        let mut q = abi::CreateQueue {
+            gpu_id,
+            queue_type: abi::queue_type::COMPUTE_AQL,
+            ring_size: 4096,
+            ring_base_address: 0x1000,
+            read_pointer_address: 0x2080,
+            write_pointer_address: 0x2038,
+            ..Default::default()
+        };
+        call(k, request::CREATE_QUEUE, &mut q).unwrap();
+        lock(&k.queues)[&q.queue_id].hw
+    };
+    let (hw1, hw2) = (queue_of(&first), queue_of(&second));
+    assert_ne!(hw1, hw2);
+    let memory_event = |k: &Kfd| {
+        let mut e = abi::CreateEvent { event_type: abi::event_type::MEMORY, ..Default::default() };
+        call(k, request::CREATE_EVENT, &mut e).unwrap();
+        e.event_id
+    };
+    let (e1, e2) = (memory_event(&first), memory_event(&second));
+    let hooks = Hooks { router: first.device().router.clone(), gpu: 0, gpu_id };
+    let fault = GpuFault { kernel: "k".into(), dispatch: 1, place: "test".into(), message: "unmapped".into(), addr: Some(0xdead_0000) };
+    hooks.fault(Some(hw2), &fault);
+    let (r, data) = second.events.wait(&[e2], false, 0).unwrap();
+    assert_eq!((r, data[0].memory_exception_data.va), (abi::wait_result::COMPLETE, 0xdead_0000));
+    assert_eq!(first.events.wait(&[e1], false, 0).unwrap().0, abi::wait_result::TIMEOUT);
+    // Signal events the same way: the owner of the queue only.
+    let signal = |k: &Kfd| {
+        let mut e = abi::CreateEvent { event_type: abi::event_type::SIGNAL, ..Default::default() };
+        call(k, request::CREATE_EVENT, &mut e).unwrap();
+        e.event_id
+    };
+    let (s1, s2) = (signal(&first), signal(&second));
+    assert_eq!(s1, s2, "event ids are per process");
+    hooks.signal_event(hw1, s1);
+    assert_eq!(first.events.wait(&[s1], false, 0).unwrap().0, abi::wait_result::COMPLETE);
+    assert_eq!(second.events.wait(&[s2], false, 0).unwrap().0, abi::wait_result::TIMEOUT);
+    // A closed process's queues are retired and no longer routed.
+    second.close();
+    assert!(first.device().router.owner(0, hw2).is_none());
+    assert!(first.machine().gpus[0].shared.queue(hw2).is_none());
+    first.close();
+    first.device().stop();
 }

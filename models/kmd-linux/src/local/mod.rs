@@ -221,7 +221,9 @@ impl KfdBackend for LocalDriver {
         let Some(kfd) = self.opened_device() else {
             return;
         };
-        let kernels = kfd.close();
+        // The process is exiting: its buffers go with it; stopping the machine is all
+        // (the application's remaining threads may still touch their mappings).
+        let kernels = kfd.device().stop();
         if let Some(path) = &self.config.stats {
             eprint!("{}", amdgpu::stats::table(&kernels));
             match serde_json::to_string_pretty(&kernels) {
