@@ -10,6 +10,7 @@
 
 pub mod backend;
 pub mod config;
+pub mod daemon;
 pub mod doorbell_trap;
 pub mod identity;
 pub mod kfd;
