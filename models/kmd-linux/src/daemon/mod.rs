@@ -2,7 +2,8 @@
 //! simulated GPUs talk.
 //!
 //! - [`protocol`]: the versioned binary frames and messages (handshake, close, mmap,
-//!   munmap, ioctl, status), validated field by field.
+//!   munmap, ioctl, status), validated field by field (the request and reply
+//!   messages live in private modules and are re-exported there).
 //! - [`inline`]: which ioctl arguments point to arrays, how the client inlines them,
 //!   and [`inline::InlinedMemory`], the client memory a daemon-side driver call sees.
 //! - [`transport`]: the [`transport::Transport`] abstraction and its Unix-socket
@@ -15,6 +16,8 @@
 
 pub mod inline;
 pub mod protocol;
+mod reply;
+mod request;
 pub mod socket_path;
 pub mod transport;
 mod wire;

@@ -29,14 +29,12 @@
 //! malformed message is a [`ProtocolError`] naming the field, never a panic. An ioctl's
 //! inlined arrays must be exactly ones its request embeds (see [`super::inline`]).
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+pub use super::reply::*;
+pub use super::request::*;
 
-use super::inline::{embedded_arrays, Direction};
+use super::inline::Direction;
 use super::wire::{Reader, Writer};
-use crate::backend::{DeviceNode, Errno};
-use crate::kfd::abi;
+use crate::backend::DeviceNode;
 
 /// `"DOJO"` read as a little-endian `u32`: the first four bytes of every frame.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"DOJO");
@@ -72,7 +70,7 @@ pub const REPLY_BIT: u16 = 0x8000;
 pub const REPLY_PREFIX_BYTES: usize = 13;
 
 /// Largest magnitude of an errno in a reply status (Linux's `MAX_ERRNO`).
-const MAX_ERRNO: i32 = 4095;
+pub(super) const MAX_ERRNO: i32 = 4095;
 
 /// Why a frame or message is malformed. Every variant is fatal for the message; a
 /// daemon answers it with an error or closes the connection, and keeps serving others.
@@ -410,7 +408,7 @@ pub fn split_frame(bytes: &[u8]) -> Result<(FrameHeader, &[u8]), ProtocolError> 
     Ok((header, payload))
 }
 
-fn frame(
+pub(super) fn frame(
     op: Op,
     kind: FrameKind,
     id: RequestId,
@@ -423,7 +421,7 @@ fn frame(
     Ok(out)
 }
 
-fn expect_kind(header: &FrameHeader, expected: FrameKind) -> Result<(), ProtocolError> {
+pub(super) fn expect_kind(header: &FrameHeader, expected: FrameKind) -> Result<(), ProtocolError> {
     if header.kind != expected {
         return Err(ProtocolError::UnexpectedKind {
             expected,
@@ -433,7 +431,7 @@ fn expect_kind(header: &FrameHeader, expected: FrameKind) -> Result<(), Protocol
     Ok(())
 }
 
-fn check_range(what: &'static str, addr: u64, len: u64) -> Result<(), ProtocolError> {
+pub(super) fn check_range(what: &'static str, addr: u64, len: u64) -> Result<(), ProtocolError> {
     if len == 0 {
         return Err(ProtocolError::InvalidValue { what, value: 0 });
     }
@@ -443,14 +441,18 @@ fn check_range(what: &'static str, addr: u64, len: u64) -> Result<(), ProtocolEr
     Ok(())
 }
 
-fn check_count(what: &'static str, count: usize, max: usize) -> Result<(), ProtocolError> {
+pub(super) fn check_count(
+    what: &'static str,
+    count: usize,
+    max: usize,
+) -> Result<(), ProtocolError> {
     if count > max {
         return Err(ProtocolError::TooMany { what, count, max });
     }
     Ok(())
 }
 
-fn put_node(w: &mut Writer, node: DeviceNode) {
+pub(super) fn put_node(w: &mut Writer, node: DeviceNode) {
     match node {
         DeviceNode::Kfd => {
             w.u8(0);
@@ -463,7 +465,7 @@ fn put_node(w: &mut Writer, node: DeviceNode) {
     }
 }
 
-fn get_node(r: &mut Reader<'_>) -> Result<DeviceNode, ProtocolError> {
+pub(super) fn get_node(r: &mut Reader<'_>) -> Result<DeviceNode, ProtocolError> {
     let kind = r.u8("device node kind")?;
     let minor = r.u32("device node minor")?;
     match (kind, minor) {
@@ -480,7 +482,7 @@ fn get_node(r: &mut Reader<'_>) -> Result<DeviceNode, ProtocolError> {
     }
 }
 
-fn put_text(
+pub(super) fn put_text(
     w: &mut Writer,
     what: &'static str,
     text: &[u8],
@@ -493,7 +495,7 @@ fn put_text(
     Ok(())
 }
 
-fn get_text<'a>(
+pub(super) fn get_text<'a>(
     r: &mut Reader<'a>,
     what: &'static str,
     max: usize,
@@ -503,710 +505,11 @@ fn get_text<'a>(
     r.take(len, what)
 }
 
-fn get_string(r: &mut Reader<'_>, what: &'static str, max: usize) -> Result<String, ProtocolError> {
+pub(super) fn get_string(
+    r: &mut Reader<'_>,
+    what: &'static str,
+    max: usize,
+) -> Result<String, ProtocolError> {
     let bytes = get_text(r, what, max)?;
     String::from_utf8(bytes.to_vec()).map_err(|_| ProtocolError::NotUtf8 { what })
-}
-
-/// The client's handshake. Its layout is frozen across protocol versions.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hello {
-    /// The protocol version the client speaks.
-    pub protocol_version: u16,
-    /// The client's process id (for logs and status; the daemon trusts SO_PEERCRED,
-    /// not this).
-    pub pid: u32,
-    /// The client's page size (client and daemon map the same memfds at the same
-    /// addresses, so they must agree).
-    pub page_size: u32,
-}
-
-/// The daemon refused a client.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    /// The daemon's protocol version.
-    pub protocol_version: u16,
-    /// Why, for the client's error message.
-    pub reason: String,
-}
-
-/// The daemon accepted a client.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Welcome {
-    /// The daemon's protocol version.
-    pub protocol_version: u16,
-    /// The daemon's number for this connection.
-    pub session: SessionId,
-    /// The directory standing for `/` for the faked sysfs and procfs files.
-    pub fake_root: PathBuf,
-    /// The render minors of the simulated GPUs.
-    pub render_minors: Vec<u32>,
-    /// Whether an eventfd comes with the reply, which the daemon signals when one of
-    /// the client's events fires.
-    pub wake_fd: bool,
-}
-
-/// The daemon's answer to a [`Hello`]. The version and accepted flag lead, in every
-/// protocol version.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HandshakeReply {
-    /// Accepted.
-    Accepted(Welcome),
-    /// Refused.
-    Refused(Refusal),
-}
-
-/// The client closed its last descriptor of a device.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CloseCall {
-    /// Which device.
-    pub node: DeviceNode,
-}
-
-/// An mmap of a device file (the six arguments of mmap; the descriptor as its node).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MmapCall {
-    /// Which device.
-    pub node: DeviceNode,
-    /// The address asked for (required with `MAP_FIXED`).
-    pub addr: u64,
-    /// Bytes (not zero; `addr + len` does not wrap).
-    pub len: u64,
-    /// `PROT_*`.
-    pub prot: i32,
-    /// `MAP_*`.
-    pub flags: i32,
-    /// The file offset (KFD offsets use the high bits, so it is often negative).
-    pub offset: i64,
-}
-
-/// The client unmaps a range.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MunmapCall {
-    /// Start.
-    pub addr: u64,
-    /// Bytes (not zero; `addr + len` does not wrap).
-    pub len: u64,
-}
-
-/// One array an ioctl argument points to, inlined after the argument.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InlinedArray {
-    /// The array's address in the client.
-    pub addr: u64,
-    /// Whether the driver reads it, writes it, or both.
-    pub direction: Direction,
-    /// Its bytes: the client's contents for [`Direction::In`] and
-    /// [`Direction::InOut`], zeros for [`Direction::Out`] (only the length crosses
-    /// the wire).
-    pub data: Vec<u8>,
-}
-
-/// An ioctl on a device file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IoctlCall {
-    /// Which device.
-    pub node: DeviceNode,
-    /// The request number.
-    pub request: u64,
-    /// The argument's address in the client (the driver sees this address).
-    pub arg_addr: u64,
-    /// The argument: exactly as many bytes as the request number encodes.
-    pub arg: Vec<u8>,
-    /// The arrays the argument points to that the client could read, in the order of
-    /// [`embedded_arrays`]. An array the client could not read is left out; the
-    /// driver's access to it then fails with `EFAULT`, as it would in the kernel.
-    pub arrays: Vec<InlinedArray>,
-}
-
-/// The form of a status report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StatusFormat {
-    /// Lines for people.
-    Text,
-    /// One JSON document for tests and tools.
-    Json,
-}
-
-/// A query of the daemon's state.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StatusQuery {
-    /// The form of the answer.
-    pub format: StatusFormat,
-}
-
-/// A request from a client.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Request {
-    /// [`Op::Handshake`].
-    Handshake(Hello),
-    /// [`Op::Close`].
-    Close(CloseCall),
-    /// [`Op::Mmap`].
-    Mmap(MmapCall),
-    /// [`Op::Munmap`].
-    Munmap(MunmapCall),
-    /// [`Op::Ioctl`].
-    Ioctl(IoctlCall),
-    /// [`Op::Status`].
-    Status(StatusQuery),
-}
-
-impl Request {
-    /// Its op.
-    pub fn op(&self) -> Op {
-        match self {
-            Request::Handshake(_) => Op::Handshake,
-            Request::Close(_) => Op::Close,
-            Request::Mmap(_) => Op::Mmap,
-            Request::Munmap(_) => Op::Munmap,
-            Request::Ioctl(_) => Op::Ioctl,
-            Request::Status(_) => Op::Status,
-        }
-    }
-
-    /// The complete frame (header and payload). Fails on a message the receiver
-    /// would refuse (over a limit, an array its request does not embed).
-    pub fn encode(&self, id: RequestId) -> Result<Vec<u8>, ProtocolError> {
-        let mut w = Writer::new();
-        match self {
-            Request::Handshake(h) => {
-                w.u16(h.protocol_version);
-                w.u32(h.pid);
-                w.u32(h.page_size);
-            }
-            Request::Close(c) => put_node(&mut w, c.node),
-            Request::Mmap(m) => {
-                check_range("mmap range", m.addr, m.len)?;
-                put_node(&mut w, m.node);
-                w.u64(m.addr);
-                w.u64(m.len);
-                w.i32(m.prot);
-                w.i32(m.flags);
-                w.i64(m.offset);
-            }
-            Request::Munmap(m) => {
-                check_range("munmap range", m.addr, m.len)?;
-                w.u64(m.addr);
-                w.u64(m.len);
-            }
-            Request::Ioctl(call) => {
-                validate_ioctl(call)?;
-                put_node(&mut w, call.node);
-                w.u64(call.request);
-                w.u64(call.arg_addr);
-                // At most 0x3fff bytes (the size field of a request number).
-                w.u16(call.arg.len() as u16);
-                w.bytes(&call.arg);
-                // At most MAX_ARRAYS (validated).
-                w.u8(call.arrays.len() as u8);
-                for a in &call.arrays {
-                    w.u64(a.addr);
-                    // Bounded by the request's array limits (validated).
-                    w.u32(a.data.len() as u32);
-                    w.u8(a.direction.to_wire());
-                    if a.direction != Direction::Out {
-                        w.bytes(&a.data);
-                    }
-                }
-            }
-            Request::Status(s) => w.u8(match s.format {
-                StatusFormat::Text => 0,
-                StatusFormat::Json => 1,
-            }),
-        }
-        frame(self.op(), FrameKind::Request, id, w.into_bytes())
-    }
-
-    /// Decodes and validates the payload of a request frame.
-    pub fn decode(header: &FrameHeader, payload: &[u8]) -> Result<Request, ProtocolError> {
-        expect_kind(header, FrameKind::Request)?;
-        let mut r = Reader::new(payload);
-        let request = match header.op {
-            Op::Handshake => Request::Handshake(Hello {
-                protocol_version: r.u16("hello version")?,
-                pid: r.u32("hello pid")?,
-                page_size: {
-                    let page = r.u32("hello page size")?;
-                    if !page.is_power_of_two() {
-                        return Err(ProtocolError::InvalidValue {
-                            what: "hello page size",
-                            value: u64::from(page),
-                        });
-                    }
-                    page
-                },
-            }),
-            Op::Close => Request::Close(CloseCall {
-                node: get_node(&mut r)?,
-            }),
-            Op::Mmap => {
-                let m = MmapCall {
-                    node: get_node(&mut r)?,
-                    addr: r.u64("mmap address")?,
-                    len: r.u64("mmap length")?,
-                    prot: r.i32("mmap prot")?,
-                    flags: r.i32("mmap flags")?,
-                    offset: r.i64("mmap offset")?,
-                };
-                check_range("mmap range", m.addr, m.len)?;
-                Request::Mmap(m)
-            }
-            Op::Munmap => {
-                let m = MunmapCall {
-                    addr: r.u64("munmap address")?,
-                    len: r.u64("munmap length")?,
-                };
-                check_range("munmap range", m.addr, m.len)?;
-                Request::Munmap(m)
-            }
-            Op::Ioctl => Request::Ioctl(decode_ioctl(&mut r)?),
-            Op::Status => Request::Status(StatusQuery {
-                format: match r.u8("status format")? {
-                    0 => StatusFormat::Text,
-                    1 => StatusFormat::Json,
-                    other => {
-                        return Err(ProtocolError::InvalidValue {
-                            what: "status format",
-                            value: u64::from(other),
-                        })
-                    }
-                },
-            }),
-        };
-        r.finish(header.op.name())?;
-        Ok(request)
-    }
-
-    /// Decodes one complete request frame.
-    pub fn decode_frame(bytes: &[u8]) -> Result<(RequestId, Request), ProtocolError> {
-        let (header, payload) = split_frame(bytes)?;
-        Ok((header.request_id, Request::decode(&header, payload)?))
-    }
-}
-
-/// Checks an ioctl call: argument size, array count, and that each array is one the
-/// argument embeds (same address, length and direction), in order, without repeats.
-fn validate_ioctl(call: &IoctlCall) -> Result<(), ProtocolError> {
-    let expected = abi::Request::decode(call.request).size;
-    if call.arg.len() != expected {
-        return Err(ProtocolError::ArgumentSize {
-            request: call.request,
-            expected,
-            found: call.arg.len(),
-        });
-    }
-    check_count("inlined arrays", call.arrays.len(), MAX_ARRAYS)?;
-    let allowed = embedded_arrays(call.request, &call.arg);
-    let mut next = 0;
-    for (index, a) in call.arrays.iter().enumerate() {
-        let found = allowed[next..].iter().position(|e| {
-            e.addr == a.addr && e.len == a.data.len() && e.spec.direction == a.direction
-        });
-        match found {
-            Some(p) => next += p + 1,
-            None => {
-                return Err(ProtocolError::UnexpectedArray {
-                    request: call.request,
-                    index,
-                    addr: a.addr,
-                    len: a.data.len() as u64,
-                    direction: a.direction,
-                })
-            }
-        }
-        if a.direction == Direction::Out && a.data.iter().any(|&b| b != 0) {
-            // Output arrays cross as a length only; their local bytes are zeros.
-            return Err(ProtocolError::InvalidValue {
-                what: "output array contents",
-                value: 1,
-            });
-        }
-    }
-    Ok(())
-}
-
-fn decode_ioctl(r: &mut Reader<'_>) -> Result<IoctlCall, ProtocolError> {
-    let node = get_node(r)?;
-    let request = r.u64("ioctl request")?;
-    let arg_addr = r.u64("ioctl argument address")?;
-    let arg_len = r.u16("ioctl argument length")? as usize;
-    let expected = abi::Request::decode(request).size;
-    if arg_len != expected {
-        return Err(ProtocolError::ArgumentSize {
-            request,
-            expected,
-            found: arg_len,
-        });
-    }
-    let arg = r.take(arg_len, "ioctl argument")?.to_vec();
-    let n_arrays = r.u8("ioctl array count")? as usize;
-    check_count("inlined arrays", n_arrays, MAX_ARRAYS)?;
-    let allowed = embedded_arrays(request, &arg);
-    let mut next = 0;
-    let mut arrays = Vec::with_capacity(n_arrays);
-    for index in 0..n_arrays {
-        let addr = r.u64("inlined array address")?;
-        let len = r.u32("inlined array length")? as usize;
-        let direction = Direction::from_wire(r.u8("inlined array direction")?)?;
-        // The array must be one the argument embeds before its length is trusted.
-        let found = allowed[next..]
-            .iter()
-            .position(|e| e.addr == addr && e.len == len && e.spec.direction == direction);
-        let Some(p) = found else {
-            return Err(ProtocolError::UnexpectedArray {
-                request,
-                index,
-                addr,
-                len: len as u64,
-                direction,
-            });
-        };
-        next += p + 1;
-        let data = match direction {
-            Direction::Out => vec![0u8; len],
-            Direction::In | Direction::InOut => r.take(len, "inlined array bytes")?.to_vec(),
-        };
-        arrays.push(InlinedArray {
-            addr,
-            direction,
-            data,
-        });
-    }
-    Ok(IoctlCall {
-        node,
-        request,
-        arg_addr,
-        arg,
-        arrays,
-    })
-}
-
-/// Where a client maps a memfd the daemon sent: at `addr` (the address the daemon
-/// maps it at too), `len` bytes from `memfd_offset`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SharedMapping {
-    /// The address in both processes.
-    pub addr: u64,
-    /// Bytes (not zero; neither range wraps).
-    pub len: u64,
-    /// The offset in the memfd.
-    pub memfd_offset: u64,
-}
-
-impl SharedMapping {
-    fn put(&self, w: &mut Writer) -> Result<(), ProtocolError> {
-        self.check()?;
-        w.u64(self.addr);
-        w.u64(self.len);
-        w.u64(self.memfd_offset);
-        Ok(())
-    }
-
-    fn get(r: &mut Reader<'_>) -> Result<SharedMapping, ProtocolError> {
-        let m = SharedMapping {
-            addr: r.u64("shared mapping address")?,
-            len: r.u64("shared mapping length")?,
-            memfd_offset: r.u64("shared mapping memfd offset")?,
-        };
-        m.check()?;
-        Ok(m)
-    }
-
-    fn check(&self) -> Result<(), ProtocolError> {
-        check_range("shared mapping", self.addr, self.len)?;
-        if self.memfd_offset.checked_add(self.len).is_none() {
-            return Err(ProtocolError::RangeOverflow {
-                what: "shared mapping memfd range",
-                addr: self.memfd_offset,
-                len: self.len,
-            });
-        }
-        Ok(())
-    }
-}
-
-/// The body of a successful mmap reply (the mapped address is the reply's value).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MmapReply {
-    /// A memfd to map at the same address, sent with the reply; `None` when the client
-    /// has nothing to map.
-    pub share: Option<SharedMapping>,
-}
-
-/// Bytes the driver wrote to the client's memory, to copy back.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriteBack {
-    /// Where, in the client.
-    pub addr: u64,
-    /// What.
-    pub data: Vec<u8>,
-}
-
-/// The body of an ioctl reply.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct IoctlReply {
-    /// What the driver wrote to the argument and to the inlined arrays, each range
-    /// inside one of them.
-    pub writes: Vec<WriteBack>,
-    /// Memfds sent with the reply (one per entry, in order), to map at the same
-    /// address (e.g. the backing of an allocation).
-    pub shares: Vec<SharedMapping>,
-}
-
-/// The body of a status reply.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StatusReport {
-    /// The report, in the form asked for.
-    pub text: String,
-}
-
-/// The op-specific part of a reply.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReplyBody {
-    /// No body (every CLOSE and MUNMAP reply; failed calls).
-    Empty,
-    /// To a HANDSHAKE.
-    Handshake(HandshakeReply),
-    /// To an MMAP.
-    Mmap(MmapReply),
-    /// To an IOCTL.
-    Ioctl(IoctlReply),
-    /// To a STATUS.
-    Status(StatusReport),
-}
-
-/// A reply: the call's status and return value, and its body.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reply {
-    /// 0, or `-errno` (down to `-4095`).
-    pub status: i32,
-    /// The system call's return value when `status` is 0.
-    pub value: i64,
-    /// The op-specific part.
-    pub body: ReplyBody,
-}
-
-impl Reply {
-    /// A success.
-    pub fn ok(value: i64, body: ReplyBody) -> Reply {
-        Reply {
-            status: 0,
-            value,
-            body,
-        }
-    }
-
-    /// A failure with `errno`.
-    pub fn error(errno: Errno) -> Reply {
-        Reply {
-            status: -errno.raw_os_error(),
-            value: -1,
-            body: ReplyBody::Empty,
-        }
-    }
-
-    /// The value, or the errno.
-    pub fn result(&self) -> Result<i64, Errno> {
-        if self.status == 0 {
-            Ok(self.value)
-        } else {
-            Err(Errno::from_raw_os_error(-self.status))
-        }
-    }
-
-    /// File descriptors that must come with this reply.
-    pub fn fds_expected(&self) -> usize {
-        match &self.body {
-            ReplyBody::Handshake(HandshakeReply::Accepted(w)) => usize::from(w.wake_fd),
-            ReplyBody::Mmap(m) => usize::from(m.share.is_some()),
-            ReplyBody::Ioctl(i) => i.shares.len(),
-            _ => 0,
-        }
-    }
-
-    /// Checks that `found` descriptors arrived with this reply.
-    pub fn check_fds(&self, found: usize) -> Result<(), ProtocolError> {
-        let expected = self.fds_expected();
-        if expected != found {
-            return Err(ProtocolError::FdCount { expected, found });
-        }
-        Ok(())
-    }
-
-    /// The complete frame answering request `id` of `op`.
-    pub fn encode(&self, op: Op, id: RequestId) -> Result<Vec<u8>, ProtocolError> {
-        check_status(self.status)?;
-        let mut w = Writer::new();
-        w.i32(self.status);
-        w.i64(self.value);
-        w.bool(!matches!(self.body, ReplyBody::Empty));
-        match (&self.body, op) {
-            (ReplyBody::Empty, _) => {}
-            (ReplyBody::Handshake(h), Op::Handshake) => put_handshake(&mut w, h)?,
-            (ReplyBody::Mmap(m), Op::Mmap) => match &m.share {
-                None => w.bool(false),
-                Some(s) => {
-                    w.bool(true);
-                    s.put(&mut w)?;
-                }
-            },
-            (ReplyBody::Ioctl(i), Op::Ioctl) => {
-                check_count("ioctl write-backs", i.writes.len(), MAX_WRITES)?;
-                check_count("ioctl shared mappings", i.shares.len(), MAX_FDS)?;
-                // Both bounded just above.
-                w.u16(i.writes.len() as u16);
-                for wb in &i.writes {
-                    check_count("write-back length", wb.data.len(), MAX_PAYLOAD)?;
-                    if !wb.data.is_empty() {
-                        check_range("write-back", wb.addr, wb.data.len() as u64)?;
-                    }
-                    w.u64(wb.addr);
-                    w.u32(wb.data.len() as u32);
-                    w.bytes(&wb.data);
-                }
-                w.u8(i.shares.len() as u8);
-                for s in &i.shares {
-                    s.put(&mut w)?;
-                }
-            }
-            (ReplyBody::Status(s), Op::Status) => put_text(
-                &mut w,
-                "status text",
-                s.text.as_bytes(),
-                MAX_PAYLOAD - REPLY_PREFIX_BYTES - 4,
-            )?,
-            _ => return Err(ProtocolError::BodyMismatch { op }),
-        }
-        frame(op, FrameKind::Reply, id, w.into_bytes())
-    }
-
-    /// Decodes and validates the payload of a reply frame.
-    pub fn decode(header: &FrameHeader, payload: &[u8]) -> Result<Reply, ProtocolError> {
-        expect_kind(header, FrameKind::Reply)?;
-        let mut r = Reader::new(payload);
-        let status = r.i32("reply status")?;
-        check_status(status)?;
-        let value = r.i64("reply value")?;
-        let has_body = r.bool("reply body flag")?;
-        let body = if !has_body {
-            ReplyBody::Empty
-        } else {
-            match header.op {
-                Op::Close | Op::Munmap => {
-                    return Err(ProtocolError::BodyMismatch { op: header.op })
-                }
-                Op::Handshake => ReplyBody::Handshake(get_handshake(&mut r)?),
-                Op::Mmap => ReplyBody::Mmap(MmapReply {
-                    share: if r.bool("mmap share flag")? {
-                        Some(SharedMapping::get(&mut r)?)
-                    } else {
-                        None
-                    },
-                }),
-                Op::Ioctl => {
-                    let n = r.u16("ioctl write-back count")? as usize;
-                    check_count("ioctl write-backs", n, MAX_WRITES)?;
-                    let mut writes = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        let addr = r.u64("write-back address")?;
-                        let len = r.u32("write-back length")? as usize;
-                        let data = r.take(len, "write-back bytes")?.to_vec();
-                        if len > 0 {
-                            check_range("write-back", addr, len as u64)?;
-                        }
-                        writes.push(WriteBack { addr, data });
-                    }
-                    let n = r.u8("ioctl shared mapping count")? as usize;
-                    check_count("ioctl shared mappings", n, MAX_FDS)?;
-                    let shares = (0..n)
-                        .map(|_| SharedMapping::get(&mut r))
-                        .collect::<Result<_, _>>()?;
-                    ReplyBody::Ioctl(IoctlReply { writes, shares })
-                }
-                Op::Status => ReplyBody::Status(StatusReport {
-                    text: get_string(&mut r, "status text", MAX_PAYLOAD)?,
-                }),
-            }
-        };
-        r.finish(header.op.name())?;
-        Ok(Reply {
-            status,
-            value,
-            body,
-        })
-    }
-
-    /// Decodes one complete reply frame.
-    pub fn decode_frame(bytes: &[u8]) -> Result<(FrameHeader, Reply), ProtocolError> {
-        let (header, payload) = split_frame(bytes)?;
-        Ok((header, Reply::decode(&header, payload)?))
-    }
-}
-
-fn check_status(status: i32) -> Result<(), ProtocolError> {
-    if !(-MAX_ERRNO..=0).contains(&status) {
-        return Err(ProtocolError::InvalidValue {
-            what: "reply status",
-            value: status as u32 as u64,
-        });
-    }
-    Ok(())
-}
-
-fn put_handshake(w: &mut Writer, h: &HandshakeReply) -> Result<(), ProtocolError> {
-    match h {
-        HandshakeReply::Accepted(welcome) => {
-            w.u16(welcome.protocol_version);
-            w.bool(true);
-            w.u64(welcome.session.0);
-            w.bool(welcome.wake_fd);
-            let root = welcome.fake_root.as_os_str().as_bytes();
-            if root.contains(&0) {
-                return Err(ProtocolError::ContainsNul { what: "fake root" });
-            }
-            put_text(w, "fake root", root, MAX_TEXT)?;
-            check_count("render minors", welcome.render_minors.len(), MAX_MINORS)?;
-            // Bounded by MAX_MINORS just above.
-            w.u16(welcome.render_minors.len() as u16);
-            for &m in &welcome.render_minors {
-                w.u32(m);
-            }
-        }
-        HandshakeReply::Refused(refusal) => {
-            w.u16(refusal.protocol_version);
-            w.bool(false);
-            put_text(w, "refusal reason", refusal.reason.as_bytes(), MAX_TEXT)?;
-        }
-    }
-    Ok(())
-}
-
-fn get_handshake(r: &mut Reader<'_>) -> Result<HandshakeReply, ProtocolError> {
-    let protocol_version = r.u16("handshake version")?;
-    if !r.bool("handshake accepted flag")? {
-        return Ok(HandshakeReply::Refused(Refusal {
-            protocol_version,
-            reason: get_string(r, "refusal reason", MAX_TEXT)?,
-        }));
-    }
-    let session = SessionId(r.u64("session id")?);
-    let wake_fd = r.bool("wake fd flag")?;
-    let root = get_text(r, "fake root", MAX_TEXT)?;
-    if root.contains(&0) {
-        return Err(ProtocolError::ContainsNul { what: "fake root" });
-    }
-    let fake_root = PathBuf::from(OsStr::from_bytes(root));
-    let n = r.u16("render minor count")? as usize;
-    check_count("render minors", n, MAX_MINORS)?;
-    let render_minors = (0..n)
-        .map(|_| r.u32("render minor"))
-        .collect::<Result<_, _>>()?;
-    Ok(HandshakeReply::Accepted(Welcome {
-        protocol_version,
-        session,
-        fake_root,
-        render_minors,
-        wake_fd,
-    }))
 }

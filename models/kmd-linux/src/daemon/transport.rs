@@ -7,9 +7,9 @@
 //! the same trait.
 //!
 //! A [`UnixTransport`] can be shared by threads: sends are serialized (a frame is
-//! written whole before the next), and so are receives. A receive that fails in the
-//! middle of a frame leaves the stream unusable; the transport then fails every later
-//! receive with [`TransportError::Broken`], and the connection should be dropped.
+//! written whole before the next), and so are receives. A send or receive that fails in
+//! the middle of a frame leaves the stream unusable; the transport then fails every
+//! later call with [`TransportError::Broken`], and the connection should be dropped.
 //!
 //! Peers are checked with `SO_PEERCRED` ([`check_peer_uid`]): the daemon serves only
 //! processes of its own user.
@@ -77,8 +77,8 @@ pub enum TransportError {
     /// An empty frame (nothing to attach descriptors to).
     #[error("cannot send an empty frame")]
     EmptyFrame,
-    /// An earlier receive failed in the middle of a frame; the stream cannot be read
-    /// any more.
+    /// An earlier send or receive failed in the middle of a frame; the stream cannot
+    /// be used any more.
     #[error("the connection is unusable after an earlier error in the middle of a frame")]
     Broken,
     /// The peer runs as another user.
@@ -269,6 +269,41 @@ impl UnixTransport {
             fds,
         })
     }
+
+    /// Writes `frame` whole, the descriptors with its first bytes.
+    fn send_frame(&self, frame: &[u8], fds: &[BorrowedFd<'_>]) -> Result<(), TransportError> {
+        let mut sent = 0;
+        while sent < frame.len() {
+            let mut space = [MaybeUninit::<u8>::uninit(); CMSG_SPACE];
+            let mut control = SendAncillaryBuffer::new(&mut space);
+            // The descriptors go with the first bytes that leave.
+            if sent == 0 && !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
+                return Err(TransportError::TooManyFds {
+                    found: fds.len(),
+                    max: MAX_FDS,
+                });
+            }
+            let iov = [IoSlice::new(&frame[sent..])];
+            match sendmsg(&self.stream, &iov, &mut control, SendFlags::NOSIGNAL) {
+                Ok(n) if n > 0 => sent += n,
+                Err(Errno::INTR) => {}
+                other => {
+                    if sent > 0 {
+                        // A frame partly sent leaves the peer's stream mid-frame.
+                        self.broken.store(true, Ordering::Release);
+                    }
+                    return Err(match other {
+                        Ok(_) | Err(Errno::PIPE | Errno::CONNRESET) => TransportError::Closed,
+                        Err(Errno::AGAIN) => TransportError::TimedOut {
+                            mid_frame: sent > 0,
+                        },
+                        Err(e) => os("sendmsg")(e),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Transport for UnixTransport {
@@ -283,32 +318,10 @@ impl Transport for UnixTransport {
             });
         }
         let _sending = lock(&self.send_lock);
-        let mut sent = 0;
-        while sent < frame.len() {
-            let mut space = [MaybeUninit::<u8>::uninit(); CMSG_SPACE];
-            let mut control = SendAncillaryBuffer::new(&mut space);
-            // The descriptors go with the first bytes that leave.
-            if sent == 0 && !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
-                return Err(TransportError::TooManyFds {
-                    found: fds.len(),
-                    max: MAX_FDS,
-                });
-            }
-            let iov = [IoSlice::new(&frame[sent..])];
-            match sendmsg(&self.stream, &iov, &mut control, SendFlags::NOSIGNAL) {
-                Ok(0) => return Err(TransportError::Closed),
-                Ok(n) => sent += n,
-                Err(Errno::INTR) => {}
-                Err(Errno::PIPE | Errno::CONNRESET) => return Err(TransportError::Closed),
-                Err(Errno::AGAIN) => {
-                    return Err(TransportError::TimedOut {
-                        mid_frame: sent > 0,
-                    })
-                }
-                Err(e) => return Err(os("sendmsg")(e)),
-            }
+        if self.broken.load(Ordering::Acquire) {
+            return Err(TransportError::Broken);
         }
-        Ok(())
+        self.send_frame(frame, fds)
     }
 
     fn recv(&self) -> Result<Received, TransportError> {
