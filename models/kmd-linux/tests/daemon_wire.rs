@@ -171,6 +171,7 @@ fn every_request_round_trips() {
         Request::Status(StatusQuery {
             format: StatusFormat::Json,
         }),
+        Request::Doorbell(DoorbellCall { gpu_id: 0x1234 }),
     ];
     for r in &requests {
         round_trip_request(r);
@@ -498,7 +499,7 @@ proptest! {
 
     #[test]
     fn decoding_arbitrary_payloads_never_panics(
-        op in 1u16..=6,
+        op in 1u16..=8,
         reply in any::<bool>(),
         payload in proptest::collection::vec(any::<u8>(), 0..400),
     ) {

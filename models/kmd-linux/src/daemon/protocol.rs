@@ -230,17 +230,21 @@ pub enum Op {
     Ioctl = 5,
     /// A query of the daemon's clients, memory and queues, for tests and operators.
     Status = 6,
+    /// The client wrote its doorbell page of a GPU (trapped in the client): the daemon
+    /// rings that client's queues on the GPU.
+    Doorbell = 7,
 }
 
 impl Op {
     /// Every op, in wire order.
-    pub const ALL: [Op; 6] = [
+    pub const ALL: [Op; 7] = [
         Op::Handshake,
         Op::Close,
         Op::Mmap,
         Op::Munmap,
         Op::Ioctl,
         Op::Status,
+        Op::Doorbell,
     ];
 
     /// The op of a wire value (without [`REPLY_BIT`]).
@@ -257,6 +261,7 @@ impl Op {
             Op::Munmap => "MUNMAP",
             Op::Ioctl => "IOCTL",
             Op::Status => "STATUS",
+            Op::Doorbell => "DOORBELL",
         }
     }
 }

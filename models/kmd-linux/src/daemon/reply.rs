@@ -130,7 +130,7 @@ pub struct StatusReport {
 /// The op-specific part of a reply.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReplyBody {
-    /// No body (every CLOSE and MUNMAP reply; failed calls).
+    /// No body (every CLOSE, MUNMAP and DOORBELL reply; failed calls).
     Empty,
     /// To a HANDSHAKE.
     Handshake(HandshakeReply),
@@ -259,7 +259,7 @@ impl Reply {
             ReplyBody::Empty
         } else {
             match header.op {
-                Op::Close | Op::Munmap => {
+                Op::Close | Op::Munmap | Op::Doorbell => {
                     return Err(ProtocolError::BodyMismatch { op: header.op })
                 }
                 Op::Handshake => ReplyBody::Handshake(get_handshake(&mut r)?),

@@ -102,6 +102,13 @@ pub struct StatusQuery {
     pub format: StatusFormat,
 }
 
+/// The client wrote its doorbell page of a GPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DoorbellCall {
+    /// The KFD gpu id whose doorbell page was written.
+    pub gpu_id: u32,
+}
+
 /// A request from a client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
@@ -117,6 +124,8 @@ pub enum Request {
     Ioctl(IoctlCall),
     /// [`Op::Status`].
     Status(StatusQuery),
+    /// [`Op::Doorbell`].
+    Doorbell(DoorbellCall),
 }
 
 impl Request {
@@ -129,6 +138,7 @@ impl Request {
             Request::Munmap(_) => Op::Munmap,
             Request::Ioctl(_) => Op::Ioctl,
             Request::Status(_) => Op::Status,
+            Request::Doorbell(_) => Op::Doorbell,
         }
     }
 
@@ -181,6 +191,7 @@ impl Request {
                 StatusFormat::Text => 0,
                 StatusFormat::Json => 1,
             }),
+            Request::Doorbell(d) => w.u32(d.gpu_id),
         }
         frame(self.op(), FrameKind::Request, id, w.into_bytes())
     }
@@ -239,6 +250,9 @@ impl Request {
                         })
                     }
                 },
+            }),
+            Op::Doorbell => Request::Doorbell(DoorbellCall {
+                gpu_id: r.u32("doorbell gpu id")?,
             }),
         };
         r.finish(header.op.name())?;
