@@ -40,9 +40,9 @@ pub trait KfdBackend: Send + Sync + 'static {
     /// duplicate made by dup/dup2/dup3/fcntl(F_DUPFD).
     fn opened(&self, fd: RawFd, node: DeviceNode);
 
-    /// `fd` was closed by the application. The backend releases what only this
-    /// descriptor held (closing the last KFD descriptor ends the process's GPU context,
-    /// as in the kernel).
+    /// `fd` was closed by the application. The backend forgets the descriptor; as in
+    /// the kernel, the process's GPU context (buffers, queues, events) lives on until
+    /// the process ends, whatever its descriptors.
     fn closed(&self, fd: RawFd, node: DeviceNode);
 
     /// An ioctl on a device descriptor. `arg` is the application's pointer, unchecked:
