@@ -304,3 +304,14 @@ fn rocminfo_reaches_the_driver() {
         "no GET_VERSION ioctl in:\n{stderr}"
     );
 }
+
+#[test]
+fn an_unsupported_ioctl_fails_with_one_warning_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("unsupported", dir.path());
+    let out = run(dir.path(), &[exe.to_str().unwrap()], &[]);
+    assert!(out.stdout.contains("done"), "{}\n{}", out.stdout, out.stderr);
+    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("not supported")).collect();
+    assert_eq!(warnings.len(), 1, "one warning for three calls:\n{}", out.stderr);
+    assert!(warnings[0].starts_with("dojo: ") && warnings[0].contains("0x7f"), "{}", warnings[0]);
+}
