@@ -102,6 +102,19 @@ pub fn set_mode(t: &mut Topology, mode: &str) -> Result<(), ConfigError> {
 }
 
 impl DriverConfig {
+    /// `topology` on one worker and one partition, no statistics, no shared tree.
+    pub fn single_partition(topology: Topology) -> DriverConfig {
+        let n = topology.components.len();
+        DriverConfig {
+            topology,
+            assignment: vec![simdojo::ids::PartitionId(0); n],
+            workers: 1,
+            stats: None,
+            fake_root: None,
+            trace: false,
+        }
+    }
+
     /// The configuration the environment describes.
     pub fn from_env() -> Result<DriverConfig, ConfigError> {
         amdgpu::link_components();

@@ -796,6 +796,13 @@ impl SystemIdentity {
         SystemIdentity { cpu, gpus }
     }
 
+    /// A fixed small host (one core, 1 MiB) and every GPU of `t`: for tests and tools
+    /// whose output must not depend on the machine they run on.
+    pub fn with_fixed_host(t: &Topology) -> Result<SystemIdentity, IdentityError> {
+        let cpu = CpuIdentity::parse("processor : 0\n", "MemTotal: 1024 kB\n");
+        Ok(SystemIdentity::new(cpu, GpuIdentity::all_from_topology(t)?))
+    }
+
     /// The host CPU and every GPU of `t`.
     pub fn from_topology(t: &Topology) -> Result<SystemIdentity, IdentityError> {
         Ok(SystemIdentity::new(

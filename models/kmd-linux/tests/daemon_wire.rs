@@ -19,7 +19,7 @@ use kmd_linux::daemon::socket_path::{
 use kmd_linux::daemon::transport::{
     check_peer_uid, peer_credentials, Transport, TransportError, UnixTransport,
 };
-use kmd_linux::identity::{CpuIdentity, GpuIdentity, SystemIdentity};
+use kmd_linux::identity::SystemIdentity;
 use kmd_linux::kfd::abi::{self, drm, request};
 use kmd_linux::kfd::user::{OwnMemory, UserMemory};
 use kmd_linux::kfd::Kfd;
@@ -613,18 +613,8 @@ fn write_backs_outside_the_call_are_refused() {
 fn open_driver() -> Kfd {
     amdgpu::link_components();
     let topology = load_topology(None).unwrap();
-    let n = topology.components.len();
-    let config = DriverConfig {
-        topology: topology.clone(),
-        assignment: vec![simdojo::ids::PartitionId(0); n],
-        workers: 1,
-        stats: None,
-        fake_root: None,
-        trace: false,
-    };
-    let cpu = CpuIdentity::parse("processor : 0\n", "MemTotal: 1024 kB\n");
-    let system = SystemIdentity::new(cpu, GpuIdentity::all_from_topology(&topology).unwrap());
-    Kfd::open(&config, system).unwrap()
+    let system = SystemIdentity::with_fixed_host(&topology).unwrap();
+    Kfd::open(&DriverConfig::single_partition(topology), system).unwrap()
 }
 
 /// One ioctl of this process, carried as the daemon would carry it: gathered from our

@@ -5,24 +5,14 @@ use amdgpu::shared::{GpuFault, HostHooks};
 use super::user::OwnMemory;
 use super::*;
 use crate::config::{load_topology, DriverConfig};
-use crate::identity::{CpuIdentity, GpuIdentity};
+use crate::identity::SystemIdentity;
 use amdgpu::ids::GpuAddr;
 
 fn open() -> Kfd {
     amdgpu::link_components();
     let topology = load_topology(None).unwrap();
-    let n = topology.components.len();
-    let config = DriverConfig {
-        topology: topology.clone(),
-        assignment: vec![simdojo::ids::PartitionId(0); n],
-        workers: 1,
-        stats: None,
-        fake_root: None,
-        trace: false,
-    };
-    let cpu = CpuIdentity::parse("processor : 0\n", "MemTotal: 1024 kB\n");
-    let system = SystemIdentity::new(cpu, GpuIdentity::all_from_topology(&topology).unwrap());
-    Kfd::open(&config, system).unwrap()
+    let system = SystemIdentity::with_fixed_host(&topology).unwrap();
+    Kfd::open(&DriverConfig::single_partition(topology), system).unwrap()
 }
 
 fn call<T: bytemuck::Pod>(k: &Kfd, req: u64, a: &mut T) -> Result<i32, crate::Errno> {
