@@ -331,12 +331,13 @@ impl Kfd {
         {
             return Err(Errno::INVAL);
         }
-        let size = a.size.next_multiple_of(PAGE);
+        let size = a.size.checked_next_multiple_of(PAGE).ok_or(Errno::INVAL)?;
+        let end = a.va_addr.checked_add(size).ok_or(Errno::INVAL)?;
         let mut bos = lock(&self.bos);
         if bos
             .by_handle
             .values()
-            .any(|b| b.gpu == g && b.va < a.va_addr + size && a.va_addr < b.va + b.size)
+            .any(|b| b.gpu == g && b.va < end && a.va_addr < b.va + b.size)
         {
             return Err(Errno::INVAL);
         }
@@ -364,7 +365,7 @@ impl Kfd {
                 // The pages must exist (the kernel pins them).
                 let mut probe = [0u8; 1];
                 user.read(addr, &mut probe)?;
-                user.read(addr + size - 1, &mut probe)?;
+                user.read(addr.checked_add(size - 1).ok_or(Errno::FAULT)?, &mut probe)?;
                 (BoMemory::User(addr), addr)
             }
             alloc_flags::DOORBELL => (
