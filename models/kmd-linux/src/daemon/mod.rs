@@ -10,6 +10,7 @@
 //!   implementation, which passes memfds with `SCM_RIGHTS` and checks peer
 //!   credentials.
 //! - [`socket_path`]: where the socket lives and the private directory around it.
+//! - [`server`]: the daemon's side of a connection (a process context per client).
 //!
 //! **API Boundary:** nothing here knows the driver's state; the daemon and the client
 //! backend build on these types.
@@ -18,6 +19,7 @@ pub mod inline;
 pub mod protocol;
 mod reply;
 mod request;
+pub mod server;
 pub mod socket_path;
 pub mod transport;
 mod wire;

@@ -31,6 +31,8 @@ struct Table {
     events: BTreeMap<u32, Event>,
     /// Next id for events other than signal events (ids >= the signal limit).
     next_other: u32,
+    /// The process's context ended: waits fail at once.
+    closed: bool,
 }
 
 /// See the [module docs](self).
@@ -114,6 +116,13 @@ impl Events {
         Ok(())
     }
 
+    /// Ends every wait (they fail with `ENODEV`), now and later: the process's GPU
+    /// context is gone.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.changed.notify_all();
+    }
+
     /// A GPU memory fault: signals every memory-exception event with its data.
     pub fn memory_exception(&self, data: MemoryExceptionData) -> usize {
         let n = {
@@ -137,6 +146,9 @@ impl Events {
             .then(|| Instant::now() + Duration::from_millis(u64::from(timeout_ms)));
         let mut t = self.lock();
         loop {
+            if t.closed {
+                return Err(Errno::NODEV);
+            }
             let mut ready = Vec::with_capacity(ids.len());
             for id in ids {
                 let e = t.events.get(id).ok_or(Errno::INVAL)?;

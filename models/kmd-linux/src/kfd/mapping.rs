@@ -45,16 +45,7 @@ impl Kfd {
         flags: i32,
         offset: u64,
     ) -> Result<*mut c_void, Errno> {
-        let off = offset.checked_sub(RENDER_MMAP_BASE).ok_or(Errno::INVAL)?;
-        let bos = lock(&self.bos);
-        let fits = bos.by_handle.values().any(|b| match b.memory {
-            BoMemory::Vram(o) | BoMemory::Gtt(o) => off >= o && off.checked_add(len as u64).is_some_and(|e| e <= o + b.size),
-            _ => false,
-        });
-        if !fits || len == 0 {
-            return Err(Errno::INVAL);
-        }
-        drop(bos);
+        let off = self.render_range(len, offset)?;
         // SAFETY: maps a range of our backing file that belongs to a live buffer; the
         // placement is the application's request.
         unsafe {
@@ -109,6 +100,44 @@ impl Kfd {
                 self.warn_once(format!("mmap of /dev/kfd at offset {offset:#x}: only doorbell and MMIO pages are mapped there"));
                 Err(Errno::INVAL)
             }
+        }
+    }
+
+    /// The offset in the buffer file of a render-node mapping of `len` bytes at mmap
+    /// offset `offset`: it must lie inside one live VRAM or GTT buffer.
+    fn render_range(&self, len: usize, offset: u64) -> Result<u64, Errno> {
+        let off = offset.checked_sub(RENDER_MMAP_BASE).ok_or(Errno::INVAL)?;
+        let bos = lock(&self.bos);
+        let fits = bos.by_handle.values().any(|b| match b.memory {
+            BoMemory::Vram(o) | BoMemory::Gtt(o) => off >= o && off.checked_add(len as u64).is_some_and(|e| e <= o + b.size),
+            _ => false,
+        });
+        if !fits || len == 0 {
+            return Err(Errno::INVAL);
+        }
+        Ok(off)
+    }
+
+    /// Daemon mode: what the client maps for a render-node mmap of `len` bytes at
+    /// offset `offset`: this process's buffer file at the returned offset.
+    pub fn render_share(&self, len: usize, offset: u64) -> Result<(std::os::fd::BorrowedFd<'_>, u64), Errno> {
+        Ok((self.backing.fd(), self.render_range(len, offset)?))
+    }
+
+    /// Daemon mode: checks a mapping of the KFD file (a doorbell or MMIO page) that the
+    /// client makes of its own anonymous memory; returns the GPU index.
+    pub fn kfd_mapping_check(&self, len: usize, offset: u64) -> Result<usize, Errno> {
+        let gpu_id = ((offset & mmap::GPU_ID_MASK) >> mmap::GPU_ID_SHIFT) as u32;
+        let g = self.gpu_index(gpu_id)?;
+        let ok = match offset & mmap::TYPE_MASK {
+            mmap::TYPE_DOORBELL => len as u64 == DOORBELL_PAGE_BYTES && offset & !(mmap::TYPE_MASK | mmap::GPU_ID_MASK) == 0,
+            mmap::TYPE_MMIO => len as u64 == PAGE,
+            _ => false,
+        };
+        if ok {
+            Ok(g)
+        } else {
+            Err(Errno::INVAL)
         }
     }
 

@@ -306,6 +306,13 @@ impl Kfd {
         ring_queues(&self.device.machine, &self.queues, gpu);
     }
 
+    /// Buffers, their bytes and queues of this process (for status reports).
+    pub fn usage(&self) -> (usize, u64, usize) {
+        let bos = lock(&self.bos);
+        let bytes = bos.by_handle.values().map(|b| b.size).sum();
+        (bos.by_handle.len(), bytes, lock(&self.queues).len())
+    }
+
     /// Records that this process owns hardware queue `hw` of GPU `gpu`.
     pub(crate) fn own_queue(&self, gpu: usize, hw: QueueId) {
         lock(&self.device.router.owners).insert((gpu, hw), Arc::downgrade(&self.events));
@@ -326,6 +333,7 @@ impl Kfd {
         if self.closed.swap(true, Ordering::SeqCst) {
             return;
         }
+        self.events.close();
         let queues = std::mem::take(&mut *lock(&self.queues));
         for q in queues.values() {
             self.retire_queue(q.gpu, q.hw);
