@@ -6,6 +6,7 @@
 mod bench;
 mod bench_gpu;
 mod bench_run;
+mod daemon_cmd;
 mod disasm;
 mod exec;
 mod plan;
@@ -64,6 +65,8 @@ enum Command {
     Cc(exec::CcArgs),
     /// Run an unmodified ROCm program on the simulated GPU: dojo run [OPTIONS] -- APP [ARGS...]
     Run(run::RunArgs),
+    /// Serve one simulated machine to many processes over a Unix socket until SIGTERM.
+    Daemon(daemon_cmd::DaemonArgs),
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Exec(a) => exec::run(a),
         Command::Cc(a) => exec::cc(a),
         Command::Run(a) => run::run(a),
+        Command::Daemon(a) => daemon_cmd::run(a),
         Command::Bench(b) => bench::run(b),
     };
     match result {

@@ -45,7 +45,7 @@ pub const INTERPOSER_FILE: &str = "libdojo_interposer.so";
 pub const ENV_INTERPOSER: &str = "DOJO_INTERPOSER";
 
 /// The variables of `kmd_linux::config` that a run sets or clears.
-const OWNED_VARS: [&str; 7] = [
+const OWNED_VARS: [&str; 8] = [
     config::ENV_TOPOLOGY,
     config::ENV_WORKERS,
     config::ENV_PARTITIONER,
@@ -53,6 +53,7 @@ const OWNED_VARS: [&str; 7] = [
     config::ENV_STATS,
     config::ENV_FAKE_ROOT,
     config::ENV_TRACE,
+    config::ENV_DAEMON,
 ];
 
 /// How to simulate the machine: the options shared by `dojo run` and `dojo bench run`.
@@ -85,6 +86,13 @@ pub struct RunOptions {
 pub struct RunArgs {
     #[command(flatten)]
     options: RunOptions,
+    /// Start a daemon (`dojo daemon`) for this run and run APP against it; the daemon
+    /// stops, and its socket goes, when APP exits.
+    #[arg(long, conflicts_with = "attach")]
+    daemon: bool,
+    /// Run APP against the daemon already running at the usual socket.
+    #[arg(long)]
+    attach: bool,
     /// The program and its arguments (after `--`).
     #[arg(
         required = true,
@@ -184,6 +192,16 @@ impl Session {
     /// The machine the program will see.
     pub fn system(&self) -> &SystemIdentity {
         &self.system
+    }
+
+    /// Sends the program's device calls to the daemon at `socket`.
+    pub fn use_daemon(&mut self, socket: &Path) {
+        self.vars.push((config::ENV_DAEMON, socket.as_os_str().to_owned()));
+    }
+
+    /// The variables the program's environment gets.
+    pub fn vars(&self) -> impl Iterator<Item = (&'static str, &OsStr)> {
+        self.vars.iter().map(|(k, v)| (*k, v.as_os_str()))
     }
 
     /// The directory standing for `/` in the faked paths.
@@ -477,7 +495,67 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .ok_or_else(|| anyhow!("no program given: dojo run -- APP [ARGS...]"))?;
-    let session = Session::new(&a.options)?;
+    let mut session = Session::new(&a.options)?;
+    let mut daemon = None;
+    if a.daemon {
+        let (child, dir) = start_daemon(&a.options)?;
+        session.use_daemon(&dir.path().join("daemon.sock"));
+        daemon = Some((child, dir));
+    } else if a.attach {
+        let location = crate::daemon_cmd::location(None)?;
+        session.use_daemon(&location.socket);
+    }
+    let status = run_in_session(&a, &session, program, args);
+    if let Some((mut child, dir)) = daemon {
+        // SAFETY: signals our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let _ = child.wait();
+        drop(dir);
+    }
+    status
+}
+
+/// Starts `dojo daemon` in a new private directory; returns once it listens.
+fn start_daemon(options: &RunOptions) -> anyhow::Result<(Child, tempfile::TempDir)> {
+    let dir = tempfile::Builder::new().prefix("dojo-daemon-").tempdir().context("creating the daemon's directory")?;
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+    }
+    let exe = std::env::current_exe().context("finding dojo")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("daemon").arg("--dir").arg(dir.path());
+    if let Some(t) = &options.topology {
+        cmd.arg("--topology").arg(t);
+    }
+    if let Some(w) = options.workers {
+        cmd.arg("--workers").arg(w.to_string());
+    }
+    if let Some(p) = &options.partitioner {
+        cmd.arg("--partitioner").arg(p);
+    }
+    if let Some(m) = &options.mode {
+        cmd.arg("--mode").arg(m);
+    }
+    let mut child = cmd.spawn().context("starting dojo daemon")?;
+    let socket = dir.path().join("daemon.sock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            return Ok((child, dir));
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!("dojo daemon exited before listening ({status})");
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            bail!("dojo daemon did not listen within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn run_in_session(a: &RunArgs, session: &Session, program: &OsStr, args: &[OsString]) -> anyhow::Result<ExitCode> {
     if a.options.trace {
         for gpu in &session.system().gpus {
             eprintln!("dojo run: {gpu}");
@@ -492,7 +570,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(e.status()));
         }
     };
-    drop(session);
     if let Some(path) = &a.options.stats {
         report_stats(path, stats_before);
     }

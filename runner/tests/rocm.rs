@@ -840,3 +840,142 @@ fn statistics_cover_every_kernel_the_program_launched() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------------------------
+// Daemon mode: one simulated GPU shared by several processes.
+
+/// A `dojo daemon` serving from `dir`, its stderr collected; SIGTERMed on drop.
+struct RunningDaemon {
+    child: std::process::Child,
+    dir: PathBuf,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl RunningDaemon {
+    fn start(dir: &Path) -> RunningDaemon {
+        interposer();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dojo"))
+            .arg("daemon")
+            .arg("--dir")
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dojo daemon starts");
+        let stderr = drain(child.stderr.take().expect("piped stderr"));
+        let socket = dir.join("daemon.sock");
+        let start = Instant::now();
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            assert!(child.try_wait().unwrap().is_none(), "the daemon exited before listening");
+            assert!(start.elapsed() < PLAIN_LIMIT, "the daemon did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        RunningDaemon { child, dir: dir.to_path_buf(), stderr: Some(stderr) }
+    }
+
+    fn attach(&self, program: &Path, args: &[&str]) -> Outcome {
+        let mut argv: Vec<&OsStr> = vec![OsStr::new("run"), OsStr::new("--attach"), OsStr::new("--"), program.as_os_str()];
+        argv.extend(args.iter().map(OsStr::new));
+        dojo(&argv, &[("DOJO_RUNTIME_DIR", self.dir.as_os_str())], PROGRAM_LIMIT)
+    }
+
+    /// Stops the daemon; returns its log.
+    fn stop(mut self) -> String {
+        // SAFETY: signals our own child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "the daemon ends cleanly on SIGTERM: {status}");
+        self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+impl Drop for RunningDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_daemon_serves_two_programs_at_once_survives_a_killed_client_and_garbage() {
+    if !have("hipcc", "daemon") {
+        return;
+    }
+    let (add, reduce, launches) = (hip("vector_add"), hip("reduction"), hip("launches"));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("rt");
+    let daemon = RunningDaemon::start(&dir);
+    {
+        use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700, "a private directory");
+        assert!(std::fs::metadata(dir.join("daemon.sock")).unwrap().file_type().is_socket());
+    }
+
+    // Two programs at the same time on the one GPU.
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| daemon.attach(&add, &["65536"]));
+        let b = s.spawn(|| daemon.attach(&reduce, &[]));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    a.expect_pass("vector_add through the daemon");
+    b.expect_pass("reduction through the daemon");
+
+    // A client killed in the middle of its work: the others are not disturbed.
+    let mut victim = Command::new(env!("CARGO_BIN_EXE_dojo"));
+    victim
+        .args([OsStr::new("run"), OsStr::new("--attach"), OsStr::new("--"), launches.as_os_str()])
+        .env("DOJO_RUNTIME_DIR", &dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut victim = victim.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    // SAFETY: kill(2) on the group the victim leads.
+    unsafe { libc::kill(-(victim.id() as i32), libc::SIGKILL) };
+    let _ = victim.wait();
+
+    // Garbage on the socket: that connection is dropped, nothing else.
+    {
+        use std::io::{Read as _, Write as _};
+        let mut s = std::os::unix::net::UnixStream::connect(dir.join("daemon.sock")).unwrap();
+        s.write_all(&[0xab; 64]).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = [0u8; 64];
+        let n = s.read(&mut buf).unwrap_or(0);
+        assert!(n < 64, "the daemon does not answer garbage with more garbage");
+    }
+
+    // A new client runs fine afterwards.
+    daemon.attach(&add, &["4096"]).expect_pass("vector_add after a killed client and garbage");
+    let log = daemon.stop();
+    assert!(log.contains("reclaimed its context"), "the daemon reclaims dead clients:\n{log}");
+    assert!(log.matches("connected").count() >= 4, "{log}");
+    assert!(!dir.join("daemon.sock").exists(), "the socket is removed at shutdown");
+}
+
+#[test]
+fn dojo_run_daemon_leaves_no_daemon_or_socket_behind() {
+    if !have("hipcc", "daemon run") {
+        return;
+    }
+    interposer();
+    let program = hip("vector_add");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = dojo(
+        &[OsStr::new("run"), OsStr::new("--daemon"), OsStr::new("--"), program.as_os_str(), OsStr::new("16384")],
+        &[("TMPDIR", tmp.path().as_os_str())],
+        PROGRAM_LIMIT,
+    );
+    out.expect_pass("vector_add under dojo run --daemon");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "nothing left in TMPDIR: {left:?}");
+    // No daemon of this run is alive (its directory was under TMPDIR).
+    let needle = tmp.path().to_string_lossy().into_owned();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            assert!(!(cmdline.contains("daemon") && cmdline.contains(&needle)), "a daemon is still running: {cmdline}");
+        }
+    }
+}

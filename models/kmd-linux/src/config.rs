@@ -20,6 +20,9 @@ pub const ENV_STATS: &str = "DOJO_STATS";
 /// A directory already holding the generated `sys/` and `proc/` trees (set by `dojo
 /// run` so child processes share one tree); else each process writes its own.
 pub const ENV_FAKE_ROOT: &str = "DOJO_FAKE_ROOT";
+/// The socket of a running daemon (`dojo run --daemon` / `--attach`): device calls go
+/// there instead of to a simulator in the process.
+pub const ENV_DAEMON: &str = "DOJO_DAEMON";
 /// `1`: log every device call on stderr.
 pub const ENV_TRACE: &str = "DOJO_TRACE";
 

@@ -19,9 +19,24 @@ pub mod sysfs;
 
 pub use backend::{DeviceNode, Errno, KfdBackend};
 
-/// The backend the environment asks for (today: local mode, the simulator in this
+/// Why no backend could be made.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// Local mode did not start.
+    #[error(transparent)]
+    Local(#[from] local::DriverError),
+    /// The daemon could not be reached.
+    #[error(transparent)]
+    Daemon(#[from] daemon::client::ClientError),
+}
+
+/// The backend the environment asks for: a daemon's client when
+/// [`config::ENV_DAEMON`] names a socket, else local mode (the simulator in this
 /// process). Called once by the interposer, on the first call that touches a
 /// simulated device or file.
-pub fn backend_from_env() -> Result<std::sync::Arc<dyn KfdBackend>, local::DriverError> {
+pub fn backend_from_env() -> Result<std::sync::Arc<dyn KfdBackend>, BackendError> {
+    if let Some(socket) = std::env::var_os(config::ENV_DAEMON).filter(|s| !s.is_empty()) {
+        return Ok(std::sync::Arc::new(daemon::client::DaemonClient::connect(std::path::Path::new(&socket))?));
+    }
     Ok(std::sync::Arc::new(local::LocalDriver::from_env()?))
 }

@@ -11,10 +11,12 @@
 //!   credentials.
 //! - [`socket_path`]: where the socket lives and the private directory around it.
 //! - [`server`]: the daemon's side of a connection (a process context per client).
+//! - [`client`]: the interposer's backend in daemon mode.
 //!
 //! **API Boundary:** nothing here knows the driver's state; the daemon and the client
 //! backend build on these types.
 
+pub mod client;
 pub mod inline;
 pub mod protocol;
 mod reply;

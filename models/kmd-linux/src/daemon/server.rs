@@ -68,6 +68,7 @@ impl Daemon {
     }
 
     fn note(&self, line: String) {
+        eprintln!("dojo daemon: {line}");
         lock(&self.log).push(line);
     }
 
@@ -88,6 +89,33 @@ impl Daemon {
             ));
         }
         out
+    }
+
+    /// Accepts connections on `listener` until it fails (the daemon's main loop):
+    /// peers of another user are refused (`SO_PEERCRED`), every other connection is
+    /// served on its own thread.
+    pub fn accept_loop(self: &Arc<Self>, listener: &std::os::unix::net::UnixListener) -> std::io::Error {
+        loop {
+            let stream = match listener.accept() {
+                Ok((s, _)) => s,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return e,
+            };
+            let uid = match crate::daemon::transport::check_peer_uid(&stream) {
+                Ok(c) => c.uid,
+                Err(e) => {
+                    self.note(format!("refused a connection: {e}"));
+                    continue;
+                }
+            };
+            let daemon = self.clone();
+            let _ = std::thread::Builder::new().name("dojo-client".into()).spawn(move || {
+                let end = daemon.serve(Arc::new(crate::daemon::transport::UnixTransport::new(stream)), uid);
+                if let ConnectionEnd::Broken(e) = &end {
+                    eprintln!("dojo daemon: a client was disconnected: {e}");
+                }
+            });
+        }
     }
 
     /// Serves one connection until it ends, then reclaims the client's context.
@@ -169,10 +197,11 @@ impl Daemon {
                     continue;
                 }
             };
+            let fds = received.fds;
             let (daemon, link, context) = (self.clone(), transport.clone(), kfd.clone());
             workers.retain(|w: &std::thread::JoinHandle<()>| !w.is_finished());
             let spawned = std::thread::Builder::new().name("dojo-request".into()).spawn(move || {
-                daemon.answer(&*link, &context, op, id, request);
+                daemon.answer(&*link, &context, op, id, request, fds);
             });
             match spawned {
                 Ok(w) => workers.push(w),
@@ -189,14 +218,16 @@ impl Daemon {
         end
     }
 
-    fn answer<T: Transport>(&self, transport: &T, kfd: &Kfd, op: Op, id: RequestId, request: Request) {
+    fn answer<T: Transport>(&self, transport: &T, kfd: &Kfd, op: Op, id: RequestId, request: Request, fds: Vec<std::os::fd::OwnedFd>) {
         let result = match request {
             Request::Handshake(_) => Err(Errno::PROTO),
             Request::Ioctl(call) => {
                 let (node, request, arg_addr) = (call.node, call.request, call.arg_addr);
                 let memory = InlinedMemory::from_call(call);
+                // A memfd with an ioctl is the USERPTR memory the client moved.
+                let migrated = fds.into_iter().next();
                 let r = match node {
-                    DeviceNode::Kfd => kfd.kfd_ioctl(request, arg_addr, &memory),
+                    DeviceNode::Kfd => crate::kfd::userptr::with_migrated(migrated, || kfd.kfd_ioctl(request, arg_addr, &memory)),
                     DeviceNode::Render { minor } => kfd.drm_ioctl(request, arg_addr, minor, &memory),
                 };
                 r.map(|v| (i64::from(v), ReplyBody::Ioctl(memory.into_reply()), None))

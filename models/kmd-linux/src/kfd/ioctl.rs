@@ -362,11 +362,26 @@ impl Kfd {
                 if !addr.is_multiple_of(PAGE) {
                     return Err(Errno::INVAL);
                 }
-                // The pages must exist (the kernel pins them).
-                let mut probe = [0u8; 1];
-                user.read(addr, &mut probe)?;
-                user.read(addr.checked_add(size - 1).ok_or(Errno::FAULT)?, &mut probe)?;
-                (BoMemory::User(addr), addr)
+                match crate::kfd::userptr::take_migrated() {
+                    // Daemon mode: the client moved the pages into a memfd it sent
+                    // along; the driver reads them through its own mapping of it.
+                    Some(fd) => {
+                        let len = usize::try_from(size).map_err(|_| Errno::INVAL)?;
+                        // SAFETY: a new shared mapping of the client's memfd at an
+                        // address the kernel picks.
+                        let host = unsafe {
+                            rustix::mm::mmap(std::ptr::null_mut(), len, rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE, rustix::mm::MapFlags::SHARED, &fd, 0)
+                        }? as u64;
+                        (BoMemory::Migrated { host }, addr)
+                    }
+                    None => {
+                        // The pages must exist (the kernel pins them).
+                        let mut probe = [0u8; 1];
+                        user.read(addr, &mut probe)?;
+                        user.read(addr.checked_add(size - 1).ok_or(Errno::FAULT)?, &mut probe)?;
+                        (BoMemory::User(addr), addr)
+                    }
+                }
             }
             alloc_flags::DOORBELL => (
                 BoMemory::Doorbell,
@@ -410,6 +425,11 @@ impl Kfd {
                 used[bo.gpu] = used[bo.gpu].saturating_sub(bo.size);
             }
             BoMemory::Gtt(off) => self.backing.free(off, bo.size),
+            BoMemory::Migrated { host } => {
+                // SAFETY: the mapping made at allocation, which nothing uses any more
+                // (the buffer was unmapped from every GPU above).
+                let _ = unsafe { rustix::mm::munmap(host as *mut _, bo.size as usize) };
+            }
             _ => {}
         }
         let mut settings = lock(&self.settings);
@@ -423,7 +443,7 @@ impl Kfd {
     fn host_of(&self, bo: &Bo) -> Option<u64> {
         match bo.memory {
             BoMemory::Vram(off) | BoMemory::Gtt(off) => Some(self.backing.host_address(off)),
-            BoMemory::User(addr) => Some(addr),
+            BoMemory::User(addr) | BoMemory::Migrated { host: addr } => Some(addr),
             BoMemory::Doorbell | BoMemory::Mmio => None,
         }
     }
@@ -461,7 +481,7 @@ impl Kfd {
                     continue;
                 }
                 if let Some(host) = self.host_of(&bo) {
-                    let fine = matches!(bo.memory, BoMemory::Gtt(_) | BoMemory::User(_))
+                    let fine = matches!(bo.memory, BoMemory::Gtt(_) | BoMemory::User(_) | BoMemory::Migrated { .. })
                         || bo.flags & (alloc_flags::COHERENT | alloc_flags::UNCACHED) != 0;
                     let kind = if fine { MemKind::Fine } else { MemKind::Coarse };
                     // SAFETY: `host` is the driver's mapping of the buffer's backing

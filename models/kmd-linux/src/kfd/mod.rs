@@ -18,6 +18,7 @@ pub mod ioctl;
 pub mod machine;
 pub mod mapping;
 pub mod user;
+pub mod userptr;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,6 +60,12 @@ pub enum BoMemory {
     Gtt(u64),
     /// Application memory at this address (USERPTR).
     User(u64),
+    /// Application memory a daemon client moved into a memfd, which the driver maps
+    /// at `host` (USERPTR in daemon mode).
+    Migrated {
+        /// The driver's mapping.
+        host: u64,
+    },
     /// The process's doorbell page.
     Doorbell,
     /// The MMIO remap page (HDP flush).

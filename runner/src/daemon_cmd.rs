@@ -1,0 +1,83 @@
+//! `dojo daemon`: one simulated machine served to many processes over a Unix socket
+//! (see `kmd_linux::daemon`), until SIGTERM or SIGINT; then the socket is removed.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context as _};
+use clap::Args;
+use kmd_linux::config::DriverConfig;
+use kmd_linux::daemon::server::Daemon;
+use kmd_linux::daemon::socket_path::{LocationSource, SocketLocation};
+use kmd_linux::identity::SystemIdentity;
+use kmd_linux::kfd::Device;
+
+use crate::run::{RunOptions, Session};
+
+/// Arguments of `dojo daemon`.
+#[derive(Args, Debug)]
+pub struct DaemonArgs {
+    #[command(flatten)]
+    options: RunOptions,
+    /// The socket's directory (default: `$DOJO_RUNTIME_DIR`, else
+    /// `$XDG_RUNTIME_DIR/dojo`, else `/tmp/dojo-<uid>`; created 0700).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+/// Where the daemon of `dir` (or of the environment) listens.
+pub fn location(dir: Option<PathBuf>) -> anyhow::Result<SocketLocation> {
+    match dir {
+        Some(d) => SocketLocation::in_dir(d, LocationSource::DojoRuntimeDir),
+        None => SocketLocation::from_env(),
+    }
+    .map_err(|e| anyhow!("{e}"))
+}
+
+/// Blocks SIGTERM and SIGINT in this thread (and the threads it starts later) and
+/// returns the set, for `sigwait`.
+fn block_stop_signals() -> libc::sigset_t {
+    // SAFETY: plain signal-mask calls on a zeroed set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+/// Runs `dojo daemon`.
+pub fn run(a: DaemonArgs) -> anyhow::Result<ExitCode> {
+    let stop = block_stop_signals();
+    let session = Session::new(&a.options)?;
+    for (k, v) in session.vars() {
+        std::env::set_var(k, v);
+    }
+    let config = DriverConfig::from_env().map_err(|e| anyhow!("{e}"))?;
+    let system = SystemIdentity::from_topology(&config.topology).map_err(|e| anyhow!("{e}"))?;
+    let device = Device::start(&config, system).map_err(|e| anyhow!("{e}"))?;
+    let daemon = Daemon::new(device.clone(), session.fake_root().to_path_buf());
+    let location = location(a.dir)?;
+    let listener = location.listen().map_err(|e| anyhow!("{e}"))?;
+    eprintln!("dojo daemon: listening on {}", location.socket.display());
+    let socket = location.socket.clone();
+    let serving = daemon.clone();
+    std::thread::Builder::new()
+        .name("dojo-accept".into())
+        .spawn(move || {
+            let e = serving.accept_loop(&listener);
+            eprintln!("dojo daemon: accepting connections failed: {e}");
+        })
+        .context("starting the accept thread")?;
+    let mut signal = 0;
+    // SAFETY: waits on the set blocked above.
+    unsafe { libc::sigwait(&stop, &mut signal) };
+    let _ = std::fs::remove_file(&socket);
+    eprint!("{}", daemon.status());
+    device.stop();
+    drop(session);
+    eprintln!("dojo daemon: stopped by signal {signal}; {} removed", socket.display());
+    Ok(ExitCode::SUCCESS)
+}
