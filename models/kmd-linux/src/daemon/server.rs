@@ -168,11 +168,11 @@ impl Daemon {
         };
         // However the client went, its context goes: queues retired, buffers freed,
         // blocked waits ended.
-        kfd.close();
         let (buffers, bytes, queues) = kfd.usage();
+        kfd.close();
         lock(&self.clients).remove(&session);
         self.note(format!(
-            "session {} ended ({end}); reclaimed its context ({buffers} buffers, {bytes} bytes, {queues} queues left)",
+            "session {} ended ({end}); reclaimed its context ({buffers} buffers, {bytes} bytes, {queues} queues)",
             session.0
         ));
         end
@@ -211,7 +211,7 @@ impl Daemon {
             }
         };
         // End blocked waits, then let the request threads finish.
-        kfd.close();
+        kfd.end_waits();
         for w in workers {
             let _ = w.join();
         }

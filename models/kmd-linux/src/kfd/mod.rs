@@ -164,11 +164,14 @@ impl HostHooks for Hooks {
             gpu_id: self.gpu_id,
             error_type: 0,
         };
-        // The process whose queue faulted is told; a fault of no known queue goes to
-        // every process of the GPU.
-        match queue.and_then(|q| self.router.owner(self.gpu, q)) {
-            Some(events) => {
-                events.memory_exception(data);
+        // The process whose queue faulted is told, no other: a queue nobody owns any
+        // more belonged to a process that is gone (its dispatches fault on its freed
+        // buffers). A fault of no queue (host services) goes to every process.
+        match queue {
+            Some(q) => {
+                if let Some(events) = self.router.owner(self.gpu, q) {
+                    events.memory_exception(data);
+                }
             }
             None => {
                 let all: Vec<Arc<Events>> = lock(&self.router.owners)
@@ -311,6 +314,11 @@ impl Kfd {
     /// processor re-reads each queue's write index).
     pub fn ring_gpu(&self, gpu: usize) {
         ring_queues(&self.device.machine, &self.queues, gpu);
+    }
+
+    /// Ends every wait of this process, now and later (its client is gone).
+    pub fn end_waits(&self) {
+        self.events.close();
     }
 
     /// Buffers, their bytes and queues of this process (for status reports).

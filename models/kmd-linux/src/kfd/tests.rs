@@ -254,6 +254,10 @@ fn interrupts_and_faults_reach_only_the_process_that_owns_the_queue() {
     // A closed process's queues are retired and no longer routed.
     second.close();
     assert!(first.device().router.owner(0, hw2).is_none());
+    // A fault of the gone process's queue (its dispatch ran on into freed memory) is
+    // nobody else's business.
+    hooks.fault(Some(hw2), &fault);
+    assert_eq!(first.events.wait(&[e1], false, 0).unwrap().0, abi::wait_result::TIMEOUT);
     assert!(first.machine().gpus[0].shared.queue(hw2).is_none());
     first.close();
     first.device().stop();
