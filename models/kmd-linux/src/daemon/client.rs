@@ -22,6 +22,7 @@ use crate::daemon::protocol::{
 use crate::daemon::transport::{Transport, UnixTransport};
 use crate::kfd::abi::mmap;
 use crate::kfd::lock;
+use crate::kfd::mapping::{placement, prot_of};
 use crate::kfd::user::OwnMemory;
 
 /// Why the client could not attach.
@@ -151,21 +152,6 @@ fn migrate_userptr(arg: &[u8]) -> Result<Option<OwnedFd>, Errno> {
     // same bytes, at the same address (what the runtime registered for the GPU).
     unsafe { rustix::mm::mmap(addr as *mut c_void, len, ProtFlags::READ | ProtFlags::WRITE, MapFlags::SHARED | MapFlags::FIXED, &fd, 0) }?;
     Ok(Some(fd))
-}
-
-fn prot_of(prot: i32) -> ProtFlags {
-    ProtFlags::from_bits_truncate(prot as u32)
-}
-
-fn placement(flags: i32) -> MapFlags {
-    let mut f = MapFlags::SHARED;
-    if flags & libc::MAP_FIXED != 0 {
-        f |= MapFlags::FIXED;
-    }
-    if flags & libc::MAP_FIXED_NOREPLACE != 0 {
-        f |= MapFlags::FIXED_NOREPLACE;
-    }
-    f
 }
 
 impl KfdBackend for DaemonClient {

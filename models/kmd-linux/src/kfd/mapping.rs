@@ -15,13 +15,14 @@ use crate::kfd::{lock, BoMemory, Kfd, RENDER_MMAP_BASE};
 /// The DRM interface version the render node reports (amdgpu 3.x).
 const DRM_VERSION: (i32, i32, i32) = (3, 49, 0);
 
-fn prot_of(prot: i32) -> ProtFlags {
+/// `PROT_*` bits as rustix flags.
+pub(crate) fn prot_of(prot: i32) -> ProtFlags {
     ProtFlags::from_bits_truncate(prot as u32)
 }
 
 /// `mmap` flags the application passed, keeping the ones that matter for a device
 /// mapping (fixed placement and its no-replace variant).
-fn placement(flags: i32) -> MapFlags {
+pub(crate) fn placement(flags: i32) -> MapFlags {
     let mut f = MapFlags::SHARED;
     if flags & libc::MAP_FIXED != 0 {
         f |= MapFlags::FIXED;
