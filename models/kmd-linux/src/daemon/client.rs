@@ -147,7 +147,15 @@ fn migrate_userptr(arg: &[u8]) -> Result<Option<OwnedFd>, Errno> {
     // The current contents (EFAULT if the range is not all mapped).
     let mut bytes = vec![0u8; len];
     crate::kfd::user::UserMemory::read(&OwnMemory, addr, &mut bytes)?;
-    rustix::io::pwrite(&fd, &bytes, 0)?;
+    let mut done = 0;
+    while done < bytes.len() {
+        match rustix::io::pwrite(&fd, &bytes[done..], done as u64) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(n) => done += n,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
     // SAFETY: replaces the application's own pages with a shared mapping holding the
     // same bytes, at the same address (what the runtime registered for the GPU).
     unsafe { rustix::mm::mmap(addr as *mut c_void, len, ProtFlags::READ | ProtFlags::WRITE, MapFlags::SHARED | MapFlags::FIXED, &fd, 0) }?;
