@@ -99,6 +99,12 @@ impl Daemon {
             let stream = match listener.accept() {
                 Ok((s, _)) => s,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // Out of descriptors or memory for a moment: clients leave, retry.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)) => {
+                    self.note(format!("accepting a connection: {e}; retrying"));
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    continue;
+                }
                 Err(e) => return e,
             };
             let uid = match crate::daemon::transport::check_peer_uid(&stream) {
