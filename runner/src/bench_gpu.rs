@@ -52,9 +52,6 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         "memory" => include_str!("../../benches/gpu/memory.c"),
         other => bail!("--kernel {other}: expected valu or memory"),
     };
-    if a.mode != "functional" && a.mode != "timing" {
-        bail!("--mode {}: expected functional or timing", a.mode);
-    }
     let mut t = match &a.topology {
         Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
         None => {
@@ -71,9 +68,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             _ => None,
         })
         .unwrap_or(Target::Gfx942);
-    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu") {
-        c.params.set("mode", simdojo::params::ParamValue::String(a.mode.clone()));
-    }
+    amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
     let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
     let blocks = a.blocks.unwrap_or(4 * cus.max(1));
 

@@ -10,15 +10,14 @@ use amdgpu::isa::Target;
 use amdgpu::loader::{run_image, ExecOptions};
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
-use simdojo::params::ParamValue;
-use simdojo::topology::{self, Format, Topology};
+use simdojo::topology::{self, Format};
 
 use crate::plan;
 
 /// The embedded default topology of each ISA.
 pub fn default_topology(target: Target) -> (&'static str, &'static str) {
     match target {
-        Target::Gfx90a => ("mi210.toml", include_str!("../../topologies/mi210.toml")),
+        Target::Gfx90a => kmd_linux::config::DEFAULT_TOPOLOGY,
         Target::Gfx942 => ("mi300x.toml", include_str!("../../topologies/mi300x.toml")),
         Target::Gfx950 => ("mi355x.toml", include_str!("../../topologies/mi355x.toml")),
     }
@@ -73,17 +72,6 @@ fn shape(flag: &str, text: &str) -> anyhow::Result<[u32; 3]> {
     Ok(v)
 }
 
-/// Sets `mode` on every compute unit of the topology.
-fn set_mode(t: &mut Topology, mode: &str) -> anyhow::Result<()> {
-    if mode != "functional" && mode != "timing" {
-        bail!("--mode {mode}: expected functional or timing");
-    }
-    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu") {
-        c.params.set("mode", ParamValue::String(mode.to_string()));
-    }
-    Ok(())
-}
-
 /// Runs `dojo exec`.
 pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
@@ -96,7 +84,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
             topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
         }
     };
-    set_mode(&mut t, &a.mode)?;
+    amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
     let plan = plan::choose(&t, a.workers, a.partitioner.as_deref())?;
     let max_ticks = match &a.max_ticks {
         Some(text) => Some(simdojo::time::Tick::parse_duration(text).map_err(|e| anyhow!("--max-ticks {text}: {e}"))?),

@@ -137,10 +137,7 @@ impl Session {
             None => DEFAULT_TOPOLOGY.0.to_string(),
         };
         if let Some(mode) = &options.mode {
-            if mode != "functional" && mode != "timing" {
-                bail!("--mode {mode}: expected functional or timing");
-            }
-            config::set_mode(&mut topology, mode)?;
+            amdgpu::cu::mode::set_mode(&mut topology, mode).map_err(|e| anyhow!("--mode {e}"))?;
         }
         crate::plan::choose(&topology, options.workers, options.partitioner.as_deref())?;
         let system = SystemIdentity::from_topology(&topology)

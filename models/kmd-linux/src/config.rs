@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use simdojo::params::ParamValue;
 use simdojo::partition::{self, Strategy};
 use simdojo::topology::{self, Format, Topology};
 
@@ -85,25 +84,6 @@ pub fn load_topology(path: Option<&Path>) -> Result<Topology, ConfigError> {
     }
 }
 
-/// Sets the simulation mode of every compute unit.
-pub fn set_mode(t: &mut Topology, mode: &str) -> Result<(), ConfigError> {
-    if mode != "functional" && mode != "timing" {
-        return Err(ConfigError::Value {
-            var: ENV_MODE,
-            value: mode.into(),
-            expected: "functional or timing".into(),
-        });
-    }
-    for c in t
-        .components
-        .iter_mut()
-        .filter(|c| c.type_name == "amdgpu.cu")
-    {
-        c.params.set("mode", ParamValue::String(mode.to_string()));
-    }
-    Ok(())
-}
-
 impl DriverConfig {
     /// `topology` on one worker and one partition, no statistics, no shared tree.
     pub fn single_partition(topology: Topology) -> DriverConfig {
@@ -123,7 +103,11 @@ impl DriverConfig {
         amdgpu::link_components();
         let mut t = load_topology(var(ENV_TOPOLOGY).as_deref().map(Path::new))?;
         if let Some(mode) = var(ENV_MODE) {
-            set_mode(&mut t, &mode)?;
+            amdgpu::cu::mode::set_mode(&mut t, &mode).map_err(|_| ConfigError::Value {
+                var: ENV_MODE,
+                value: mode.clone(),
+                expected: "functional or timing".into(),
+            })?;
         }
         let workers = match var(ENV_WORKERS) {
             Some(w) => w

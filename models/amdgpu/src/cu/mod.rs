@@ -42,6 +42,7 @@ use crate::stats::{class_of, DispatchCounters};
 use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, ReplacementPolicy, WritePolicy};
 
 pub mod issue;
+pub mod mode;
 pub mod timed;
 
 use self::issue::{IssueParams, IssueTable};

@@ -73,35 +73,16 @@ impl Kfd {
         flags: i32,
         offset: u64,
     ) -> Result<*mut c_void, Errno> {
-        let gpu_id = ((offset & mmap::GPU_ID_MASK) >> mmap::GPU_ID_SHIFT) as u32;
-        let g = self.gpu_index(gpu_id)?;
+        let g = self.kfd_mapping_check(len, offset)?;
         let anon = MapFlags::from_bits_retain(placement(flags).bits()) | MapFlags::SHARED;
-        match offset & mmap::TYPE_MASK {
-            mmap::TYPE_DOORBELL => {
-                if len as u64 != DOORBELL_PAGE_BYTES
-                    || offset & !(mmap::TYPE_MASK | mmap::GPU_ID_MASK) != 0
-                {
-                    return Err(Errno::INVAL);
-                }
-                // SAFETY: a fresh anonymous shared page at the application's placement.
-                let p = unsafe { rustix::mm::mmap_anonymous(addr, len, prot_of(prot), anon) }?;
-                self.watch_doorbells(g, p as usize, len)?;
-                Ok(p)
-            }
-            mmap::TYPE_MMIO => {
-                if len as u64 != PAGE {
-                    return Err(Errno::INVAL);
-                }
-                // The HDP flush page: simulated memory is coherent with the host, so
-                // writes there have nothing to flush.
-                // SAFETY: as above.
-                unsafe { rustix::mm::mmap_anonymous(addr, len, prot_of(prot), anon) }
-            }
-            _ => {
-                self.warn_once(format!("mmap of /dev/kfd at offset {offset:#x}: only doorbell and MMIO pages are mapped there"));
-                Err(Errno::INVAL)
-            }
+        // SAFETY: a fresh anonymous shared page at the application's placement. (The
+        // MMIO page is the HDP flush page: simulated memory is coherent with the host,
+        // so writes there have nothing to flush.)
+        let p = unsafe { rustix::mm::mmap_anonymous(addr, len, prot_of(prot), anon) }?;
+        if offset & mmap::TYPE_MASK == mmap::TYPE_DOORBELL {
+            self.watch_doorbells(g, p as usize, len)?;
         }
+        Ok(p)
     }
 
     /// The offset in the buffer file of a render-node mapping of `len` bytes at mmap
@@ -125,15 +106,18 @@ impl Kfd {
         Ok((self.backing.fd(), self.render_range(len, offset)?))
     }
 
-    /// Daemon mode: checks a mapping of the KFD file (a doorbell or MMIO page) that the
-    /// client makes of its own anonymous memory; returns the GPU index.
+    /// Checks a mapping of the KFD file (a doorbell or MMIO page; in daemon mode the
+    /// client makes it of its own anonymous memory); returns the GPU index.
     pub fn kfd_mapping_check(&self, len: usize, offset: u64) -> Result<usize, Errno> {
         let gpu_id = ((offset & mmap::GPU_ID_MASK) >> mmap::GPU_ID_SHIFT) as u32;
         let g = self.gpu_index(gpu_id)?;
         let ok = match offset & mmap::TYPE_MASK {
             mmap::TYPE_DOORBELL => len as u64 == DOORBELL_PAGE_BYTES && offset & !(mmap::TYPE_MASK | mmap::GPU_ID_MASK) == 0,
             mmap::TYPE_MMIO => len as u64 == PAGE,
-            _ => false,
+            _ => {
+                self.warn_once(format!("mmap of /dev/kfd at offset {offset:#x}: only doorbell and MMIO pages are mapped there"));
+                false
+            }
         };
         if ok {
             Ok(g)
