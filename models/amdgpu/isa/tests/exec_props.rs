@@ -60,7 +60,7 @@ proptest! {
         let program = Program::from_words(target, 0x1000, &words);
         let mut wave = Wave::new(0x1000, 0x3f0);
         wave.sgpr.copy_from_slice(&sgprs);
-        for (r, reg) in wave.vgpr.iter_mut().enumerate().take(16) {
+        for (r, reg) in wave.vgpr.as_mut_slice().iter_mut().enumerate().take(16) {
             for (lane, v) in reg.iter_mut().enumerate() {
                 *v = vgpr_seed.wrapping_mul(r as u32 * 64 + lane as u32 + 1).rotate_left(lane as u32);
             }

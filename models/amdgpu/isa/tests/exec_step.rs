@@ -450,6 +450,11 @@ fn init_group_waves_handles_partial_groups() {
     assert_eq!(edge[0].sgpr[2], 2, "work-group id x in the first system SGPR");
     assert_eq!(edge[0].sgpr_pair(0), KERNARG_BASE, "kernarg pointer in s[0:1]");
     assert!(init_group_waves(&setup.launch([3, 0, 0])).is_empty(), "a group outside the grid has no waves");
+    // The register files are what the descriptor allocates, not the architectural 256.
+    let kd = &kernel.descriptor;
+    assert_eq!(edge[0].vgpr.len(), kd.vgpr_count() as usize);
+    assert!(kd.vgpr_count() < 64, "a small kernel allocates few VGPRs");
+    assert_eq!(edge[0].agpr.len(), kd.acc_vgprs() as usize);
 }
 
 /// `AtomicOp` is usable by a memory-side component on its own.
@@ -554,7 +559,7 @@ fn fast_path_matches_the_general_handlers() {
                     let mut lds = vec![0u8; 64];
                     let out = step(&mut wave, &program, &mut env(&mut mem, &mut lds, 0), 10).expect("runs");
                     assert_eq!(out.stop, StepStop::Ended, "{name}");
-                    wave.vgpr[..4].to_vec()
+                    wave.vgpr.as_slice()[..4].to_vec()
                 };
                 let (got, want) = (run(&[fast]), run(&dpp));
                 for r in 0..4 {

@@ -499,6 +499,17 @@ impl KernelDescriptor {
         self.rsrc3.accum_offset()
     }
 
+    /// Architected VGPRs a wave of this kernel can name: the allocation, at most 256.
+    pub fn arch_vgprs(&self) -> u32 {
+        self.vgpr_count().min(256)
+    }
+
+    /// AccVGPRs a wave of this kernel can name: the unified allocation above
+    /// `ACCUM_OFFSET`, at most 256.
+    pub fn acc_vgprs(&self) -> u32 {
+        self.vgpr_count().saturating_sub(self.accum_offset()).min(256)
+    }
+
     /// User SGPRs in the order the hardware loads them, starting at s0. Includes the
     /// preloaded kernarg dwords, which follow the other user SGPRs.
     pub fn user_sgprs(&self) -> Vec<SgprSlot> {

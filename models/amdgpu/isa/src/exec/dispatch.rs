@@ -406,11 +406,12 @@ pub fn init_group_waves_from(l: &WaveLaunch, spare: &mut Vec<Wave>) -> Vec<Wave>
     let user = kd.user_sgprs();
     let system = kd.system_sgprs();
     let workitem_vgprs = kd.rsrc2.enable_vgpr_workitem_id;
+    let (vgprs, agprs) = (kd.arch_vgprs() as usize, kd.acc_vgprs() as usize);
     (0..n_waves)
         .map(|wi| {
             let mut w = match spare.pop() {
-                Some(old) => old.recycle(l.entry_pc, l.mode_bits),
-                None => Wave::new(l.entry_pc, l.mode_bits),
+                Some(old) => old.recycle(l.entry_pc, l.mode_bits, vgprs, agprs),
+                None => Wave::with_registers(l.entry_pc, l.mode_bits, vgprs, agprs),
             };
             w.wave_in_group = wi as u32;
             w.scratch_lane_bytes = l.scratch_lane_bytes;

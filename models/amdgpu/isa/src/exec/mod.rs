@@ -61,6 +61,7 @@ mod interp;
 mod mfma;
 pub mod memory;
 pub mod program;
+pub mod reg_file;
 pub mod step;
 mod valu;
 mod vmem;
@@ -78,6 +79,7 @@ pub use dispatch::{
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
 pub use program::{CachedInst, Extension, Program};
 pub use step::{step, StepEnv, StepOutcome, StepStop};
+pub use reg_file::RegFile;
 pub use wave::{PendingAccess, Wave, WaveStatus};
 
 /// Why a wave (and its dispatch) stopped abnormally.

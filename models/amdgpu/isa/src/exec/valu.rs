@@ -15,6 +15,7 @@ use crate::Target;
 
 use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, VCC};
 use super::program::{CachedInst, Extension};
+use super::reg_file::RegFile;
 use super::wave::{VReg, Wave, WAVE_LANES};
 use super::{mfma, ExecFault};
 
@@ -232,7 +233,7 @@ pub(crate) fn write(reg: &mut VReg, vals: &L32, mask: u64) {
 
 /// Blends 64-bit `vals` into the VGPR pair at `dst` under `mask`.
 #[inline]
-pub(crate) fn write64(file: &mut [VReg], dst: usize, vals: &L64, mask: u64) {
+pub(crate) fn write64(file: &mut RegFile, dst: usize, vals: &L64, mask: u64) {
     let mut lo = [0u32; N];
     let mut hi = [0u32; N];
     for i in 0..N {

@@ -17,6 +17,7 @@ use crate::Target;
 use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest};
 use super::interp::{scalar_src, unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::CachedInst;
+use super::reg_file::RegFile;
 use super::wave::{PendingAccess, VReg, Wave, WaveStatus, WAVE_LANES};
 use super::ExecFault;
 
@@ -314,7 +315,7 @@ fn lds_set_u32(lds: &mut [u8], addr: u32, v: u32) {
     }
 }
 
-fn file(w: &mut Wave, acc: bool) -> &mut Vec<VReg> {
+fn file(w: &mut Wave, acc: bool) -> &mut RegFile {
     if acc {
         &mut w.agpr
     } else {

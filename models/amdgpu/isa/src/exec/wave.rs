@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_big_array::BigArray;
 
+use super::reg_file::RegFile;
 use super::device::{VgprDest, VmemRequest, VmemResponse};
 use super::memory::MemFault;
 use super::ExecFault;
@@ -79,12 +80,10 @@ pub struct Wave {
     pub sgpr: [u32; SGPR_SLOTS],
     /// Scalar condition code.
     pub scc: bool,
-    /// Architected VGPRs `v0..v255`.
-    #[serde(with = "reg_file")]
-    pub vgpr: Vec<VReg>,
-    /// Accumulation VGPRs `a0..a255`.
-    #[serde(with = "reg_file")]
-    pub agpr: Vec<VReg>,
+    /// Architected VGPRs `v0..`, as many as the kernel allocates (all 256 for [`Wave::new`]).
+    pub vgpr: RegFile,
+    /// Accumulation VGPRs `a0..`, as many as the kernel allocates.
+    pub agpr: RegFile,
     /// Address of the next instruction.
     pub pc: u64,
     /// The MODE hardware register, raw.
@@ -114,13 +113,19 @@ impl std::fmt::Debug for Wave {
 }
 
 impl Wave {
-    /// A wave with all registers zero, EXEC all ones, at `pc`, with MODE `mode_bits`.
+    /// A wave with all 256 VGPRs and 256 AccVGPRs, all registers zero, EXEC all ones, at
+    /// `pc`, with MODE `mode_bits`.
     pub fn new(pc: u64, mode_bits: u32) -> Wave {
+        Wave::with_registers(pc, mode_bits, VGPR_SLOTS, VGPR_SLOTS)
+    }
+
+    /// [`Wave::new`] with `vgprs` VGPRs and `agprs` AccVGPRs allocated (see [`RegFile`]).
+    pub fn with_registers(pc: u64, mode_bits: u32, vgprs: usize, agprs: usize) -> Wave {
         let mut wave = Wave {
             sgpr: [0; SGPR_SLOTS],
             scc: false,
-            vgpr: vec![[0; WAVE_LANES]; VGPR_SLOTS],
-            agpr: vec![[0; WAVE_LANES]; VGPR_SLOTS],
+            vgpr: RegFile::zeroed(vgprs),
+            agpr: RegFile::zeroed(agprs),
             pc,
             mode_bits,
             mode: Mode::decode(mode_bits),
@@ -135,14 +140,12 @@ impl Wave {
         wave
     }
 
-    /// This wave's storage made into [`Wave::new`]`(pc, mode_bits)`: every register zero,
-    /// without allocating (a compute unit recycles the waves of finished work-groups).
-    pub fn recycle(mut self, pc: u64, mode_bits: u32) -> Wave {
-        for r in self.vgpr.iter_mut().chain(self.agpr.iter_mut()) {
-            *r = [0; WAVE_LANES];
-        }
-        self.vgpr.resize(VGPR_SLOTS, [0; WAVE_LANES]);
-        self.agpr.resize(VGPR_SLOTS, [0; WAVE_LANES]);
+    /// This wave's storage made into [`Wave::with_registers`]`(pc, mode_bits, vgprs, agprs)`:
+    /// every register zero, mostly without allocating (a compute unit recycles the waves of
+    /// finished work-groups).
+    pub fn recycle(mut self, pc: u64, mode_bits: u32, vgprs: usize, agprs: usize) -> Wave {
+        self.vgpr.reset(vgprs);
+        self.agpr.reset(agprs);
         self.sgpr = [0; SGPR_SLOTS];
         self.scc = false;
         self.pc = pc;
@@ -275,37 +278,6 @@ impl Wave {
         self.pending = None;
         self.status = WaveStatus::Faulted;
         ExecFault::mem(pc, fault)
-    }
-}
-
-/// Serde form of a register file: a sequence of lane-contiguous registers.
-mod reg_file {
-    use super::{VReg, WAVE_LANES};
-    use serde::de::Error as _;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use serde_big_array::BigArray;
-
-    struct Reg<'a>(&'a VReg);
-
-    impl Serialize for Reg<'_> {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            BigArray::serialize(self.0, s)
-        }
-    }
-
-    #[derive(Deserialize)]
-    struct OwnedReg(#[serde(with = "BigArray")] [u32; WAVE_LANES]);
-
-    pub(super) fn serialize<S: Serializer>(file: &[VReg], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(file.iter().map(Reg))
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<VReg>, D::Error> {
-        let regs: Vec<OwnedReg> = Vec::deserialize(d)?;
-        if regs.len() != super::VGPR_SLOTS {
-            return Err(D::Error::invalid_length(regs.len(), &"256 registers"));
-        }
-        Ok(regs.into_iter().map(|r| r.0).collect())
     }
 }
 
