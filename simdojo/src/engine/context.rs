@@ -174,6 +174,18 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The latency of what `port` sends through: its link's, or its fabric's; `None` when
+    /// the port cannot send (unconnected, or the receiving end of a one-way link). A paired
+    /// link has one latency for both directions, so an answer to a message sent now
+    /// arrives no earlier than twice this: components use that as lookahead of their own.
+    pub fn link_latency<M>(&self, port: &Port<M>) -> Option<Tick> {
+        match self.wiring.ports[self.me.index()].get(port.idx().index()).map(|p| &p.binding) {
+            Some(Binding::Link { latency, .. }) => Some(*latency),
+            Some(Binding::Fabric { fabric, .. }) => Some(self.wiring.fabrics[fabric.index()].latency),
+            _ => None,
+        }
+    }
+
     /// The number of members of the fabric `port` belongs to (0 if it is not a fabric port).
     pub fn fabric_size<M>(&self, port: &Port<M>) -> u32 {
         match self.wiring.ports[self.me.index()].get(port.idx().index()).map(|p| &p.binding) {

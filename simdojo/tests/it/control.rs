@@ -33,6 +33,9 @@ struct Relay {
     panic_on: u64,
     seen: Counter,
     sum: u64,
+    /// What `link_latency` said of the output (sending) and input (receiving) ports, in ps
+    /// (`u64::MAX`: none).
+    latencies: (u64, u64),
 }
 
 fn opt_tick(p: &Params, name: &str) -> Result<Option<Tick>, BuildError> {
@@ -51,6 +54,7 @@ fn build_relay(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildEr
         panic_on: p.uint("panic_on")?,
         seen: Counter::default(),
         sum: 0,
+        latencies: (0, 0),
     }))
 }
 
@@ -59,6 +63,8 @@ const TIMER_RELEASE: u64 = 2;
 
 impl Component for Relay {
     fn startup(&mut self, ctx: &mut Context<'_>) {
+        let ps = |t: Option<Tick>| t.map_or(u64::MAX, |t| t.0);
+        self.latencies = (ps(ctx.link_latency(&self.output)), ps(ctx.link_latency(&self.input)));
         if self.seeds {
             ctx.send(&self.output, Token(ctx.id().0 as u64));
         }
@@ -90,6 +96,8 @@ impl Component for Relay {
     fn stats(&self, out: &mut StatsSink<'_>) {
         out.counter("seen", &self.seen);
         out.counter("sum", &Counter::from_count(self.sum % 1_000_000_007));
+        out.counter("out_latency", &Counter::from_count(self.latencies.0));
+        out.counter("in_latency", &Counter::from_count(self.latencies.1));
     }
 }
 
@@ -131,6 +139,19 @@ fn ring(n: u32, extra: impl Fn(u32) -> Params) -> Topology {
 
 fn build(t: &Topology, assignment: Option<Vec<PartitionId>>) -> Simulation {
     Simulation::build(t, &fixed(assignment)).unwrap()
+}
+
+#[test]
+fn components_learn_the_latency_of_the_links_they_send_on() {
+    let t = ring(4, |_| Params::new());
+    let mut sim = build(&t, None);
+    sim.step();
+    let json = sim.stats().to_json();
+    for i in 0..4u64 {
+        let relay = &json["components"][format!("ring.relay[{i}]")];
+        assert_eq!(relay["out_latency"], serde_json::json!(1000 + 250 * i), "{relay}");
+        assert_eq!(relay["in_latency"], serde_json::json!(u64::MAX), "the receiving end of a one-way link sends nothing: {relay}");
+    }
 }
 
 #[test]

@@ -251,6 +251,7 @@ impl ComputeUnit {
                     scalar_hit_latency: p.uint("scalar_hit_latency")?,
                     lds_latency: p.uint("lds_latency")?,
                     window: p.uint("issue_window")?.max(1),
+                    answer_slack: p.uint("answer_slack")?.max(1),
                 };
                 Some(Box::new((params, IssueTable::new(&issue))))
             }
@@ -649,8 +650,14 @@ simdojo::register_component!(ComponentType {
         ParamSpec {
             name: "issue_window",
             kind: ParamKind::UInt,
+            default: Some("64"),
+            doc: "timing: most cycles scheduled per event (a work-group arriving meanwhile starts at the window's end)",
+        },
+        ParamSpec {
+            name: "answer_slack",
+            kind: ParamKind::UInt,
             default: Some("8"),
-            doc: "timing: cycles scheduled per event; an answer from the L2 is seen at most this late (1: exact)",
+            doc: "timing: an answer from the L2 is seen at most this many cycles late (1: exact); windows end before the earliest cycle an outstanding answer could arrive unless that is nearer than this",
         },
     ],
     ports: &[

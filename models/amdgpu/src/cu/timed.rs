@@ -1,6 +1,6 @@
 //! Timing mode of the compute unit: the per-cycle issue model.
 //!
-//! Every event schedules up to `issue_window` cycles. In each cycle each SIMD issues at
+//! Every event schedules one window of up to `issue_window` cycles. In each cycle each SIMD issues at
 //! most one instruction, taking its ready waves round-robin (wave slot `k` is on SIMD
 //! `k % simds`). A wave is ready when it is running, the issue cycles of its previous
 //! instruction ([`IssueTable`]) and any `s_sleep` have passed, and, when the
@@ -21,8 +21,19 @@
 //! Counters drop in issue order (gfx9 returns vector memory results in order), so
 //! `s_waitcnt vmcnt(n)` waits until all but the `n` youngest have completed.
 //!
-//! **Approximation:** an answer that arrives while the window it falls into was already
-//! scheduled is seen at the end of that window (at most `issue_window - 1` cycles late).
+//! **Windows and answers:** an answer to a message sent on the L2 link at cycle `s` cannot
+//! arrive before `s` plus twice the link's latency (the link is the lookahead of this
+//! component). A window therefore ends before the earliest cycle any outstanding answer
+//! could arrive, so answers are seen on time, unless that bound is nearer than
+//! `answer_slack` cycles (an answer already overdue, queued behind others): then the
+//! window is `answer_slack` cycles long and such an answer is seen at most
+//! `answer_slack - 1` cycles late. Long windows over pure-ALU stretches cost one event per
+//! `issue_window` cycles instead of one per few instructions.
+//!
+//! **Approximation:** a work-group that arrives while the window it falls into was already
+//! scheduled starts at the end of that window (at most `issue_window - 1` cycles late). A
+//! finished work-group reports at the cycle its last wave ended and its last access
+//! completed, whatever the window.
 //! **Determinism:** the schedule depends only on simulated time and the order of events
 //! at equal times, which the engine fixes; no container is iterated in hash order.
 
@@ -52,8 +63,11 @@ pub struct TimedParams {
     pub scalar_hit_latency: u64,
     /// Cycles until an LDS instruction's `lgkmcnt` drops.
     pub lds_latency: u64,
-    /// Cycles scheduled per event.
+    /// Most cycles scheduled per event.
     pub window: u64,
+    /// Least cycles scheduled per event when an answer is outstanding (the most an
+    /// answer is seen late).
+    pub answer_slack: u64,
 }
 
 /// One memory instruction counted in a wait counter.
@@ -330,7 +344,7 @@ impl ComputeUnit {
         let (Some(timing), Some(mut mem)) = (self.timing.take(), self.mem.take()) else { return };
         let (params, table) = (&timing.0, &timing.1);
         let start = self.cycle(ctx.now()).max(self.state.timed.processed_until);
-        let end = start + params.window;
+        let end = self.window_end(ctx, start, params);
         let simds = self.cap.simds as usize;
         let slots = self.cap.slots as usize;
         if self.state.timed.rr.len() != simds {
@@ -458,6 +472,29 @@ impl ComputeUnit {
         self.arm_next(ctx, scheduled_to);
     }
 
+    /// The end of the window that starts at `start` (see the [module docs](self)).
+    fn window_end(&self, ctx: &Context<'_>, start: u64, params: &TimedParams) -> u64 {
+        let longest = start + params.window;
+        // Cycles from sending on the L2 link to the earliest answer, less one so that the
+        // answer arrives strictly after the window's end.
+        let Some(round_trip) = ctx.link_latency(&self.l2).map(|l| self.clock.to_cycles(Tick(l.0.saturating_mul(2))).saturating_sub(1).max(1)) else {
+            return longest;
+        };
+        // The earliest arrival of an answer sent at `sent`; an overdue one may be seen
+        // late by a sixteenth of its age (at least `answer_slack` cycles).
+        let allowed = |sent: u64| (sent + round_trip).max(start + params.answer_slack.max((start - sent.min(start)) / 16));
+        let mut end = longest.min(start + round_trip);
+        for &(_, _, issued, _) in self.state.timed.inflight.values() {
+            end = end.min(allowed(issued));
+        }
+        for slot in self.state.groups.iter().flat_map(|g| &g.waves) {
+            if slot.wave.status == WaveStatus::WaitMemory {
+                end = end.min(allowed(slot.timing.waiting_since));
+            }
+        }
+        end
+    }
+
     /// Ends every group whose waves all ended and whose memory instructions are all
     /// answered; its `GroupDone` leaves when the last one completes.
     fn retire_groups(&mut self, ctx: &mut Context<'_>, c: u64) {
@@ -466,10 +503,12 @@ impl ComputeUnit {
             let group = &self.state.groups[g];
             let ended = group.waves.iter().all(|s| s.wave.status == WaveStatus::Ended);
             let drained = group.waves.iter().try_fold(0u64, |m, s| s.timing.drained().map(|d| m.max(d)));
+            // An ended wave's `ready_at` is the cycle after its `s_endpgm` issued.
+            let last_end = group.waves.iter().map(|s| s.timing.ready_at).max().unwrap_or(c);
             match (ended, drained) {
                 (true, Some(done)) => {
                     let done_group = self.state.groups.remove(g);
-                    let at = self.clock.cycles(done.max(c));
+                    let at = self.clock.cycles(done.max(last_end));
                     let extra = Tick(at.0.saturating_sub(ctx.now().0));
                     ctx.send_after(&self.cp, extra, CuMsg::GroupDone { seq: done_group.launch.seq, first_slot: done_group.launch.first_slot });
                 }
