@@ -317,10 +317,18 @@ fn build(f: impl Fn(usize) -> u32) -> [u32; N] {
     out
 }
 
-/// All ones when lane `i` of `mask` is set, else zero (branch-free, for blends).
+/// All ones in the lanes of `mask` that are set, zero in the others. Each half of the
+/// mask is shifted so that lane `i`'s bit lands in the sign bit, then spread by an
+/// arithmetic shift: constant per-lane shift counts, which vectorize (one variable
+/// shift pair per eight lanes) where a per-lane `(mask >> i) & 1` stays scalar.
 #[inline(always)]
-fn lane_mask(mask: u64, i: usize) -> u32 {
-    (((mask >> i) & 1) as u32).wrapping_neg()
+fn lane_masks(mask: u64) -> [u32; N] {
+    let halves = [mask as u32, (mask >> 32) as u32];
+    let mut out = [0u32; N];
+    for i in 0..N {
+        out[i] = (((halves[i / 32] << (31 - (i % 32))) as i32) >> 31) as u32;
+    }
+    out
 }
 
 /// A source for all lanes (a copy of the VGPR, or the scalar value broadcast).
@@ -358,9 +366,9 @@ fn write(w: &mut Wave, dst: u8, out: &[u32; N]) {
             reg[i] = out[i];
         }
     } else {
+        let m = lane_masks(exec);
         for i in 0..N {
-            let m = lane_mask(exec, i);
-            reg[i] = (out[i] & m) | (reg[i] & !m);
+            reg[i] = (out[i] & m[i]) | (reg[i] & !m[i]);
         }
     }
 }
@@ -392,14 +400,21 @@ fn map2_f32(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) -> u32) -> bool {
     map2_impl::<true>(w, op, f)
 }
 
-/// True when some lane of `out` is a NaN.
+/// The 64 lanes `f(0..64)` (as [`build`]) and, with `NAN_CHECK`, whether one of them is
+/// a NaN: one pass that computes and checks, for the f32 operations that decline on NaN
+/// results.
 #[inline(always)]
-fn any_nan(out: &[u32; N]) -> bool {
+fn build_checked<const NAN_CHECK: bool>(f: impl Fn(usize) -> u32) -> ([u32; N], bool) {
+    let mut out = [0u32; N];
     let mut nan = 0u32;
     for i in 0..N {
-        nan |= ((out[i] & 0x7fff_ffff) > 0x7f80_0000) as u32;
+        let r = f(i);
+        out[i] = r;
+        if NAN_CHECK {
+            nan |= ((r & 0x7fff_ffff) > 0x7f80_0000) as u32;
+        }
     }
-    nan != 0
+    (out, nan != 0)
 }
 
 #[inline(always)]
@@ -449,25 +464,25 @@ fn map2_impl<const F32: bool>(w: &mut Wave, op: &FastOp, f: impl Fn(u32, u32) ->
             _ => {}
         }
     }
-    let out: [u32; N] = match (op.src[0], op.src[1]) {
+    let out = match (op.src[0], op.src[1]) {
         (Src::Vgpr(a), Src::Vgpr(b)) => {
             let (a, b) = (&w.vgpr[a as usize], &w.vgpr[b as usize]);
-            build(|i| f(a[i], b[i]))
+            build_checked::<F32>(|i| f(a[i], b[i]))
         }
         (s, Src::Vgpr(b)) => {
             let (x, b) = (scalar(w, s), &w.vgpr[b as usize]);
-            build(|i| f(x, b[i]))
+            build_checked::<F32>(|i| f(x, b[i]))
         }
         (Src::Vgpr(a), t) => {
             let (a, y) = (&w.vgpr[a as usize], scalar(w, t));
-            build(|i| f(a[i], y))
+            build_checked::<F32>(|i| f(a[i], y))
         }
-        (s, t) => [f(scalar(w, s), scalar(w, t)); N],
+        (s, t) => build_checked::<F32>(|_| f(scalar(w, s), scalar(w, t))),
     };
-    if F32 && any_nan(&out) {
+    if out.1 {
         return false;
     }
-    write(w, op.dst, &out);
+    write(w, op.dst, &out.0);
     true
 }
 
@@ -506,22 +521,22 @@ fn map3_impl<const F32: bool>(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32,
             }
         }
     }
-    let out: [u32; N] = match (op.src[0], op.src[1], c) {
+    let out = match (op.src[0], op.src[1], c) {
         (Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) => {
             let (a, b, c) = (&w.vgpr[a as usize], &w.vgpr[b as usize], &w.vgpr[c as usize]);
-            build(|i| f(a[i], b[i], c[i]))
+            build_checked::<F32>(|i| f(a[i], b[i], c[i]))
         }
         (a, b, c) => {
             let a = lanes(w, a);
             let b = lanes(w, b);
             let c = lanes(w, c);
-            build(|i| f(a[i], b[i], c[i]))
+            build_checked::<F32>(|i| f(a[i], b[i], c[i]))
         }
     };
-    if F32 && any_nan(&out) {
+    if out.1 {
         return false;
     }
-    write(w, op.dst, &out);
+    write(w, op.dst, &out.0);
     true
 }
 
@@ -550,7 +565,7 @@ fn branch(w: &mut Wave, op: &FastOp, take: bool) -> bool {
 /// unchanged, when the general handler must run (f32 arithmetic outside plain IEEE MODE).
 #[inline(always)]
 fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
-    let plain = w.mode.round_f32 == RoundMode::NearestEven && w.mode.denorm_f32 == DenormMode::FlushNone;
+    let plain = || w.mode.round_f32 == RoundMode::NearestEven && w.mode.denorm_f32 == DenormMode::FlushNone;
     let ieee = w.mode.ieee;
     let fma = |x: f32, y: f32, z: f32| if HW_FMA { x.mul_add(y, z) } else { fma_f32_rne(x, y, z) };
     let scalar2 = |w: &Wave| (scalar(w, op.src[0]), scalar(w, op.src[1]));
@@ -570,13 +585,13 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
         Kind::VMulU24 => map2(w, op, |x, y| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
         Kind::VMinU => map2(w, op, u32::min),
         Kind::VMaxU => map2(w, op, u32::max),
-        Kind::VAddF if plain => map2_f32(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
-        Kind::VSubF if plain => map2_f32(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
-        Kind::VMulF if plain => map2_f32(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
-        Kind::VMaxF if plain => minmax::<true>(w, op, ieee),
-        Kind::VMinF if plain => minmax::<false>(w, op, ieee),
-        Kind::VFma if plain => map3_f32(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
-        Kind::VFmac if plain => map3_f32(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
+        Kind::VAddF if plain() => map2_f32(w, op, |x, y| (fl(x) + fl(y)).to_bits()),
+        Kind::VSubF if plain() => map2_f32(w, op, |x, y| (fl(x) - fl(y)).to_bits()),
+        Kind::VMulF if plain() => map2_f32(w, op, |x, y| (fl(x) * fl(y)).to_bits()),
+        Kind::VMaxF if plain() => minmax::<true>(w, op, ieee),
+        Kind::VMinF if plain() => minmax::<false>(w, op, ieee),
+        Kind::VFma if plain() => map3_f32(w, op, op.src[2], |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
+        Kind::VFmac if plain() => map3_f32(w, op, Src::Vgpr(op.dst), |x, y, z| fma(fl(x), fl(y), fl(z)).to_bits()),
         Kind::VAddF | Kind::VSubF | Kind::VMulF | Kind::VMaxF | Kind::VMinF | Kind::VFma | Kind::VFmac => false,
         Kind::VMadU24 => map3(w, op, op.src[2], |x, y, z| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
         Kind::VAdd3 => map3(w, op, op.src[2], |x, y, z| x.wrapping_add(y).wrapping_add(z)),
@@ -588,10 +603,8 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp) -> bool {
             let vcc = w.vcc();
             let a = lanes(w, op.src[0]);
             let b = lanes(w, op.src[1]);
-            let out: [u32; N] = build(|i| {
-                let m = lane_mask(vcc, i);
-                (b[i] & m) | (a[i] & !m)
-            });
+            let m = lane_masks(vcc);
+            let out: [u32; N] = build(|i| (b[i] & m[i]) | (a[i] & !m[i]));
             write(w, op.dst, &out);
             true
         }
@@ -683,17 +696,13 @@ fn minmax<const MAX: bool>(w: &mut Wave, op: &FastOp, ieee: bool) -> bool {
     let out = if nan != 0 {
         build(|i| if MAX { max_f32(fl(a[i]), fl(b[i]), ieee) } else { min_f32(fl(a[i]), fl(b[i]), ieee) }.to_bits())
     } else {
+        // Branch-free: all-ones masks instead of selects, so the lanes vectorize.
         build(|i| {
-            let both_zero = (a[i] | b[i]) & 0x7fff_ffff == 0;
-            let pick_a = if MAX { fl(a[i]) >= fl(b[i]) } else { fl(a[i]) < fl(b[i]) };
+            let both_zero = (((a[i] | b[i]) & 0x7fff_ffff == 0) as u32).wrapping_neg();
+            let pick_a = ((if MAX { fl(a[i]) >= fl(b[i]) } else { fl(a[i]) < fl(b[i]) }) as u32).wrapping_neg();
             let zero = if MAX { a[i] & b[i] } else { a[i] | b[i] };
-            if both_zero {
-                zero
-            } else if pick_a {
-                a[i]
-            } else {
-                b[i]
-            }
+            let picked = (a[i] & pick_a) | (b[i] & !pick_a);
+            (zero & both_zero) | (picked & !both_zero)
         })
     };
     write(w, op.dst, &out);
