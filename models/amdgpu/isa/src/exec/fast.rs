@@ -521,10 +521,29 @@ fn map3_impl<const F32: bool>(w: &mut Wave, op: &FastOp, c: Src, f: impl Fn(u32,
             }
         }
     }
+    // VGPR sources are read in place and scalar ones broadcast inside the loop, for the
+    // shapes compilers emit (v_fma with an SGPR and a constant, v_fmamk, v_fmac with a
+    // constant); the rarer shapes copy their sources.
     let out = match (op.src[0], op.src[1], c) {
         (Src::Vgpr(a), Src::Vgpr(b), Src::Vgpr(c)) => {
             let (a, b, c) = (&w.vgpr[a as usize], &w.vgpr[b as usize], &w.vgpr[c as usize]);
             build_checked::<F32>(|i| f(a[i], b[i], c[i]))
+        }
+        (Src::Vgpr(a), Src::Vgpr(b), z) => {
+            let (a, b, z) = (&w.vgpr[a as usize], &w.vgpr[b as usize], scalar(w, z));
+            build_checked::<F32>(|i| f(a[i], b[i], z))
+        }
+        (Src::Vgpr(a), y, Src::Vgpr(c)) => {
+            let (a, y, c) = (&w.vgpr[a as usize], scalar(w, y), &w.vgpr[c as usize]);
+            build_checked::<F32>(|i| f(a[i], y, c[i]))
+        }
+        (x, Src::Vgpr(b), Src::Vgpr(c)) => {
+            let (x, b, c) = (scalar(w, x), &w.vgpr[b as usize], &w.vgpr[c as usize]);
+            build_checked::<F32>(|i| f(x, b[i], c[i]))
+        }
+        (Src::Vgpr(a), y, z) => {
+            let (a, y, z) = (&w.vgpr[a as usize], scalar(w, y), scalar(w, z));
+            build_checked::<F32>(|i| f(a[i], y, z))
         }
         (a, b, c) => {
             let a = lanes(w, a);
