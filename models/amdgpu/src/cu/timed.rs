@@ -357,23 +357,30 @@ impl ComputeUnit {
         let CuState { l1, scalar, groups, counters: counter_map, timed, instructions, deferred, .. } = &mut self.state;
         let mut counters = WindowCounters::take(counter_map, groups);
         let mut issue = IssueCtx { params, l1, scalar, timed, l2: &self.l2, clock: &self.clock, line_bytes: self.line_bytes };
+        // Each slot's ready cycle. Within a window it changes only when its wave issues or
+        // leaves a barrier (answers arrive in other events), so it is computed once here
+        // and again after those, not per cycle.
+        let mut ready: Vec<Option<u64>> = by_slot
+            .iter()
+            .map(|at| {
+                let (g, wi) = (*at)?;
+                ready_cycle(&mut groups[g].waves[wi], programs[g].as_deref()?, table, start)
+            })
+            .collect();
+        // Each SIMD's occupied wave slots (slot `k` is on SIMD `k % simds`), ascending.
+        let occupied: Vec<Vec<usize>> = (0..simds).map(|simd| (simd..slots).step_by(simds).filter(|&k| matches!(by_slot.get(k), Some(Some(_)))).collect()).collect();
         'cycles: while c < end {
             let mut issued = false;
             let mut next = u64::MAX;
-            for simd in 0..simds {
-                let mut k = issue.timed.rr[simd] as usize;
+            for (simd, occupied) in occupied.iter().enumerate() {
                 let mut chosen = None;
-                // The SIMD's slots in round-robin order after the last one that issued.
-                let per_simd = slots.div_ceil(simds);
-                let wrap = per_simd * simds;
-                for _ in 0..per_simd {
-                    k += simds;
-                    if k >= wrap {
-                        k -= wrap;
-                    }
+                // The SIMD's occupied slots in round-robin order after the last one that issued.
+                let first = occupied.partition_point(|&k| k <= issue.timed.rr[simd] as usize);
+                for j in 0..occupied.len() {
+                    let i = if first + j >= occupied.len() { first + j - occupied.len() } else { first + j };
+                    let k = occupied[i];
                     let Some(Some((g, wi))) = by_slot.get(k).copied() else { continue };
-                    let Some(program) = programs[g].as_deref() else { continue };
-                    match ready_cycle(&mut groups[g].waves[wi], program, table, c) {
+                    match ready[k] {
                         Some(r) if r <= c => {
                             if chosen.is_none() {
                                 chosen = Some((k, g, wi));
@@ -435,20 +442,25 @@ impl ComputeUnit {
                         break 'cycles;
                     }
                 }
+                ready[k] = ready_cycle(&mut groups[g].waves[wi], program, table, c);
                 mem.lines.clear();
                 mem.scalar_lines.clear();
             }
             if issued {
                 // Barriers: release a group whose live waves all arrived.
-                for group in groups.iter_mut() {
+                for (group, program) in groups.iter_mut().zip(&programs) {
                     let live = group.waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count();
                     let at_barrier = group.waves.iter().filter(|s| s.wave.status == WaveStatus::Barrier).count();
                     if live > 0 && at_barrier == live {
-                        for s in group.waves.iter_mut().filter(|s| s.wave.status == WaveStatus::Barrier) {
+                        let first = group.launch.first_slot as usize;
+                        for (wi, s) in group.waves.iter_mut().enumerate().filter(|(_, s)| s.wave.status == WaveStatus::Barrier) {
                             issue.timed.stall_barrier += c - s.timing.waiting_since;
                             counters.get(group.launch.seq).0.timing.stall_barrier += c - s.timing.waiting_since;
                             s.wave.status = WaveStatus::Running;
                             s.timing.ready_at = s.timing.ready_at.max(c + 1);
+                            if let (Some(r), Some(program)) = (ready.get_mut(first + wi), program.as_deref()) {
+                                *r = ready_cycle(s, program, table, c);
+                            }
                         }
                     }
                 }
