@@ -15,7 +15,9 @@
 //!   `mix64(key + c * 0x9E3779B97F4A7C15)`; `unit(x) = (x >> 11) * 2^-53`.
 //! - Each new event takes three draws x1, x2, x3: remote iff `unit(x1) < remote`
 //!   (and N > 1); the remote destination is `(i + 1 + x2 % (N - 1)) % N`; the delay
-//!   is `lookahead + trunc(-mean * ln(1 - unit(x3)))` in ticks.
+//!   is `lookahead + trunc(mean * exponential(x3))` in ticks, where [`exponential`] is
+//!   the standard exponential variate of one draw (256-layer ziggurat, see
+//!   `phold::ziggurat`).
 //! - Handling an event at time t: `count += 1; h = mix64(h ^ t ^ count.rotate_left(32))`.
 //! - Digest: `d = 0; for i in 0..N: d = mix64(d ^ h_i ^ (count_i << 1) ^ i)`.
 
@@ -29,6 +31,10 @@ use crate::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, 
 use crate::stats::{Counter, StatsSink};
 use crate::time::Tick;
 use crate::topology::Topology;
+
+mod ziggurat;
+
+pub use ziggurat::exponential;
 
 /// The SplitMix64 finalizer.
 #[inline]
@@ -150,10 +156,18 @@ pub struct PholdLp {
     seed: u64,
     n: u32,
     events: u32,
-    remote: f64,
+    /// `unit(x) < remote` as an integer test: `x >> 11 < remote_below`.
+    remote_below: u64,
     lookahead: Tick,
     mean: f64,
     state: LpState,
+}
+
+/// The smallest 53-bit integer `k` with `unit(k << 11) >= p`, so that for every draw
+/// `unit(x) < p` exactly when `x >> 11 < k` (`p * 2^53` is exact, and an integer is
+/// below a real exactly when it is below the real's ceiling).
+fn unit_threshold(p: f64) -> u64 {
+    (p * (1u64 << 53) as f64).ceil().clamp(0.0, (1u64 << 53) as f64) as u64
 }
 
 impl PholdLp {
@@ -171,7 +185,7 @@ impl PholdLp {
             n: 0,
             seed: p.uint("seed")?,
             events,
-            remote,
+            remote_below: unit_threshold(remote),
             lookahead: p.duration("lookahead")?,
             mean: p.duration("mean")?.0 as f64,
             state: LpState {
@@ -187,8 +201,8 @@ impl PholdLp {
     #[inline]
     fn generate(&mut self, ctx: &mut Context<'_>) {
         let (x1, x2, x3) = (self.state.draws.draw(), self.state.draws.draw(), self.state.draws.draw());
-        let extra = Tick((-self.mean * (1.0 - unit(x3)).ln()) as u64);
-        if self.n > 1 && unit(x1) < self.remote {
+        let extra = Tick((self.mean * exponential(x3)) as u64);
+        if self.n > 1 && x1 >> 11 < self.remote_below {
             // (i + 1 + x2 % (n - 1)) % n, with the outer modulo as one subtraction:
             // the sum is below 2n.
             let n = u64::from(self.n);
@@ -262,3 +276,22 @@ crate::register_component!(ComponentType {
     ],
     build: PholdLp::build,
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_threshold_is_the_exact_integer_form_of_unit_below() {
+        let ps = [0.0, 1e-300, 0.1, 0.25, 1.0 / 3.0, 0.5, 0.9, 1.0 - f64::EPSILON, 1.0];
+        for p in ps {
+            let k = unit_threshold(p);
+            // The boundary itself and its neighbours, and a stream of draws.
+            let edges = [k.saturating_sub(1), k, k + 1].map(|j| j.min((1 << 53) - 1) << 11);
+            let stream = (0..2000u64).map(|c| mix64(c.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+            for x in edges.into_iter().chain(stream) {
+                assert_eq!(unit(x) < p, x >> 11 < k, "p = {p}, x = {x:#x}");
+            }
+        }
+    }
+}
