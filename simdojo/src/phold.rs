@@ -34,7 +34,7 @@ use crate::topology::Topology;
 
 mod ziggurat;
 
-pub use ziggurat::exponential;
+pub use ziggurat::{exponential, Ziggurat};
 
 /// The SplitMix64 finalizer.
 #[inline]
@@ -160,7 +160,19 @@ pub struct PholdLp {
     remote_below: u64,
     lookahead: Tick,
     mean: f64,
+    exp: &'static Ziggurat,
     state: LpState,
+}
+
+/// `x as u64` (truncation, saturating), through the one-instruction signed
+/// conversion whenever `x` is in range for it.
+#[inline(always)]
+fn trunc_ticks(x: f64) -> u64 {
+    if (0.0..9.223_372_036_854_775e18).contains(&x) {
+        x as i64 as u64
+    } else {
+        x as u64
+    }
 }
 
 /// The smallest 53-bit integer `k` with `unit(k << 11) >= p`, so that for every draw
@@ -188,6 +200,7 @@ impl PholdLp {
             remote_below: unit_threshold(remote),
             lookahead: p.duration("lookahead")?,
             mean: p.duration("mean")?.0 as f64,
+            exp: Ziggurat::exponential(),
             state: LpState {
                 draws: Draws::new(p.uint("seed")?, 0),
                 count: 0,
@@ -198,10 +211,10 @@ impl PholdLp {
     }
 
     /// Creates one new event, `now` being the current time.
-    #[inline]
+    #[inline(always)]
     fn generate(&mut self, ctx: &mut Context<'_>) {
         let (x1, x2, x3) = (self.state.draws.draw(), self.state.draws.draw(), self.state.draws.draw());
-        let extra = Tick((self.mean * exponential(x3)) as u64);
+        let extra = Tick(trunc_ticks(self.mean * self.exp.sample(x3)));
         if self.n > 1 && x1 >> 11 < self.remote_below {
             // (i + 1 + x2 % (n - 1)) % n, with the outer modulo as one subtraction:
             // the sum is below 2n.
@@ -280,6 +293,13 @@ crate::register_component!(ComponentType {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trunc_ticks_truncates_like_as() {
+        for x in [0.0, -0.0, 0.4, 1.9, 1e3, 4.5e15, 9.2e18, 9.3e18, 1e19, 2e19, f64::MAX, f64::INFINITY, f64::NAN, -1.0] {
+            assert_eq!(trunc_ticks(x), x as u64, "{x}");
+        }
+    }
 
     #[test]
     fn unit_threshold_is_the_exact_integer_form_of_unit_below() {

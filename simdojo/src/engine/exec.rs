@@ -31,7 +31,8 @@ use crate::engine::external::ExternalInbox;
 use crate::engine::order::{EventKey, EXTERNAL_SOURCE};
 use crate::engine::partition_state::PartitionState;
 use crate::engine::progress::Progress;
-use crate::engine::queue::{Body, Pending};
+use crate::component::Event;
+use crate::engine::queue::Pending;
 use crate::engine::wiring::Wiring;
 use crate::engine::EngineError;
 use crate::stats::Distribution;
@@ -266,7 +267,7 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
             // External input is stamped by worker 0 with the latest frontier it knew;
             // this partition may have gone further in the same epoch. Input has no
             // sender time to respect, so it enters at this partition's present.
-            if matches!(ev.body, Body::External { .. }) && ev.key.time < part.frontier {
+            if matches!(ev.body, Event::External { .. }) && ev.key.time < part.frontier {
                 ev.key.time = part.frontier;
             }
             if ev.key.time < part.frontier && part.emit.error.is_none() {
@@ -312,7 +313,7 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
         while let Some((target, payload)) = sh.external.pop() {
             let key = EventKey::new(stamp, EXTERNAL_SOURCE, st.ext_seq);
             st.ext_seq += 1;
-            part.emit.emit(sh.wiring, Pending { key, target, body: Body::External { payload } });
+            part.emit.emit(sh.wiring, Pending { key, target, body: Event::External { payload } });
         }
     }
     {

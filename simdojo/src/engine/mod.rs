@@ -32,7 +32,7 @@ pub use control::{ExitReason, ExitStatus};
 pub use exec::SyncStats;
 pub use external::{ExternalSender, StopHandle};
 
-use crate::component::{BuildContext, BuildError, Component};
+use crate::component::{BuildContext, BuildError, Component, Event};
 use crate::engine::context::Emitter;
 use crate::engine::exec::{Limits, Shared, Stop};
 use crate::engine::external::ExternalInbox;
@@ -624,7 +624,7 @@ impl Emitter {
     /// Whether a checkpoint can capture this partition (no external inputs pending).
     pub(crate) fn has_external(&self) -> bool {
         let mut found = false;
-        self.queue.for_each(|_, _, b| found |= matches!(b, queue::Body::External { .. }));
+        self.queue.for_each(|_, _, b| found |= matches!(b, Event::External { .. }));
         found
     }
 }

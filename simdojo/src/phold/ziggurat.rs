@@ -27,8 +27,10 @@ const SCALE: f64 = 9_007_199_254_740_992.0;
 /// The stride of the rejection sub-stream.
 const SUB_STRIDE: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// The layer tables, computed once.
-struct Tables {
+/// The layer tables of the exponential ziggurat, computed once per process
+/// ([`Ziggurat::exponential`]); [`Ziggurat::sample`] draws from them.
+#[derive(Debug)]
+pub struct Ziggurat {
     /// Per layer, the 53-bit positions below which a point is surely under the curve
     /// (`x_(i+1) / x_i * 2^53`).
     accept: [u64; LAYERS],
@@ -38,10 +40,15 @@ struct Tables {
     height: [f64; LAYERS + 1],
 }
 
-static TABLES: LazyLock<Tables> = LazyLock::new(Tables::new);
+static TABLES: LazyLock<Ziggurat> = LazyLock::new(Ziggurat::new);
 
-impl Tables {
-    fn new() -> Tables {
+impl Ziggurat {
+    /// The tables of the standard exponential distribution (built on first use).
+    pub fn exponential() -> &'static Ziggurat {
+        &TABLES
+    }
+
+    fn new() -> Ziggurat {
         let mut edge = [0.0f64; LAYERS + 1];
         edge[0] = AREA / (-R).exp();
         edge[1] = R;
@@ -49,7 +56,7 @@ impl Tables {
             edge[i + 1] = -((-edge[i]).exp() + AREA / edge[i]).ln();
         }
         edge[LAYERS] = 0.0;
-        let mut t = Tables { accept: [0; LAYERS], step: [0.0; LAYERS], height: [0.0; LAYERS + 1] };
+        let mut t = Ziggurat { accept: [0; LAYERS], step: [0.0; LAYERS], height: [0.0; LAYERS + 1] };
         for i in 0..LAYERS {
             // The ratio is below 1, so the product is below 2^53 and fits.
             t.accept[i] = (edge[i + 1] / edge[i] * SCALE) as u64;
@@ -70,24 +77,34 @@ fn uniform(x: u64) -> f64 {
     ((x >> 11) as i64) as f64 * (1.0 / SCALE)
 }
 
-/// A standard exponential variate (mean 1) made from the random draw `draw`.
+/// A standard exponential variate (mean 1) made from the random draw `draw`:
+/// `Ziggurat::exponential().sample(draw)`.
 ///
 /// A pure function of `draw`: equal draws give equal variates on every thread. The
 /// result is finite and non-negative.
 #[inline]
 pub fn exponential(draw: u64) -> f64 {
-    let t = &*TABLES;
-    let layer = (draw & 0xFF) as usize;
-    let pos = draw >> 11;
-    if pos < t.accept[layer] {
-        return (pos as i64) as f64 * t.step[layer];
-    }
-    exponential_slow(t, draw)
+    Ziggurat::exponential().sample(draw)
 }
 
-/// The wedges and the tail: the rare rest of [`exponential`].
+impl Ziggurat {
+    /// The variate of the draw `draw` (see [`exponential`]). Hot loops keep the
+    /// `&'static Ziggurat` and call this, skipping the once-only initialization check.
+    #[inline(always)]
+    pub fn sample(&self, draw: u64) -> f64 {
+        let layer = (draw & 0xFF) as usize;
+        let pos = draw >> 11;
+        if pos < self.accept[layer] {
+            return (pos as i64) as f64 * self.step[layer];
+        }
+        sample_slow(self, draw)
+    }
+}
+
+/// The wedges and the tail: the rare rest of [`Ziggurat::sample`].
 #[cold]
-fn exponential_slow(t: &Tables, draw: u64) -> f64 {
+#[inline(never)]
+fn sample_slow(t: &Ziggurat, draw: u64) -> f64 {
     let mut bits = draw;
     let mut sub = 0u64;
     let mut next = || {
