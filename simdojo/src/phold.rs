@@ -165,14 +165,24 @@ pub struct PholdLp {
 }
 
 /// `x as u64` (truncation, saturating), through the one-instruction signed
-/// conversion whenever `x` is in range for it.
+/// conversion whenever `x` is in range for it (always, for PHOLD delays).
 #[inline(always)]
 fn trunc_ticks(x: f64) -> u64 {
-    if (0.0..9.223_372_036_854_775e18).contains(&x) {
-        x as i64 as u64
+    /// 2^63: the first value beyond the signed conversion.
+    const SIGNED_END: f64 = 9_223_372_036_854_775_808.0;
+    if (0.0..SIGNED_END).contains(&x) {
+        // SAFETY: `x` is finite and in [0, 2^63), so its truncation fits an i64.
+        unsafe { x.to_int_unchecked::<i64>() as u64 }
     } else {
-        x as u64
+        trunc_ticks_out_of_range(x)
     }
+}
+
+/// [`trunc_ticks`] for negative, huge and NaN values: Rust's saturating cast.
+#[cold]
+#[inline(never)]
+fn trunc_ticks_out_of_range(x: f64) -> u64 {
+    x as u64
 }
 
 /// The smallest 53-bit integer `k` with `unit(k << 11) >= p`, so that for every draw
@@ -296,7 +306,7 @@ mod tests {
 
     #[test]
     fn trunc_ticks_truncates_like_as() {
-        for x in [0.0, -0.0, 0.4, 1.9, 1e3, 4.5e15, 9.2e18, 9.3e18, 1e19, 2e19, f64::MAX, f64::INFINITY, f64::NAN, -1.0] {
+        for x in [0.0, -0.0, 0.4, 1.9, 1e3, 4.5e15, 9.2e18, 9_223_372_036_854_775_808.0, 9.3e18, 1e19, 2e19, f64::MAX, f64::INFINITY, f64::NAN, -1.0] {
             assert_eq!(trunc_ticks(x), x as u64, "{x}");
         }
     }
