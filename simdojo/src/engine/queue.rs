@@ -71,6 +71,10 @@ pub(crate) struct EventQueue {
     now_end: u64,
     /// Events of bucket `cur` (and any earlier time), sorted by key, smallest last.
     now: Vec<(EventKey, u32)>,
+    /// The next node of the following bucket's list to prefetch: each pop loads one
+    /// more of them, so the list is in cache when its bucket is reached, instead of
+    /// one cache miss per event while the list is walked.
+    ahead: u32,
     /// Events beyond the wheel, with their count and smallest time.
     overflow: u32,
     overflow_len: usize,
@@ -97,6 +101,7 @@ impl EventQueue {
             cur: 0,
             now_end: 1,
             now: Vec::new(),
+            ahead: NIL,
             overflow: NIL,
             overflow_len: 0,
             overflow_min: u64::MAX,
@@ -239,9 +244,11 @@ impl EventQueue {
                 if self.now.len() > 1 {
                     self.now.sort_unstable_by(|a, b| b.0.cmp(&a.0));
                 }
-                // The next bucket's first event will be wanted soon: start loading it.
-                if let Some(n) = self.next_occupied() {
-                    prefetch(&self.nodes[self.heads[n] as usize]);
+                // The next bucket's events will be wanted soon: start loading its first
+                // one; the pops of this bucket walk on through its list.
+                self.ahead = self.next_occupied().map_or(NIL, |n| self.heads[n]);
+                if let Some(node) = self.nodes.get(self.ahead as usize) {
+                    prefetch(node);
                 }
                 return true;
             }
@@ -268,6 +275,13 @@ impl EventQueue {
             return None;
         }
         self.now.pop();
+        // One step of prefetching along the next bucket (a hint: any index will do).
+        if let Some(node) = self.nodes.get(self.ahead as usize) {
+            self.ahead = node.next;
+            if let Some(next) = self.nodes.get(node.next as usize) {
+                prefetch(next);
+            }
+        }
         let node = &mut self.nodes[idx as usize];
         let body = node.body.take()?;
         node.next = self.free;
