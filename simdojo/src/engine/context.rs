@@ -108,11 +108,11 @@ impl<'a> Context<'a> {
         &self.wiring.paths[self.me.index()]
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_key(&mut self, time: Tick) -> Option<EventKey> {
         let seq = *self.seq;
         if seq > MAX_SEQ {
-            self.out.fail(EngineError::SequenceOverflow { component: self.path().to_string() });
+            self.sequence_overflow();
             return None;
         }
         *self.seq = seq + 1;
@@ -191,6 +191,16 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Reports that this component ran out of sequence numbers (off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn sequence_overflow(&mut self) {
+        self.out.fail(EngineError::SequenceOverflow { component: self.path().to_string() });
+    }
+
+    /// Reports a send on a port that cannot carry it (off the hot path).
+    #[cold]
+    #[inline(never)]
     fn bad_port(&mut self, port: PortIdx, problem: &str) {
         let name = self.wiring.ports[self.me.index()]
             .get(port.index())
