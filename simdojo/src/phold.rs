@@ -140,6 +140,7 @@ pub fn digest(sim: &Simulation, lps: u32) -> u64 {
 pub struct PholdEvent;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[repr(C)]
 struct LpState {
     draws: Draws,
     count: u64,
@@ -148,20 +149,26 @@ struct LpState {
 }
 
 /// One PHOLD logical process.
+///
+/// Laid out so that what every event touches (the state, the remote test, the
+/// delay's scale and tables) fills the first cache line, and the object starts on
+/// one: an event then loads one or two lines of its LP, not three.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct PholdLp {
+    state: LpState,
+    /// `unit(x) < remote` as an integer test: `x >> 11 < remote_below` (0 when there
+    /// is no other LP).
+    remote_below: u64,
+    mean: f64,
+    exp: &'static Ziggurat,
+    lookahead: Tick,
     net: Port<PholdEvent>,
     /// This LP's member index on the fabric: its number in the PHOLD spec.
     index: u32,
-    seed: u64,
     n: u32,
     events: u32,
-    /// `unit(x) < remote` as an integer test: `x >> 11 < remote_below`.
-    remote_below: u64,
-    lookahead: Tick,
-    mean: f64,
-    exp: &'static Ziggurat,
-    state: LpState,
+    seed: u64,
 }
 
 /// `x as u64` (truncation, saturating), through the one-instruction signed
@@ -225,7 +232,7 @@ impl PholdLp {
     fn generate(&mut self, ctx: &mut Context<'_>) {
         let (x1, x2, x3) = (self.state.draws.draw(), self.state.draws.draw(), self.state.draws.draw());
         let extra = Tick(trunc_ticks(self.mean * self.exp.sample(x3)));
-        if self.n > 1 && x1 >> 11 < self.remote_below {
+        if x1 >> 11 < self.remote_below {
             // (i + 1 + x2 % (n - 1)) % n, with the outer modulo as one subtraction:
             // the sum is below 2n.
             let n = u64::from(self.n);
@@ -242,6 +249,10 @@ impl PholdLp {
 impl Component for PholdLp {
     fn init(&mut self, ctx: &mut Context<'_>) {
         self.n = ctx.fabric_size(&self.net).max(1);
+        if self.n == 1 {
+            // Remote means "to another LP": a lone LP keeps every event.
+            self.remote_below = 0;
+        }
         self.index = ctx.fabric_member(&self.net).map_or(0, |m| m.0);
     }
 

@@ -56,7 +56,7 @@ pub(crate) struct Limits {
 }
 
 /// A partition's record of one epoch.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Record {
     pub next: Tick,
     pub min_sent: Vec<Tick>,
@@ -73,6 +73,30 @@ pub(crate) struct Record {
     pub senders_open: bool,
     /// External inputs this partition routed this epoch (worker 0 only).
     pub ext_seq: u64,
+}
+
+impl Clone for Record {
+    fn clone(&self) -> Record {
+        let mut r = Record::default();
+        r.clone_from(self);
+        r
+    }
+
+    /// Field by field, so the per-epoch copies reuse `min_sent`'s allocation.
+    fn clone_from(&mut self, src: &Record) {
+        self.next = src.next;
+        self.min_sent.clone_from(&src.min_sent);
+        self.exit.clone_from(&src.exit);
+        self.held = src.held;
+        self.registered = src.registered;
+        self.last_release = src.last_release;
+        self.error.clone_from(&src.error);
+        self.handled = src.handled;
+        self.frontier = src.frontier;
+        self.interrupted = src.interrupted;
+        self.senders_open = src.senders_open;
+        self.ext_seq = src.ext_seq;
+    }
 }
 
 impl Record {
