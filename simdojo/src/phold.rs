@@ -317,7 +317,9 @@ mod tests {
 
     #[test]
     fn trunc_ticks_truncates_like_as() {
-        for x in [0.0, -0.0, 0.4, 1.9, 1e3, 4.5e15, 9.2e18, 9_223_372_036_854_775_808.0, 9.3e18, 1e19, 2e19, f64::MAX, f64::INFINITY, f64::NAN, -1.0] {
+        let two_63 = 9_223_372_036_854_775_808.0;
+        let edges = [two_63, 9.2e18, 9.3e18, 1e19, 2e19, f64::MAX, f64::INFINITY, f64::NAN, -1.0];
+        for x in [0.0, -0.0, 0.4, 1.9, 1e3, 4.5e15].into_iter().chain(edges) {
             assert_eq!(trunc_ticks(x), x as u64, "{x}");
         }
     }

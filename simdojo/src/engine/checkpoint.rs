@@ -10,9 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::component::{Event, TimerId};
 use crate::engine::control::{ExitRequest, ExitStatus};
 use crate::engine::order::EventKey;
-use crate::component::{Event, TimerId};
 use crate::engine::queue::Pending;
 use crate::engine::{EngineError, SimConfig, Simulation};
 use crate::ids::{ComponentId, PortIdx};

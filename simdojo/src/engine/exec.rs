@@ -25,13 +25,13 @@ use std::time::{Duration, Instant};
 use crossbeam::queue::SegQueue;
 use crossbeam::utils::CachePadded;
 
+use crate::component::Event;
 use crate::engine::barrier::SpinBarrier;
 use crate::engine::control::{ExitReason, ExitRequest, ExitStatus};
 use crate::engine::external::ExternalInbox;
 use crate::engine::order::{EventKey, EXTERNAL_SOURCE};
 use crate::engine::partition_state::PartitionState;
 use crate::engine::progress::Progress;
-use crate::component::Event;
 use crate::engine::queue::Pending;
 use crate::engine::wiring::Wiring;
 use crate::engine::EngineError;

@@ -242,7 +242,7 @@ impl EventQueue {
                     i = node.next;
                 }
                 if self.now.len() > 1 {
-                    self.now.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                    self.now.sort_unstable_by_key(|s| std::cmp::Reverse(s.0));
                 }
                 // The next bucket's events will be wanted soon: start loading its first
                 // one; the pops of this bucket walk on through its list.

@@ -181,7 +181,7 @@ mod tests {
             }
         }
         for (b, &p) in below.iter().zip(&points) {
-            let want = 1.0 - (-p as f64).exp();
+            let want = 1.0 - (-p).exp();
             let got = *b as f64 / n as f64;
             // Four standard deviations of a binomial proportion.
             let tol = 4.0 * (want * (1.0 - want) / n as f64).sqrt() + 1e-6;
