@@ -19,6 +19,7 @@
 //! at the end time, and at the caller's `run_until` limit. Empty time is skipped: the
 //! horizon follows the next events, not a fixed step.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -140,6 +141,9 @@ pub(crate) struct Shared<'a> {
     pub spares: Vec<SegQueue<Vec<Pending>>>,
     pub external: &'a ExternalInbox,
     pub progress: Option<Mutex<Progress>>,
+    /// Nanoseconds all partitions spent handling events in this segment (not waiting
+    /// at the barrier): the work by which the next segment's mode is chosen.
+    pub work_ns: AtomicU64,
 }
 
 enum Decision {
@@ -323,7 +327,9 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
                 HorizonRule::All(h) => h,
                 HorizonRule::PerPartition { end, cap } => horizon(recs, sh.wiring, me, end, cap),
             };
+            let started = Instant::now();
             part.run_window(sh.wiring, h, BUDGET);
+            sh.work_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
             st.stepped = sh.limits.step;
         }
     }
