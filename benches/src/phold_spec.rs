@@ -13,7 +13,10 @@
 //!   draw counter), so they depend only on the LP and how many draws it made,
 //!   never on the engine's scheduling;
 //! * [`LpState::generate`] always makes three draws (remote?, destination,
-//!   delay), in that order;
+//!   delay), in that order; the exponential part of the delay is
+//!   `trunc(mean * simdojo::phold::exponential(x_delay))`, the engine's
+//!   ziggurat variate of the one draw (shared, so every engine simulates the
+//!   same model);
 //! * [`LpState::handle`] folds the event's time and the LP's event count into
 //!   a per-LP hash, and [`digest`] folds all LPs into one 64-bit value.
 //!
@@ -302,8 +305,9 @@ impl LpState {
         } else {
             u64::from(self.id)
         };
-        // 1 - unit is in (0, 1], so the logarithm is finite and <= 0.
-        let exponential = (-(params.mean.0 as f64) * (1.0 - unit(x_delay)).ln()) as u64;
+        // The engine's exponential variate (a ziggurat over the one draw): finite
+        // and non-negative, so the product truncates to a valid tick count.
+        let exponential = (params.mean.0 as f64 * simdojo::phold::exponential(x_delay)) as u64;
         Send {
             // dest < n <= u32::MAX.
             dest: LpId(dest as u32),

@@ -15,7 +15,9 @@
 //!   `mix64(key + c * 0x9E3779B97F4A7C15)`; `unit(x) = (x >> 11) * 2^-53`.
 //! - Each new event takes three draws x1, x2, x3: remote iff `unit(x1) < remote`
 //!   (and N > 1); the remote destination is `(i + 1 + x2 % (N - 1)) % N`; the delay
-//!   is `lookahead + trunc(-mean * ln(1 - unit(x3)))` in ticks.
+//!   is `lookahead + trunc(mean * exponential(x3))` in ticks, where [`exponential`] is
+//!   the standard exponential variate of one draw (256-layer ziggurat, see
+//!   `phold::ziggurat`).
 //! - Handling an event at time t: `count += 1; h = mix64(h ^ t ^ count.rotate_left(32))`.
 //! - Digest: `d = 0; for i in 0..N: d = mix64(d ^ h_i ^ (count_i << 1) ^ i)`.
 
@@ -29,6 +31,10 @@ use crate::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, 
 use crate::stats::{Counter, StatsSink};
 use crate::time::Tick;
 use crate::topology::Topology;
+
+mod ziggurat;
+
+pub use ziggurat::{exponential, Ziggurat};
 
 /// The SplitMix64 finalizer.
 #[inline]
@@ -134,6 +140,7 @@ pub fn digest(sim: &Simulation, lps: u32) -> u64 {
 pub struct PholdEvent;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[repr(C)]
 struct LpState {
     draws: Draws,
     count: u64,
@@ -142,18 +149,54 @@ struct LpState {
 }
 
 /// One PHOLD logical process.
+///
+/// Laid out so that what every event touches (the state, the remote test, the
+/// delay's scale and tables) fills the first cache line, and the object starts on
+/// one: an event then loads one or two lines of its LP, not three.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct PholdLp {
+    state: LpState,
+    /// `unit(x) < remote` as an integer test: `x >> 11 < remote_below` (0 when there
+    /// is no other LP).
+    remote_below: u64,
+    mean: f64,
+    exp: &'static Ziggurat,
+    lookahead: Tick,
     net: Port<PholdEvent>,
     /// This LP's member index on the fabric: its number in the PHOLD spec.
     index: u32,
-    seed: u64,
     n: u32,
     events: u32,
-    remote: f64,
-    lookahead: Tick,
-    mean: f64,
-    state: LpState,
+    seed: u64,
+}
+
+/// `x as u64` (truncation, saturating), through the one-instruction signed
+/// conversion whenever `x` is in range for it (always, for PHOLD delays).
+#[inline(always)]
+fn trunc_ticks(x: f64) -> u64 {
+    /// 2^63: the first value beyond the signed conversion.
+    const SIGNED_END: f64 = 9_223_372_036_854_775_808.0;
+    if (0.0..SIGNED_END).contains(&x) {
+        // SAFETY: `x` is finite and in [0, 2^63), so its truncation fits an i64.
+        unsafe { x.to_int_unchecked::<i64>() as u64 }
+    } else {
+        trunc_ticks_out_of_range(x)
+    }
+}
+
+/// [`trunc_ticks`] for negative, huge and NaN values: Rust's saturating cast.
+#[cold]
+#[inline(never)]
+fn trunc_ticks_out_of_range(x: f64) -> u64 {
+    x as u64
+}
+
+/// The smallest 53-bit integer `k` with `unit(k << 11) >= p`, so that for every draw
+/// `unit(x) < p` exactly when `x >> 11 < k` (`p * 2^53` is exact, and an integer is
+/// below a real exactly when it is below the real's ceiling).
+fn unit_threshold(p: f64) -> u64 {
+    (p * (1u64 << 53) as f64).ceil().clamp(0.0, (1u64 << 53) as f64) as u64
 }
 
 impl PholdLp {
@@ -171,9 +214,10 @@ impl PholdLp {
             n: 0,
             seed: p.uint("seed")?,
             events,
-            remote,
+            remote_below: unit_threshold(remote),
             lookahead: p.duration("lookahead")?,
             mean: p.duration("mean")?.0 as f64,
+            exp: Ziggurat::exponential(),
             state: LpState {
                 draws: Draws::new(p.uint("seed")?, 0),
                 count: 0,
@@ -184,11 +228,11 @@ impl PholdLp {
     }
 
     /// Creates one new event, `now` being the current time.
-    #[inline]
+    #[inline(always)]
     fn generate(&mut self, ctx: &mut Context<'_>) {
         let (x1, x2, x3) = (self.state.draws.draw(), self.state.draws.draw(), self.state.draws.draw());
-        let extra = Tick((-self.mean * (1.0 - unit(x3)).ln()) as u64);
-        if self.n > 1 && unit(x1) < self.remote {
+        let extra = Tick(trunc_ticks(self.mean * self.exp.sample(x3)));
+        if x1 >> 11 < self.remote_below {
             // (i + 1 + x2 % (n - 1)) % n, with the outer modulo as one subtraction:
             // the sum is below 2n.
             let n = u64::from(self.n);
@@ -205,6 +249,10 @@ impl PholdLp {
 impl Component for PholdLp {
     fn init(&mut self, ctx: &mut Context<'_>) {
         self.n = ctx.fabric_size(&self.net).max(1);
+        if self.n == 1 {
+            // Remote means "to another LP": a lone LP keeps every event.
+            self.remote_below = 0;
+        }
         self.index = ctx.fabric_member(&self.net).map_or(0, |m| m.0);
     }
 
@@ -262,3 +310,31 @@ crate::register_component!(ComponentType {
     ],
     build: PholdLp::build,
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trunc_ticks_truncates_like_as() {
+        let two_63 = 9_223_372_036_854_775_808.0;
+        let edges = [two_63, 9.2e18, 9.3e18, 1e19, 2e19, f64::MAX, f64::INFINITY, f64::NAN, -1.0];
+        for x in [0.0, -0.0, 0.4, 1.9, 1e3, 4.5e15].into_iter().chain(edges) {
+            assert_eq!(trunc_ticks(x), x as u64, "{x}");
+        }
+    }
+
+    #[test]
+    fn unit_threshold_is_the_exact_integer_form_of_unit_below() {
+        let ps = [0.0, 1e-300, 0.1, 0.25, 1.0 / 3.0, 0.5, 0.9, 1.0 - f64::EPSILON, 1.0];
+        for p in ps {
+            let k = unit_threshold(p);
+            // The boundary itself and its neighbours, and a stream of draws.
+            let edges = [k.saturating_sub(1), k, k + 1].map(|j| j.min((1 << 53) - 1) << 11);
+            let stream = (0..2000u64).map(|c| mix64(c.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+            for x in edges.into_iter().chain(stream) {
+                assert_eq!(unit(x) < p, x >> 11 < k, "p = {p}, x = {x:#x}");
+            }
+        }
+    }
+}

@@ -10,9 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::component::{Event, TimerId};
 use crate::engine::control::{ExitRequest, ExitStatus};
 use crate::engine::order::EventKey;
-use crate::engine::queue::{Body, Pending};
+use crate::engine::queue::Pending;
 use crate::engine::{EngineError, SimConfig, Simulation};
 use crate::ids::{ComponentId, PortIdx};
 use crate::time::Tick;
@@ -135,7 +136,7 @@ impl Simulation {
             }
             part.emit.queue.for_each(|key, target, body| {
                 let body = match body {
-                    Body::Message { port, payload } => {
+                    Event::Message { port, payload } => {
                         let kind = wiring.ports[target.index()][port.index()].message;
                         match (kind.encode)(payload.as_ref()) {
                             Ok(bytes) => SavedBody::Message { port: *port, bytes },
@@ -148,8 +149,8 @@ impl Simulation {
                             }
                         }
                     }
-                    Body::Timer { token } => SavedBody::Timer { token: *token },
-                    Body::External { .. } => return,
+                    Event::Timer { token, .. } => SavedBody::Timer { token: *token },
+                    Event::External { .. } => return,
                 };
                 events.push(SavedEvent { key, target, body });
             });
@@ -222,9 +223,9 @@ impl Simulation {
                     let payload = (pw.message.decode)(bytes).map_err(|e| {
                         EngineError::Checkpoint(format!("message to `{}`.{}: {e}", wiring.paths[t], pw.name))
                     })?;
-                    Body::Message { port: *port, payload }
+                    Event::Message { port: *port, payload }
                 }
-                SavedBody::Timer { token } => Body::Timer { token: *token },
+                SavedBody::Timer { token } => Event::Timer { id: TimerId(ev.key.seq()), token: *token },
             };
             sim.parts[p.index()].emit.queue.push(Pending { key: ev.key, target: ev.target, body });
         }

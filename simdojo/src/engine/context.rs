@@ -1,9 +1,9 @@
 //! [`Context`]: what a component can do while it handles an event.
 
-use crate::component::{Port, TimerId};
+use crate::component::{Event, Port, TimerId};
 use crate::engine::control::ExitRequest;
 use crate::engine::order::{EventKey, MAX_SEQ};
-use crate::engine::queue::{Body, Pending};
+use crate::engine::queue::Pending;
 use crate::engine::wiring::{Binding, Wiring};
 use crate::engine::EngineError;
 use crate::ids::{ComponentId, FabricMember, PartitionId, PortIdx};
@@ -55,7 +55,7 @@ impl Emitter {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn emit(&mut self, wiring: &Wiring, ev: Pending) {
         let dest = wiring.partition_of[ev.target.index()];
         if dest == self.me {
@@ -108,11 +108,11 @@ impl<'a> Context<'a> {
         &self.wiring.paths[self.me.index()]
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_key(&mut self, time: Tick) -> Option<EventKey> {
         let seq = *self.seq;
         if seq > MAX_SEQ {
-            self.out.fail(EngineError::SequenceOverflow { component: self.path().to_string() });
+            self.sequence_overflow();
             return None;
         }
         *self.seq = seq + 1;
@@ -126,7 +126,7 @@ impl<'a> Context<'a> {
     }
 
     /// Sends `msg` through `port` with `extra` delay on top of the link's latency.
-    #[inline]
+    #[inline(always)]
     pub fn send_after<M: Message>(&mut self, port: &Port<M>, extra: Tick, msg: M) {
         let wiring = self.wiring;
         let Some(pw) = wiring.ports[self.me.index()].get(port.idx().index()) else {
@@ -136,7 +136,7 @@ impl<'a> Context<'a> {
             Binding::Link { dst, dst_port, latency } => {
                 let time = self.now.saturating_add(*latency).saturating_add(extra);
                 if let Some(key) = self.next_key(time) {
-                    let body = Body::Message { port: *dst_port, payload: Box::new(msg) };
+                    let body = Event::Message { port: *dst_port, payload: Box::new(msg) };
                     self.out.emit(wiring, Pending { key, target: *dst, body });
                 }
             }
@@ -154,7 +154,7 @@ impl<'a> Context<'a> {
 
     /// Sends `msg` through the fabric port `port` to member `to`, with `extra` delay
     /// on top of the fabric's latency.
-    #[inline]
+    #[inline(always)]
     pub fn send_to_after<M: Message>(&mut self, port: &Port<M>, to: FabricMember, extra: Tick, msg: M) {
         let wiring = self.wiring;
         let Some(pw) = wiring.ports[self.me.index()].get(port.idx().index()) else {
@@ -169,7 +169,7 @@ impl<'a> Context<'a> {
         };
         let time = self.now.saturating_add(f.latency).saturating_add(extra);
         if let Some(key) = self.next_key(time) {
-            let body = Body::Message { port: dst_port, payload: Box::new(msg) };
+            let body = Event::Message { port: dst_port, payload: Box::new(msg) };
             self.out.emit(wiring, Pending { key, target: dst, body });
         }
     }
@@ -203,6 +203,16 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Reports that this component ran out of sequence numbers (off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn sequence_overflow(&mut self) {
+        self.out.fail(EngineError::SequenceOverflow { component: self.path().to_string() });
+    }
+
+    /// Reports a send on a port that cannot carry it (off the hot path).
+    #[cold]
+    #[inline(never)]
     fn bad_port(&mut self, port: PortIdx, problem: &str) {
         let name = self.wiring.ports[self.me.index()]
             .get(port.index())
@@ -216,14 +226,15 @@ impl<'a> Context<'a> {
     }
 
     /// Schedules a timer for this component `delay` from now, carrying `token`.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, delay: Tick, token: u64) -> TimerId {
         let time = self.now.saturating_add(delay);
         match self.next_key(time) {
             Some(key) => {
                 let wiring = self.wiring;
-                self.out.emit(wiring, Pending { key, target: self.me, body: Body::Timer { token } });
-                TimerId(key.seq())
+                let id = TimerId(key.seq());
+                self.out.emit(wiring, Pending { key, target: self.me, body: Event::Timer { id, token } });
+                id
             }
             None => TimerId(u64::MAX),
         }

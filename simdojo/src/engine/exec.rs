@@ -19,19 +19,21 @@
 //! at the end time, and at the caller's `run_until` limit. Empty time is skipped: the
 //! horizon follows the next events, not a fixed step.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crossbeam::queue::SegQueue;
 use crossbeam::utils::CachePadded;
 
+use crate::component::Event;
 use crate::engine::barrier::SpinBarrier;
 use crate::engine::control::{ExitReason, ExitRequest, ExitStatus};
 use crate::engine::external::ExternalInbox;
 use crate::engine::order::{EventKey, EXTERNAL_SOURCE};
 use crate::engine::partition_state::PartitionState;
 use crate::engine::progress::Progress;
-use crate::engine::queue::{Body, Pending};
+use crate::engine::queue::Pending;
 use crate::engine::wiring::Wiring;
 use crate::engine::EngineError;
 use crate::stats::Distribution;
@@ -55,7 +57,7 @@ pub(crate) struct Limits {
 }
 
 /// A partition's record of one epoch.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Record {
     pub next: Tick,
     pub min_sent: Vec<Tick>,
@@ -72,6 +74,30 @@ pub(crate) struct Record {
     pub senders_open: bool,
     /// External inputs this partition routed this epoch (worker 0 only).
     pub ext_seq: u64,
+}
+
+impl Clone for Record {
+    fn clone(&self) -> Record {
+        let mut r = Record::default();
+        r.clone_from(self);
+        r
+    }
+
+    /// Field by field, so the per-epoch copies reuse `min_sent`'s allocation.
+    fn clone_from(&mut self, src: &Record) {
+        self.next = src.next;
+        self.min_sent.clone_from(&src.min_sent);
+        self.exit.clone_from(&src.exit);
+        self.held = src.held;
+        self.registered = src.registered;
+        self.last_release = src.last_release;
+        self.error.clone_from(&src.error);
+        self.handled = src.handled;
+        self.frontier = src.frontier;
+        self.interrupted = src.interrupted;
+        self.senders_open = src.senders_open;
+        self.ext_seq = src.ext_seq;
+    }
 }
 
 impl Record {
@@ -115,6 +141,9 @@ pub(crate) struct Shared<'a> {
     pub spares: Vec<SegQueue<Vec<Pending>>>,
     pub external: &'a ExternalInbox,
     pub progress: Option<Mutex<Progress>>,
+    /// Nanoseconds all partitions spent handling events in this segment (not waiting
+    /// at the barrier): the work by which the next segment's mode is chosen.
+    pub work_ns: AtomicU64,
 }
 
 enum Decision {
@@ -266,7 +295,7 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
             // External input is stamped by worker 0 with the latest frontier it knew;
             // this partition may have gone further in the same epoch. Input has no
             // sender time to respect, so it enters at this partition's present.
-            if matches!(ev.body, Body::External { .. }) && ev.key.time < part.frontier {
+            if matches!(ev.body, Event::External { .. }) && ev.key.time < part.frontier {
                 ev.key.time = part.frontier;
             }
             if ev.key.time < part.frontier && part.emit.error.is_none() {
@@ -298,7 +327,9 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
                 HorizonRule::All(h) => h,
                 HorizonRule::PerPartition { end, cap } => horizon(recs, sh.wiring, me, end, cap),
             };
+            let started = Instant::now();
             part.run_window(sh.wiring, h, BUDGET);
+            sh.work_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
             st.stepped = sh.limits.step;
         }
     }
@@ -312,7 +343,7 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
         while let Some((target, payload)) = sh.external.pop() {
             let key = EventKey::new(stamp, EXTERNAL_SOURCE, st.ext_seq);
             st.ext_seq += 1;
-            part.emit.emit(sh.wiring, Pending { key, target, body: Body::External { payload } });
+            part.emit.emit(sh.wiring, Pending { key, target, body: Event::External { payload } });
         }
     }
     {

@@ -32,7 +32,7 @@ pub use control::{ExitReason, ExitStatus};
 pub use exec::SyncStats;
 pub use external::{ExternalSender, StopHandle};
 
-use crate::component::{BuildContext, BuildError, Component};
+use crate::component::{BuildContext, BuildError, Component, Event};
 use crate::engine::context::Emitter;
 use crate::engine::exec::{Limits, Shared, Stop};
 use crate::engine::external::ExternalInbox;
@@ -126,8 +126,9 @@ pub enum EngineError {
     Causality(String),
 }
 
-/// Below this much work per epoch (wall time of a segment on one thread divided by its
-/// epochs), worker threads cost more than they gain: a barrier and a message exchange
+/// Below this much work per epoch (the time all partitions of a segment spent handling
+/// events, barrier waits excluded, divided by its epochs), worker threads cost more than
+/// they gain: a barrier and a message exchange
 /// per epoch cost about a microsecond on 2 cores, and PHOLD breaks even at about 250
 /// events (~15 us) per epoch. Measured as time, not events, because a GPU model's
 /// events (a compute unit's quantum of hundreds of wave-instructions) are heavy.
@@ -461,11 +462,14 @@ impl Simulation {
             };
             let limits = Limits { max_ticks: self.max_ticks, until, step, max_epochs };
             let epochs = self.summary.sync.epochs;
-            let started = std::time::Instant::now();
-            let stop = self.segment(limits, threads);
+            let (stop, work_ns) = self.segment(limits, threads);
             let epochs = self.summary.sync.epochs - epochs;
             if epochs > 0 && n > 1 {
-                self.heavy = started.elapsed() >= PARALLEL_MIN_EPOCH_WORK * epochs.min(u32::MAX as u64) as u32;
+                // Work, not wall time: a threaded segment's wall time also counts its
+                // barrier waits, which on a busy machine (a worker preempted, a parked
+                // worker woken) can make tiny epochs look heavy and keep them on threads.
+                let min_work = PARALLEL_MIN_EPOCH_WORK.as_nanos() as u64;
+                self.heavy = work_ns >= min_work.saturating_mul(epochs);
                 self.light_segments = if self.heavy { 0 } else { self.light_segments + 1 };
             }
             if let Stop::Status(status) = stop {
@@ -487,7 +491,8 @@ impl Simulation {
     }
 
     /// Runs one segment of the epoch loop, on worker threads or on this thread.
-    fn segment(&mut self, limits: Limits, threads: bool) -> Stop {
+    /// Returns why it stopped and the nanoseconds all partitions spent handling events.
+    fn segment(&mut self, limits: Limits, threads: bool) -> (Stop, u64) {
         let n = self.parts.len();
         let wiring = self.wiring.clone();
         let shared = Shared {
@@ -501,6 +506,7 @@ impl Simulation {
             spares: (0..n).map(|_| Default::default()).collect(),
             external: &self.external,
             progress: if self.progress { progress::Progress::on_terminal().map(Mutex::new) } else { None },
+            work_ns: Default::default(),
         };
         let mut sync = SyncStats::default();
         let stop = if n == 1 {
@@ -530,7 +536,7 @@ impl Simulation {
         self.summary.events = self.parts.iter().map(|p| p.emit.handled).sum();
         self.summary.sync.epochs += sync.epochs;
         self.summary.sync.epoch_ns.merge(&sync.epoch_ns);
-        stop
+        (stop, shared.work_ns.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The shared resource of type `T` named `name` (see [`crate::resources`]).
@@ -624,7 +630,7 @@ impl Emitter {
     /// Whether a checkpoint can capture this partition (no external inputs pending).
     pub(crate) fn has_external(&self) -> bool {
         let mut found = false;
-        self.queue.for_each(|_, _, b| found |= matches!(b, queue::Body::External { .. }));
+        self.queue.for_each(|_, _, b| found |= matches!(b, Event::External { .. }));
         found
     }
 }

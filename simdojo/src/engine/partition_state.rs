@@ -3,9 +3,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::component::{Component, Event, TimerId};
+use crate::component::{Component, Event};
 use crate::engine::context::{Context, Emitter};
-use crate::engine::queue::{Body, Pending};
+use crate::engine::queue::Pending;
 use crate::engine::wiring::Wiring;
 use crate::engine::EngineError;
 use crate::ids::{ComponentId, PartitionId};
@@ -95,7 +95,27 @@ impl PartitionState {
     }
 
     /// Handles events with time below `horizon`, at most `budget` of them.
-    pub fn run_window(&mut self, wiring: &Wiring, mut horizon: Tick, budget: u64) -> WindowEnd {
+    ///
+    /// A component's panic ends the window with [`WindowEnd::Error`] naming that
+    /// component; the panicking event counts as handled. The panic is caught once
+    /// around the whole window rather than around each event, which keeps the
+    /// per-event path free of unwinding bookkeeping.
+    pub fn run_window(&mut self, wiring: &Wiring, horizon: Tick, budget: u64) -> WindowEnd {
+        let mut current = ComponentId(0);
+        match catch_unwind(AssertUnwindSafe(|| self.window(wiring, horizon, budget, &mut current))) {
+            Ok(end) => end,
+            Err(payload) => {
+                self.emit.handled += 1;
+                self.emit.fail_panic(wiring.paths[current.index()].clone(), panic_message(&payload));
+                WindowEnd::Error
+            }
+        }
+    }
+
+    /// The event loop of [`PartitionState::run_window`]; `current` names the
+    /// component being handed an event, for the panic report.
+    #[inline(always)]
+    fn window(&mut self, wiring: &Wiring, mut horizon: Tick, budget: u64, current: &mut ComponentId) -> WindowEnd {
         let mut left = budget;
         horizon = horizon.min(self.local_stop(wiring));
         loop {
@@ -106,16 +126,11 @@ impl PartitionState {
                 return WindowEnd::Horizon;
             };
             left -= 1;
-            let event = match body {
-                Body::Message { port, payload } => Event::Message { port, payload },
-                Body::Timer { token } => {
-                    if !self.emit.cancelled.is_empty() && self.emit.cancelled.remove(&(target, key.seq())) {
-                        continue;
-                    }
-                    Event::Timer { id: TimerId(key.seq()), token }
+            if let Event::Timer { id, .. } = body {
+                if !self.emit.cancelled.is_empty() && self.emit.cancelled.remove(&(target, id.0)) {
+                    continue;
                 }
-                Body::External { payload } => Event::External { payload },
-            };
+            }
             self.frontier = key.time;
             // Start loading the next event's component while this one runs.
             if let Some(next) = self.emit.queue.peek_target() {
@@ -123,11 +138,9 @@ impl PartitionState {
                 crate::engine::queue::prefetch(&*s.comp);
             }
             let slot = &mut self.slots[wiring.local_index[target.index()] as usize];
+            *current = target;
             let mut ctx = Context { now: key.time, me: target, seq: &mut slot.seq, wiring, out: &mut self.emit };
-            let comp = &mut slot.comp;
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| comp.handle(event, &mut ctx))) {
-                self.emit.fail_panic(wiring.paths[target.index()].clone(), panic_message(&payload));
-            }
+            slot.comp.handle(body, &mut ctx);
             self.emit.handled += 1;
             if self.emit.attention {
                 self.emit.attention = false;

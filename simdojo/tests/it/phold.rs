@@ -5,7 +5,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use simdojo::engine::{ExitReason, SimConfig, Simulation};
-use simdojo::phold::{self, mix64, unit, Draws, PholdConfig};
+use simdojo::phold::{self, exponential, mix64, unit, Draws, PholdConfig};
 
 use crate::support::{assignments, fixed};
 
@@ -20,7 +20,7 @@ fn reference(cfg: &PholdConfig) -> (u64, u64) {
     let generate = |i: usize, now: u64, draws: &mut Vec<Draws>, seq: &mut Vec<u64>, heap: &mut BinaryHeap<_>| {
         let (x1, x2, x3) = (draws[i].draw(), draws[i].draw(), draws[i].draw());
         let dest = if n > 1 && unit(x1) < cfg.remote { (i as u64 + 1 + x2 % (n - 1)) % n } else { i as u64 };
-        let delay = cfg.lookahead.0 + (-(cfg.mean.0 as f64) * (1.0 - unit(x3)).ln()) as u64;
+        let delay = cfg.lookahead.0 + (cfg.mean.0 as f64 * exponential(x3)) as u64;
         heap.push(Reverse((now + delay, i as u64, seq[i], dest)));
         seq[i] += 1;
     };
