@@ -657,7 +657,7 @@ simdojo::register_component!(ComponentType {
             name: "answer_slack",
             kind: ParamKind::UInt,
             default: Some("8"),
-            doc: "timing: an answer from the L2 is seen at most this many cycles late (1: exact); windows end before the earliest cycle an outstanding answer could arrive unless that is nearer than this",
+            doc: "timing: windows end before the earliest cycle an outstanding L2 answer could arrive (twice the L2 link latency after it was sent); an overdue answer is seen late by less than max(this, its age / 16) cycles",
         },
     ],
     ports: &[

@@ -1,8 +1,8 @@
 //! Timing mode of the compute unit: the per-cycle issue model.
 //!
-//! Every event schedules one window of up to `issue_window` cycles. In each cycle each SIMD issues at
-//! most one instruction, taking its ready waves round-robin (wave slot `k` is on SIMD
-//! `k % simds`). A wave is ready when it is running, the issue cycles of its previous
+//! Every event schedules one window of up to `issue_window` cycles. In each cycle each
+//! SIMD issues at most one instruction, taking its ready waves round-robin (wave slot `k`
+//! is on SIMD `k % simds`). A wave is ready when it is running, the issue cycles of its previous
 //! instruction ([`IssueTable`]) and any `s_sleep` have passed, and, when the
 //! instruction at its pc is `s_waitcnt`, its outstanding memory instructions are few
 //! enough. Instructions execute one at a time (`step` with a budget of 1), so data is
@@ -24,10 +24,11 @@
 //! **Windows and answers:** an answer to a message sent on the L2 link at cycle `s` cannot
 //! arrive before `s` plus twice the link's latency (the link is the lookahead of this
 //! component). A window therefore ends before the earliest cycle any outstanding answer
-//! could arrive, so answers are seen on time, unless that bound is nearer than
-//! `answer_slack` cycles (an answer already overdue, queued behind others): then the
-//! window is `answer_slack` cycles long and such an answer is seen at most
-//! `answer_slack - 1` cycles late. Long windows over pure-ALU stretches cost one event per
+//! could arrive, so answers are seen on time, except an overdue one (waited for longer
+//! than the round trip: a miss below the L2, or queued behind others): the window then
+//! lasts `max(answer_slack, age / 16)` cycles, `age` being the cycles since it was sent,
+//! so such an answer is seen late by less than that (under 1/16 of its latency once that
+//! exceeds `16 * answer_slack`). Long windows over pure-ALU stretches cost one event per
 //! `issue_window` cycles instead of one per few instructions.
 //!
 //! **Approximation:** a work-group that arrives while the window it falls into was already
@@ -65,8 +66,8 @@ pub struct TimedParams {
     pub lds_latency: u64,
     /// Most cycles scheduled per event.
     pub window: u64,
-    /// Least cycles scheduled per event when an answer is outstanding (the most an
-    /// answer is seen late).
+    /// Least cycles scheduled per event while an overdue answer is outstanding (such an
+    /// answer is seen late by less than `max(answer_slack, its age / 16)`).
     pub answer_slack: u64,
 }
 
