@@ -452,7 +452,7 @@ fn init_group_waves_handles_partial_groups() {
     assert!(init_group_waves(&setup.launch([3, 0, 0])).is_empty(), "a group outside the grid has no waves");
     // The register files are what the descriptor allocates, not the architectural 256.
     let kd = &kernel.descriptor;
-    assert_eq!(edge[0].vgpr.len(), kd.vgpr_count() as usize);
+    assert_eq!(edge[0].vgpr.len(), kd.arch_vgprs() as usize);
     assert!(kd.vgpr_count() < 64, "a small kernel allocates few VGPRs");
     assert_eq!(edge[0].agpr.len(), kd.acc_vgprs() as usize);
 }

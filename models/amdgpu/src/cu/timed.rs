@@ -2,8 +2,8 @@
 //!
 //! Every event schedules one window of up to `issue_window` cycles. In each cycle each
 //! SIMD issues at most one instruction, taking its ready waves round-robin (wave slot `k`
-//! is on SIMD `k % simds`). A wave is ready when it is running, the issue cycles of its previous
-//! instruction ([`IssueTable`]) and any `s_sleep` have passed, and, when the
+//! is on SIMD `k % simds`). A wave is ready when it is running, the issue cycles of its
+//! previous instruction ([`IssueTable`]) and any `s_sleep` have passed, and, when the
 //! instruction at its pc is `s_waitcnt`, its outstanding memory instructions are few
 //! enough. Instructions execute one at a time (`step` with a budget of 1), so data is
 //! read and written at issue, exactly as in functional mode; only the wait counters
