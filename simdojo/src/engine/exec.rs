@@ -267,17 +267,21 @@ pub(crate) struct EpochState {
     /// The epoch at whose start this partition yields (`Limits::max_epochs`, or earlier
     /// when the serial loop's time budget runs out).
     yield_at: u64,
+    /// When windows end early: the serial loop's time budget, so that one heavy epoch
+    /// (a GPU kernel starting on every compute unit) does not run on one thread.
+    deadline: Option<Instant>,
 }
 
 impl EpochState {
     pub fn new(n: usize, yield_at: u64) -> EpochState {
-        EpochState { recs: vec![Record::default(); n], epoch: 0, stepped: false, ext_seq: 0, yield_at }
+        EpochState { recs: vec![Record::default(); n], epoch: 0, stepped: false, ext_seq: 0, yield_at, deadline: None }
     }
 }
 
 /// Wall time after which a serial segment of a multi-partition run yields even before
 /// its epoch count, so a run whose epochs are heavy is not stuck on one thread for
-/// its whole probe.
+/// its whole probe. Windows also end early once it has passed: one heavy epoch (every
+/// compute unit of a GPU starting its waves) would otherwise run on one thread.
 pub(crate) const SERIAL_SEGMENT_BUDGET: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// One epoch of partition `part`, up to (not including) the barrier: read the
@@ -328,7 +332,7 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
                 HorizonRule::PerPartition { end, cap } => horizon(recs, sh.wiring, me, end, cap),
             };
             let started = Instant::now();
-            part.run_window(sh.wiring, h, BUDGET);
+            part.run_window(sh.wiring, h, BUDGET, st.deadline);
             sh.work_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
             st.stepped = sh.limits.step;
         }
@@ -411,6 +415,11 @@ pub(crate) fn serial(parts: &mut [PartitionState], sh: &Shared<'_>, sync: &mut S
     let mut states: Vec<EpochState> = parts.iter().map(|_| EpochState::new(sh.records.len(), sh.limits.max_epochs)).collect();
     let mut clock = EpochClock::new();
     let started = Instant::now();
+    // Not when stepping: a step handles the whole of one timestamp.
+    if parts.len() > 1 && !sh.limits.step {
+        let deadline = started + SERIAL_SEGMENT_BUDGET;
+        states.iter_mut().for_each(|st| st.deadline = Some(deadline));
+    }
     loop {
         let mut stop = None;
         for (part, st) in parts.iter_mut().zip(states.iter_mut()) {

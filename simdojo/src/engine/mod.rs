@@ -634,3 +634,40 @@ impl Emitter {
         found
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::partition_state::{WindowEnd, DEADLINE_STRIDE};
+    use crate::phold::{digest, topology, PholdConfig};
+    use std::time::Instant;
+
+    /// A window cut short by its deadline leaves the rest for the next window, which
+    /// handles it in the same order: the final state is the uncut run's.
+    #[test]
+    fn a_window_past_its_deadline_stops_and_the_next_continues_in_order() {
+        let cfg = PholdConfig { lps: 16, end: Tick::ns(40), ..PholdConfig::default() };
+        let t = topology(&cfg);
+        let mut whole = Simulation::build(&t, &SimConfig::default()).unwrap();
+        whole.run();
+
+        let mut cut = Simulation::build(&t, &SimConfig::default()).unwrap();
+        let wiring = cut.wiring.clone();
+        let part = &mut cut.parts[0];
+        let end = Tick::ns(40);
+        let mut windows = 0;
+        loop {
+            let before = part.emit.handled;
+            let how = part.run_window(&wiring, end, u64::MAX, Some(Instant::now()));
+            windows += 1;
+            if how == WindowEnd::Horizon {
+                break;
+            }
+            assert_eq!(how, WindowEnd::Budget);
+            assert_eq!(part.emit.handled - before, DEADLINE_STRIDE - 1, "a past deadline is seen after one stride");
+        }
+        assert!(windows > 10, "the run was cut into many windows ({windows})");
+        assert_eq!(part.emit.handled, whole.summary().events);
+        assert_eq!(digest(&cut, cfg.lps), digest(&whole, cfg.lps));
+    }
+}

@@ -2,6 +2,7 @@
 //! the handling of one window of events.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
 
 use crate::component::{Component, Event};
 use crate::engine::context::{Context, Emitter};
@@ -10,6 +11,9 @@ use crate::engine::wiring::Wiring;
 use crate::engine::EngineError;
 use crate::ids::{ComponentId, PartitionId};
 use crate::time::Tick;
+
+/// Events between two looks at a window's wall-clock deadline.
+pub(crate) const DEADLINE_STRIDE: u64 = 16;
 
 /// A component instance owned by a partition.
 pub(crate) struct Slot {
@@ -98,15 +102,18 @@ impl PartitionState {
         Ok(())
     }
 
-    /// Handles events with time below `horizon`, at most `budget` of them.
+    /// Handles events with time below `horizon`, at most `budget` of them, and stops
+    /// early (as with the budget) once the wall clock passes `deadline`, which is looked
+    /// at every [`DEADLINE_STRIDE`] events. Ending a window early is always safe: the
+    /// rest of it is handled in the next epoch, in the same order.
     ///
     /// A component's panic ends the window with [`WindowEnd::Error`] naming that
     /// component; the panicking event counts as handled. The panic is caught once
     /// around the whole window rather than around each event, which keeps the
     /// per-event path free of unwinding bookkeeping.
-    pub fn run_window(&mut self, wiring: &Wiring, horizon: Tick, budget: u64) -> WindowEnd {
+    pub fn run_window(&mut self, wiring: &Wiring, horizon: Tick, budget: u64, deadline: Option<Instant>) -> WindowEnd {
         let mut current = ComponentId(0);
-        match catch_unwind(AssertUnwindSafe(|| self.window(wiring, horizon, budget, &mut current))) {
+        match catch_unwind(AssertUnwindSafe(|| self.window(wiring, horizon, budget, deadline, &mut current))) {
             Ok(end) => end,
             Err(payload) => {
                 self.emit.handled += 1;
@@ -119,12 +126,24 @@ impl PartitionState {
     /// The event loop of [`PartitionState::run_window`]; `current` names the
     /// component being handed an event, for the panic report.
     #[inline(always)]
-    fn window(&mut self, wiring: &Wiring, mut horizon: Tick, budget: u64, current: &mut ComponentId) -> WindowEnd {
+    fn window(
+        &mut self,
+        wiring: &Wiring,
+        mut horizon: Tick,
+        budget: u64,
+        deadline: Option<Instant>,
+        current: &mut ComponentId,
+    ) -> WindowEnd {
         let mut left = budget;
         horizon = horizon.min(self.local_stop(wiring));
         loop {
             if left == 0 {
                 return WindowEnd::Budget;
+            }
+            if let Some(d) = deadline {
+                if (budget - left) % DEADLINE_STRIDE == DEADLINE_STRIDE - 1 && Instant::now() >= d {
+                    return WindowEnd::Budget;
+                }
             }
             let Some(Pending { key, target, body }) = self.emit.queue.pop_before(horizon.0) else {
                 return WindowEnd::Horizon;

@@ -434,7 +434,7 @@ impl Component for Client {
         }
     }
     fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
-        let Some(io) = self.io.clone() else { return };
+        let Some(io) = self.io else { return };
         match event.take(&io) {
             Ok(Token(n)) if self.requests == 0 => ctx.send(&io, Token(n)),
             Ok(Token(n)) => {
