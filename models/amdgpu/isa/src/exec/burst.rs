@@ -682,23 +682,19 @@ fn minmax_lanes<const MAX: bool, const AV: bool, const BV: bool>(
     b: Lanes,
     ieee: bool,
 ) -> Flow {
-    let exec = w.exec();
     let regs = Regs::of(w);
+    // First pass: does an input lane hold a NaN? (One flat vectorized reduction.)
     let mut nan = 0u32;
-    let mut out = [0u32; N];
-    // SAFETY (every access): as in `kernel`.
     for l in 0..N {
+        // SAFETY: as in `kernel`.
         let (x, y) = unsafe { (regs.lane::<AV>(a, l), regs.lane::<BV>(b, l)) };
         nan |= is_nan(x) | is_nan(y);
-        // Branch-free: all-ones masks instead of selects, so the lanes vectorize.
-        let both_zero = (((x | y) & 0x7fff_ffff == 0) as u32).wrapping_neg();
-        let pick_x = ((if MAX { fl(x) >= fl(y) } else { fl(x) < fl(y) }) as u32).wrapping_neg();
-        let zero = if MAX { x & y } else { x | y };
-        let picked = (x & pick_x) | (y & !pick_x);
-        out[l] = (zero & both_zero) | (picked & !both_zero);
     }
     if nan != 0 {
+        let exec = w.exec();
+        let mut out = [0u32; N];
         for l in 0..N {
+            // SAFETY: as in `kernel`.
             let (x, y) = unsafe { (regs.lane::<AV>(a, l), regs.lane::<BV>(b, l)) };
             out[l] = if MAX {
                 max_f32(fl(x), fl(y), ieee)
@@ -707,9 +703,20 @@ fn minmax_lanes<const MAX: bool, const AV: bool, const BV: bool>(
             }
             .to_bits();
         }
+        // SAFETY: as in `kernel`.
+        unsafe { write(regs, d, &out, exec) };
+        return Flow::Next;
     }
-    unsafe { write(regs, d, &out, exec) };
-    Flow::Next
+    // No NaN: a compare-and-select plus the signed-zero rule, branch-free (all-ones masks
+    // instead of selects, so the lanes vectorize), in place under a full EXEC.
+    let z = Lanes { reg: 0, value: 0 };
+    kernel::<false, AV, BV, false>(w, d, (a, b, z), |x, y, _| {
+        let both_zero = (((x | y) & 0x7fff_ffff == 0) as u32).wrapping_neg();
+        let pick_x = ((if MAX { fl(x) >= fl(y) } else { fl(x) < fl(y) }) as u32).wrapping_neg();
+        let zero = if MAX { x & y } else { x | y };
+        let picked = (x & pick_x) | (y & !pick_x);
+        (zero & both_zero) | (picked & !both_zero)
+    })
 }
 
 #[cfg(test)]
