@@ -3,17 +3,17 @@
 //! A [`FastOp`] names the operation by a dense [`Kind`] (one jump-table dispatch, instead
 //! of matching the full opcode space) and carries its operands already decoded: VGPR and
 //! SGPR indices, and inline constants and literals as their 32-bit values. The interpreter
-//! loop runs a slot's `FastOp` when it has one and falls back to the general handlers when
-//! there is none or when [`run`] declines (f32 arithmetic under a non-default MODE, or with
-//! a NaN result, which the host would encode differently; with no NaN result the host's
-//! IEEE arithmetic is exact).
+//! loop runs a slot's `FastOp` (through `super::burst`) when it has one and falls back to
+//! the general handlers when there is none or when the operation declines (f32 arithmetic
+//! under a non-default MODE, or with a NaN result, which the host would encode
+//! differently; with no NaN result the host's IEEE arithmetic is exact).
 //!
 //! Only instructions without modifiers, DPP or SDWA are pre-resolved; their semantics are
 //! those of the general handlers, which the exec tests compare against.
 //!
 //! [`table`] turns the slots into straight-line runs ([`FastSlot`]): from each slot, how
 //! many pre-resolved instructions follow one another up to the first branch, and how many
-//! VGPRs they name, so that `burst` checks the PC, the budget and the register file
+//! VGPRs they name, so that `super::burst` checks the PC, the budget and the register file
 //! once per run instead of once per instruction.
 //!
 //! [`Program`]: super::Program
