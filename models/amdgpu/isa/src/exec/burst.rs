@@ -814,4 +814,35 @@ mod tests {
             }
         }
     }
+
+    /// An operation that declines in the middle of a run (an f32 NaN result) runs through
+    /// the general handler; the instructions before and after it run once each.
+    #[test]
+    fn a_declining_operation_splits_its_run() {
+        // v_mul_f32 v4, v5, v6 (VOP2).
+        let v_mul = (0x05 << 25) | (4 << 17) | (6 << 9) | (256 + 5);
+        let words = [v_add(3, 1, 2), v_mul, v_add(7, 3, 3), S_ENDPGM];
+        let mut w = wave(8);
+        w.vgpr[5] = [f32::INFINITY.to_bits(); 64];
+        w.vgpr[6][9] = 0;
+        let mut counts = vec![0u64; 8192];
+        assert_eq!(run(&mut w, &words, 100, &mut counts), (4, StepStop::Ended));
+        assert!(f32::from_bits(w.vgpr[4][9]).is_nan(), "inf * 0");
+        assert_eq!(
+            w.vgpr[4][10],
+            f32::INFINITY.to_bits(),
+            "inf * 6010 (as a denormal)"
+        );
+        for lane in 0..64u32 {
+            assert_eq!(w.vgpr[3][lane as usize], 3000 + 2 * lane);
+            assert_eq!(w.vgpr[7][lane as usize], 6000 + 4 * lane);
+        }
+        assert_eq!(
+            (
+                counts[Opcode::VAddU32E32 as usize],
+                counts[Opcode::VMulF32E32 as usize]
+            ),
+            (2, 1)
+        );
+    }
 }

@@ -372,3 +372,34 @@ fn resolve_scalar(c: &CachedInst) -> Option<FastOp> {
         offset,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::Program;
+    use crate::Target;
+
+    /// Runs end at the first branch (included) and before the first slot without a
+    /// pre-resolved form; each names the VGPRs of its own operations and those after them.
+    #[test]
+    fn runs_end_at_branches_and_general_instructions() {
+        // v_add_u32 v3, v1, v2; v_add_u32 v9, v3, v3; s_cbranch_scc1 -3;
+        // v_add_u32 v5, v4, v4; s_endpgm.
+        let v_add = |d: u32, a: u32, b: u32| (0x34 << 25) | (d << 17) | (b << 9) | (256 + a);
+        let words = [
+            v_add(3, 1, 2),
+            v_add(9, 3, 3),
+            0xbf85_fffd,
+            v_add(5, 4, 4),
+            0xbf81_0000,
+        ];
+        let program = Program::from_words(Target::Gfx942, 0x1000, &words);
+        let runs: Vec<(u16, u16)> = program
+            .fast_table()
+            .iter()
+            .map(|e| (e.run, e.vgprs))
+            .collect();
+        assert_eq!(runs, [(3, 10), (2, 10), (1, 0), (1, 6), (0, 0)]);
+        assert!(program.fast_table()[2].op.kind.is_branch());
+    }
+}
