@@ -375,7 +375,6 @@ fn resolve_scalar(c: &CachedInst) -> Option<FastOp> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::exec::Program;
     use crate::Target;
 
