@@ -8,7 +8,9 @@
 //! - [`mod@step`]: stepping one wave for an external scheduler ([`step::step`]).
 //! - [`wave`]: the architectural state of one wavefront ([`Wave`]).
 //! - [`program`]: the per-code-object decoded-instruction cache ([`Program`]).
-//! - `fast`: pre-resolved forms of the hottest instructions, built per program slot.
+//! - `fast`: pre-resolved forms of the hottest instructions, built per program slot, and
+//!   their straight-line runs.
+//! - `burst`: runs those runs (AVX2-compiled when the host has it).
 //! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
 //! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
@@ -54,6 +56,7 @@
 //! # }
 //! ```
 
+mod burst;
 pub mod device;
 pub mod dispatch;
 mod fast;

@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 use crate::decode::{decode, Decoded, Encoding, Inst, Opcode};
 use crate::Target;
 
-use super::fast::{host_burst_fn, BurstFn, FastOp};
+use super::burst::{host_burst_fn, BurstFn};
+use super::fast::{FastOp, FastSlot};
 use super::ExecFault;
 
 /// The control word of a DPP or SDWA instruction.
@@ -62,6 +63,8 @@ pub struct Program {
     base: u64,
     text_start: u64,
     slots: Vec<Slot>,
+    /// The slots' straight-line runs of [`FastOp`]s (one entry per slot).
+    fast: Vec<FastSlot>,
     /// Runs the slots' [`FastOp`]s with the best code for this host CPU.
     burst_fn: BurstFn,
 }
@@ -72,7 +75,9 @@ pub fn isa_target(code: &CodeObject) -> Result<Target, ExecFault> {
         crate::code_object::Target::Gfx90a => Ok(Target::Gfx90a),
         crate::code_object::Target::Gfx942 => Ok(Target::Gfx942),
         crate::code_object::Target::Gfx950 => Ok(Target::Gfx950),
-        crate::code_object::Target::Other(mach) => Err(ExecFault::UnsupportedTarget { mach: format!("{mach:?}") }),
+        crate::code_object::Target::Other(mach) => Err(ExecFault::UnsupportedTarget {
+            mach: format!("{mach:?}"),
+        }),
     }
 }
 
@@ -81,10 +86,23 @@ impl Program {
     pub fn new(code: &CodeObject, base: u64) -> Result<Program, ExecFault> {
         let target = isa_target(code)?;
         let text = code.text();
-        let words: Vec<u32> =
-            text.bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
-        Ok(Program { target, base, text_start: base.wrapping_add(text.address.0), slots, burst_fn: host_burst_fn() })
+        let words: Vec<u32> = text
+            .bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let slots: Vec<Slot> = (0..words.len())
+            .map(|i| decode_at(target, &words[i..]))
+            .collect();
+        let fast = super::fast::table(&slots);
+        Ok(Program {
+            target,
+            base,
+            text_start: base.wrapping_add(text.address.0),
+            slots,
+            fast,
+            burst_fn: host_burst_fn(),
+        })
     }
 
     /// The ISA target.
@@ -116,7 +134,11 @@ impl Program {
         }
         match self.slots.get((off / 4) as usize) {
             Some(Slot::Inst(c)) => Ok(c),
-            Some(Slot::Invalid { encoding, word }) => Err(ExecFault::Illegal { pc, encoding: encoding.name(), word: *word }),
+            Some(Slot::Invalid { encoding, word }) => Err(ExecFault::Illegal {
+                pc,
+                encoding: encoding.name(),
+                word: *word,
+            }),
             None => Err(ExecFault::PcOutOfRange { pc }),
         }
     }
@@ -127,14 +149,10 @@ impl Program {
         self.burst_fn
     }
 
-    /// The decoded instruction at `pc`, without building a fault for a bad PC.
+    /// The straight-line run table of the slots.
     #[inline(always)]
-    pub(crate) fn valid_slot(&self, pc: u64) -> Option<&CachedInst> {
-        let off = pc.wrapping_sub(self.text_start);
-        match self.slots.get((off / 4) as usize) {
-            Some(Slot::Inst(c)) if off.is_multiple_of(4) => Some(c),
-            _ => None,
-        }
+    pub(crate) fn fast_table(&self) -> &[FastSlot] {
+        &self.fast
     }
 
     /// The cached instruction at `pc`, if `pc` is inside `.text` and decodes.
@@ -155,17 +173,35 @@ fn decode_at(target: Target, words: &[u32]) -> Slot {
                 Encoding::VopcSdwa => (Encoding::Vopc, Extension::Sdwa(inst.words()[1])),
                 e => (e, Extension::None),
             };
-            let op = if ext == Extension::None { inst.opcode() } else { plain_opcode(inst.opcode()) };
+            let op = if ext == Extension::None {
+                inst.opcode()
+            } else {
+                plain_opcode(inst.opcode())
+            };
             let mnemonic = inst.opcode().mnemonic();
             let aux = super::valu::compare_aux(mnemonic) | super::vmem::mem_aux(mnemonic);
-            let mut cached = CachedInst { inst, ext, size: inst.size_bytes() as u8, aux, op, enc, fields: Default::default(), fast: None };
-            if matches!(enc, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p) {
+            let mut cached = CachedInst {
+                inst,
+                ext,
+                size: inst.size_bytes() as u8,
+                aux,
+                op,
+                enc,
+                fields: Default::default(),
+                fast: None,
+            };
+            if matches!(
+                enc,
+                Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p
+            ) {
                 cached.fields = super::valu::fields(&cached);
             }
             cached.fast = super::fast::resolve(&cached);
             Slot::Inst(cached)
         }
-        Decoded::Invalid { encoding, word } | Decoded::Truncated { encoding, word } => Slot::Invalid { encoding, word },
+        Decoded::Invalid { encoding, word } | Decoded::Truncated { encoding, word } => {
+            Slot::Invalid { encoding, word }
+        }
     }
 }
 
@@ -180,8 +216,18 @@ impl Program {
     /// A program from raw instruction words placed at device address `base` (for tests and
     /// tools that assemble code without a code object).
     pub fn from_words(target: Target, base: u64, words: &[u32]) -> Program {
-        let slots = (0..words.len()).map(|i| decode_at(target, &words[i..])).collect();
-        Program { target, base, text_start: base, slots, burst_fn: host_burst_fn() }
+        let slots: Vec<Slot> = (0..words.len())
+            .map(|i| decode_at(target, &words[i..]))
+            .collect();
+        let fast = super::fast::table(&slots);
+        Program {
+            target,
+            base,
+            text_start: base,
+            slots,
+            fast,
+            burst_fn: host_burst_fn(),
+        }
     }
 }
 
@@ -189,8 +235,19 @@ impl Program {
 /// itself when there is none.
 fn plain_opcode(op: Opcode) -> Opcode {
     static BY_NAME: OnceLock<HashMap<&'static str, Opcode>> = OnceLock::new();
-    let map = BY_NAME.get_or_init(|| crate::tables::ENTRIES.iter().map(|e| (e.opcode.mnemonic(), e.opcode)).collect());
+    let map = BY_NAME.get_or_init(|| {
+        crate::tables::ENTRIES
+            .iter()
+            .map(|e| (e.opcode.mnemonic(), e.opcode))
+            .collect()
+    });
     let m = op.mnemonic();
-    let stem = m.strip_suffix("_dpp").or_else(|| m.strip_suffix("_sdwa")).unwrap_or(m);
-    map.get(format!("{stem}_e32").as_str()).or_else(|| map.get(stem)).copied().unwrap_or(op)
+    let stem = m
+        .strip_suffix("_dpp")
+        .or_else(|| m.strip_suffix("_sdwa"))
+        .unwrap_or(m);
+    map.get(format!("{stem}_e32").as_str())
+        .or_else(|| map.get(stem))
+        .copied()
+        .unwrap_or(op)
 }
