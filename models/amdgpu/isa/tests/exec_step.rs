@@ -621,7 +621,9 @@ fn packed_16_bit_atomic_adds_run_now_and_deferred() {
 #[test]
 fn fmamk_and_fmaak_are_fused_multiply_adds_with_the_literal() {
     let (k_mk, k_ak) = (0x3f7f_f972u32, 0x4049_0fdbu32);
-    let cases: [(&str, [u32; 2], fn(f32, f32, f32) -> f32, u32); 2] = [
+    /// Name, encoding, host reference `(s0, s1, k)`, literal.
+    type Case = (&'static str, [u32; 2], fn(f32, f32, f32) -> f32, u32);
+    let cases: [Case; 2] = [
         ("v_fmamk_f32", [0x2e06_0501, k_mk], |a, b, k| a.mul_add(k, b), k_mk),
         ("v_fmaak_f32", [0x3006_0501, k_ak], |a, b, k| a.mul_add(b, k), k_ak),
     ];
@@ -639,11 +641,11 @@ fn fmamk_and_fmaak_are_fused_multiply_adds_with_the_literal() {
         let mut lds = vec![0u8; 64];
         let out = step(&mut wave, &program, &mut env(&mut mem, &mut lds, 0), 10).expect("runs");
         assert_eq!(out.stop, StepStop::Ended, "{name}");
-        for lane in 0..64 {
+        for (lane, &old) in before.iter().enumerate() {
             let want = if (exec >> lane) & 1 == 1 {
                 reference(f32::from_bits(wave.vgpr[1][lane]), f32::from_bits(wave.vgpr[2][lane]), f32::from_bits(k)).to_bits()
             } else {
-                before[lane]
+                old
             };
             let got = wave.vgpr[3][lane];
             let both_nan = f32::from_bits(got).is_nan() && f32::from_bits(want).is_nan();
