@@ -209,7 +209,7 @@ pub struct ComputeUnit {
     mem: Option<CuMemory>,
     line_bytes: u64,
     /// Timing mode's parameters and issue table (`None` in functional mode).
-    timing: Option<Box<(TimedParams, IssueTable)>>,
+    timing: Option<Box<(TimedParams, Arc<IssueTable>)>>,
     state: CuState,
     /// Waves of finished work-groups, reused for new ones (a cache: not checkpointed).
     spare: Vec<Wave>,
@@ -253,7 +253,10 @@ impl ComputeUnit {
                     window: p.uint("issue_window")?.max(1),
                     answer_slack: p.uint("answer_slack")?.max(1),
                 };
-                Some(Box::new((params, IssueTable::new(&issue))))
+                // One table per distinct set of issue parameters, shared by every
+                // compute unit of the run (building it classifies every opcode).
+                let table = ctx.resource(&format!("amdgpu.cu.issue_table {issue:?}"), || IssueTable::new(&issue));
+                Some(Box::new((params, table)))
             }
             other => return Err(BuildError::Invalid(format!("mode = {other:?}: expected \"functional\" or \"timing\""))),
         };
