@@ -130,6 +130,14 @@ impl EventQueue {
     /// Out of line: most pushes go to a later bucket.
     #[inline(never)]
     fn insert_now(&mut self, key: EventKey, idx: u32) {
+        // Entries already handed out are dropped once they are the larger half, so a
+        // bucket that keeps receiving events while it is handled (a component
+        // rescheduling itself every tick inside one wide bucket) stays the size of
+        // what is pending; the moves are paid for by the pops that made the half.
+        if self.head >= 64 && self.head * 2 >= self.now.len() {
+            self.now.drain(..self.head);
+            self.head = 0;
+        }
         let pos = self.head + self.now[self.head..].partition_point(|s| s.0 < key);
         if pos == self.head && self.head > 0 {
             self.head -= 1;
