@@ -1,7 +1,7 @@
 //! Runs the pre-resolved instructions of a [`Program`] ([`FastOp`]s) in straight-line
 //! runs, with the best code for the host CPU.
 //!
-//! One call ([`BurstFn`]) executes runs from the table of [`FastSlot`]s for as long as
+//! One call ([`BurstFn`]) executes runs from the table of [`FastSlot`](super::fast::FastSlot)s for as long as
 //! they last. A run is checked once when it starts (PC inside `.text` and aligned, budget,
 //! every VGPR it names allocated); its instructions then follow one another without
 //! looking the PC up again. MODE is read once per call: no pre-resolved instruction
@@ -19,7 +19,7 @@
 use crate::numeric::valu::{fma_f32_rne, max_f32, min_f32};
 use crate::numeric::{DenormMode, RoundMode};
 
-use super::fast::{FastOp, FastSlot, Kind, Src};
+use super::fast::{FastOp, Kind, Src};
 use super::interp::scalar_src;
 use super::program::Program;
 use super::wave::{Wave, WaveStatus, WAVE_LANES};
@@ -95,6 +95,22 @@ fn burst<const HW_FMA: bool>(
     budget: &mut u64,
     counts: &mut [u64],
 ) {
+    // Counting is decided once per call: the loop without it stays as short as it was.
+    if counts.is_empty() {
+        runs::<HW_FMA, false>(w, program, budget, counts)
+    } else {
+        runs::<HW_FMA, true>(w, program, budget, counts)
+    }
+}
+
+/// [`burst`], counting each executed instruction in `counts` when `COUNT`.
+#[inline(always)]
+fn runs<const HW_FMA: bool, const COUNT: bool>(
+    w: &mut Wave,
+    program: &Program,
+    budget: &mut u64,
+    counts: &mut [u64],
+) {
     if w.status != WaveStatus::Running {
         return;
     }
@@ -124,6 +140,11 @@ fn burst<const HW_FMA: bool>(
         while done < n {
             let Some(e) = table.get(s) else { break };
             flow = run::<HW_FMA>(w, &e.op, fp);
+            if COUNT && flow != Flow::Decline {
+                if let Some(c) = counts.get_mut(e.opcode as usize) {
+                    *c += 1;
+                }
+            }
             match flow {
                 Flow::Next => s += e.step as usize,
                 Flow::Decline => break,
@@ -141,9 +162,6 @@ fn burst<const HW_FMA: bool>(
             done += 1;
         }
         *budget -= done as u64;
-        if !counts.is_empty() {
-            count(table, start, done, counts);
-        }
         match flow {
             Flow::Next => w.pc = slot_pc(s),
             Flow::Decline => {
@@ -152,18 +170,6 @@ fn burst<const HW_FMA: bool>(
             }
             Flow::Jump(_) => {}
         }
-    }
-}
-
-/// Adds the `done` instructions of the run from slot `s` to the per-opcode counts.
-#[cold]
-fn count(table: &[FastSlot], mut s: usize, done: usize, counts: &mut [u64]) {
-    for _ in 0..done {
-        let Some(e) = table.get(s) else { return };
-        if let Some(n) = counts.get_mut(e.opcode as usize) {
-            *n += 1;
-        }
-        s += e.step as usize;
     }
 }
 
@@ -200,7 +206,7 @@ fn operand(w: &Wave, s: Src) -> (Lanes, bool) {
 /// per register and without borrowing a source while they write the destination.
 ///
 /// Invariant: every register index it is given names an allocated register. The indices
-/// come from the [`FastOp`]s of one run, whose [`FastSlot::vgprs`] (computed by
+/// come from the [`FastOp`]s of one run, whose [`FastSlot::vgprs`](super::fast::FastSlot::vgprs) (computed by
 /// [`table`](super::fast::table) over every operation of the run) [`burst`] checks
 /// against the wave's allocation before the run starts.
 #[derive(Copy, Clone)]
