@@ -1,8 +1,12 @@
 //! Decoder throughput on a mix of instructions typical of compiled kernels.
+//!
+//! `DECODE_BENCH_REPS=n` skips criterion and decodes the stream `n` times, printing the
+//! instructions decoded and the rate: a fixed amount of work for `perf stat` or
+//! `valgrind --tool=callgrind`, whose counts stay meaningful on a shared machine.
 
 use amdgpu_isa::decode::{decode, Decoded};
 use amdgpu_isa::Target;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use std::hint::black_box;
 
 /// A gfx942 kernel body (SALU, SMEM, VALU, VOP3, VOP3P, FLAT/GLOBAL, branches).
@@ -15,7 +19,8 @@ const KERNEL: &[u32] = &[
     0x00090100, 0xBF8CC07F, 0xD2080000, 0x00010500, 0xBF810000,
 ];
 
-fn bench_decode(c: &mut Criterion) {
+/// The kernel body 64 times over, and the number of instructions in it.
+fn stream() -> (Vec<u32>, u64) {
     let mut stream = Vec::new();
     for _ in 0..64 {
         stream.extend_from_slice(KERNEL);
@@ -26,25 +31,52 @@ fn bench_decode(c: &mut Criterion) {
         n_inst += 1;
         pos += decode(Target::Gfx942, &stream[pos..]).size_bytes() / 4;
     }
+    (stream, n_inst)
+}
+
+/// Decodes the whole stream once; returns how many instructions were valid.
+fn decode_all(words: &[u32]) -> u32 {
+    let mut pos = 0;
+    let mut valid = 0u32;
+    while pos < words.len() {
+        let d = decode(Target::Gfx942, &words[pos..]);
+        if let Decoded::Inst(_) = d {
+            valid += 1;
+        }
+        pos += d.size_bytes() / 4;
+    }
+    valid
+}
+
+fn bench_decode(c: &mut Criterion) {
+    let (stream, n_inst) = stream();
     let mut group = c.benchmark_group("decode");
     group.throughput(Throughput::Elements(n_inst));
-    group.bench_function("gfx942_kernel_mix", |b| {
-        b.iter(|| {
-            let mut pos = 0;
-            let mut valid = 0u32;
-            let words = black_box(&stream[..]);
-            while pos < words.len() {
-                let d = decode(Target::Gfx942, &words[pos..]);
-                if let Decoded::Inst(_) = d {
-                    valid += 1;
-                }
-                pos += d.size_bytes() / 4;
-            }
-            valid
-        })
-    });
+    group.bench_function("gfx942_kernel_mix", |b| b.iter(|| decode_all(black_box(&stream[..]))));
     group.finish();
 }
 
+/// Decodes the stream `reps` times outside criterion and prints the rate.
+fn fixed_reps(reps: u64) {
+    let (stream, n_inst) = stream();
+    let start = std::time::Instant::now();
+    let mut valid = 0u64;
+    for _ in 0..reps {
+        valid += u64::from(decode_all(black_box(&stream[..])));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let total = n_inst * reps;
+    assert_eq!(valid, total, "every instruction of the mix decodes");
+    println!("decode: {total} instructions in {secs:.3} s = {:.1} M/s", total as f64 / secs / 1e6);
+}
+
 criterion_group!(benches, bench_decode);
-criterion_main!(benches);
+
+fn main() {
+    if let Some(reps) = std::env::var("DECODE_BENCH_REPS").ok().and_then(|v| v.parse::<u64>().ok()) {
+        fixed_reps(reps);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -27,7 +27,7 @@
 
 use super::fields::position;
 use super::Encoding;
-use crate::tables::{Class, Field, OpSpec, Opcode, ENTRIES, FAMILY_TABLES};
+use crate::tables::{Class, Entry, Field, OpSpec, Opcode, ENTRIES, FAMILY_TABLES};
 use crate::Target;
 
 /// Size of the all-zero slice after GLOBAL, where `Encoding::Unknown` looks up.
@@ -177,6 +177,21 @@ pub(super) fn key(w0: u32) -> usize {
     r.base[form] as usize + ((w0 >> r.shift) & r.mask as u32) as usize + ((w0 >> 7) & r.seg_mask as u32) as usize
 }
 
+/// [`key`] for a first word that is not a VOP1/VOP2/VOPC DPP or SDWA form (see
+/// [`is_vop_dpp_or_sdwa`]): the plain slice, without looking up the form.
+#[inline(always)]
+pub(super) fn key_plain(w0: u32) -> usize {
+    let r = &ROUTES[(w0 >> 23) as usize];
+    r.base[0] as usize + ((w0 >> r.shift) & r.mask as u32) as usize + ((w0 >> 7) & r.seg_mask as u32) as usize
+}
+
+/// True if `w0` is a VOP1/VOP2/VOPC word whose src0 marks the DPP (0xfa) or SDWA
+/// (0xf9) form: the words whose [`key`] is not [`key_plain`].
+#[inline(always)]
+pub(super) fn is_vop_dpp_or_sdwa(w0: u32) -> bool {
+    w0 >> 31 == 0 && (w0 & 0x1ff).wrapping_sub(0xf9) < 2
+}
+
 /// [`SRC_CLASS`] bit: a source value that names nothing (209..=234 minus the target's
 /// named sources, the DPP/SDWA markers 0xf9/0xfa); LLVM rejects the word.
 pub(super) const SRC_RESERVED: u8 = 1;
@@ -231,6 +246,12 @@ pub(super) struct Hot {
     pub(super) n_wide: u8,
     /// `Entry::flags`.
     pub(super) flags: u8,
+    /// One-word entries: masks of the source fields at w0 bit 0 and bit 8 whose value
+    /// 0xff takes a literal and whose reserved values reject the word (a VOP src0 is 9
+    /// bits, an SOP ssrc0/ssrc1 8 bits); 0 for none. A masked-out field reads as value
+    /// 0 (`s0`), which is neither reserved nor a literal, so the check needs no branch
+    /// on the entry's rules.
+    pub(super) lit_src: [u16; 2],
     /// Checks of the entry's tuple operands whose values LLVM may reject (kept in the
     /// entry so that they share its cache line).
     pub(super) wide: [WideCheck; 4],
@@ -246,20 +267,29 @@ pub(super) struct WideCheck {
     mask: u16,
     /// Low bit of the field in the 64-bit `w1:w0`.
     lo: u8,
-    /// Offset in [`REJECTED`] of the judging table per target (gfx90a and gfx942 use
-    /// LLVM 19's, gfx950 LLVM 22's), see [`table_id`].
-    table: [u16; 3],
+    /// Offset in [`REJECTED`] of the judging table of LLVM 19 (gfx90a and gfx942) and
+    /// of LLVM 22 (gfx950), see [`table_id`] and [`llvm_of`].
+    table: [u16; 2],
 }
 
+/// Which judging table of a [`WideCheck`] applies to `target`: 0 for LLVM 19 (gfx90a,
+/// gfx942), 1 for LLVM 22 (gfx950).
+#[inline(always)]
+const fn llvm_of(target: Target) -> usize {
+    target as usize >> 1
+}
+
+const _: () = assert!(llvm_of(Target::Gfx90a) == 0 && llvm_of(Target::Gfx942) == 0 && llvm_of(Target::Gfx950) == 1);
+
 impl WideCheck {
-    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [(TABLE_NEVER * 512) as u16; 3] };
+    const NONE: WideCheck = WideCheck { mask: 0, lo: 0, table: [(TABLE_NEVER * 512) as u16; 2] };
 
     /// True if LLVM rejects the word (`w1:w0`) on `target` because of this operand's
     /// value.
     #[inline(always)]
     pub(super) fn rejects(&self, target: Target, w: u64) -> bool {
         let raw = (w >> self.lo) as usize & self.mask as usize;
-        let at = self.table[target as usize] as usize + raw;
+        let at = self.table[llvm_of(target)] as usize + raw;
         REJECTED[at & (REJECTED.len() - 1)]
     }
 }
@@ -366,7 +396,7 @@ const fn build_wide() -> ([[WideCheck; 4]; N_ENTRIES + 1], [u8; N_ENTRIES + 1]) 
                     out[i + 1][n] = WideCheck {
                         mask: ((1u32 << bits) - 1) as u16,
                         lo: lo + 32 * word,
-                        table: [(table.0 * 512) as u16, (table.0 * 512) as u16, (table.1 * 512) as u16],
+                        table: [(table.0 * 512) as u16, (table.1 * 512) as u16],
                     };
                     n += 1;
                 }
@@ -440,6 +470,7 @@ const fn build_hot() -> [Hot; N_ENTRIES + 1] {
         base_words: 1,
         n_wide: 0,
         flags: 0,
+        lit_src: [0; 2],
         wide: [WideCheck::NONE; 4],
     };
     let mut out = [sentinel; N_ENTRIES + 1];
@@ -449,6 +480,18 @@ const fn build_hot() -> [Hot; N_ENTRIES + 1] {
     while i < N_ENTRIES {
         let e = &ENTRIES[i];
         let encoding = families[i + 1];
+        let l = e.literal;
+        // The decoder reads the literal rules of one-word entries from `lit_src` and
+        // `LIT_FIXED`, and those of two-word entries from the `BAD_W1_*` and
+        // `SOFFSET_W1` bits only.
+        let one_word_rules = Entry::LIT_FIXED | Entry::LIT_SSRC0 | Entry::LIT_SSRC1 | Entry::LIT_SRC0;
+        assert!(
+            l & if encoding.base_words() == 1 { !one_word_rules } else { one_word_rules } == 0,
+            "an entry's literal rules do not fit its size"
+        );
+        assert!(!(l & Entry::LIT_SRC0 != 0 && l & Entry::LIT_SSRC0 != 0), "src0 is either 9 or 8 bits wide");
+        // One-word entries are checked on their first word alone.
+        assert!(encoding.base_words() == 2 || (e.must[1].0 == 0 && e.must[1].1 == 0), "a one-word entry checks w1");
         out[i + 1] = Hot {
             must: [e.must[0].0, e.must[0].1, e.must[1].0, e.must[1].1],
             opcode: e.opcode,
@@ -457,11 +500,21 @@ const fn build_hot() -> [Hot; N_ENTRIES + 1] {
             base_words: encoding.base_words() as u8,
             n_wide: n_wide[i + 1],
             flags: e.flags,
+            lit_src: [lit_mask(l, Entry::LIT_SRC0, 0x1ff) | lit_mask(l, Entry::LIT_SSRC0, 0xff), lit_mask(l, Entry::LIT_SSRC1, 0xff)],
             wide: wide[i + 1],
         };
         i += 1;
     }
     out
+}
+
+/// [`Hot::lit_src`] mask for literal rules `l`: `field` if `l` has `rule`.
+const fn lit_mask(l: u8, rule: u8, field: u16) -> u16 {
+    if l & rule != 0 {
+        field
+    } else {
+        0
+    }
 }
 
 /// The family of every [`HOT`] slot (`Unknown` for the sentinel).
@@ -498,10 +551,10 @@ pub(super) const ENCODINGS: [Encoding; N_FAMILIES] = {
     ]
 };
 
-/// The [`HOT`] slot for first word `w0` on `target`: 0 (the sentinel) if none.
+/// The [`HOT`] slot of [`INDEX`] key `key` on `target`: 0 (the sentinel) if none.
 #[inline(always)]
-pub(super) fn hot_slot(target: Target, w0: u32) -> usize {
-    INDEX[target as usize].get(key(w0)).copied().unwrap_or(0) as usize
+pub(super) fn hot_slot(target: Target, key: usize) -> usize {
+    INDEX[target as usize].get(key).copied().unwrap_or(0) as usize
 }
 
 /// The index slot of opcode field `op` of `encoding` on `target`: 0 if none, else

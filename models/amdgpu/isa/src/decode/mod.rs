@@ -270,13 +270,6 @@ fn truncated(w0: u32) -> Decoded {
     Decoded::Truncated { encoding: rejected_family(w0), word: w0 }
 }
 
-/// True if a valid instruction starting with `w0` has two base words: the 64-bit
-/// families (top bits `11`) and the VOP DPP/SDWA forms (src0 0xf9/0xfa).
-#[inline(always)]
-fn two_base_words(w0: u32) -> bool {
-    w0 >= 0xc000_0000 || (w0 >> 31 == 0 && lookup::form(w0) != 0)
-}
-
 /// Decodes the instruction at the start of `words` for `target`.
 ///
 /// The size of the result is decided by branches on the first word and on the entry's
@@ -287,11 +280,14 @@ pub fn decode(target: Target, words: &[u32]) -> Decoded {
     let Some(&w0) = words.first() else {
         return Decoded::Truncated { encoding: Encoding::Unknown, word: 0 };
     };
-    let slot = lookup::hot_slot(target, w0);
-    if two_base_words(w0) {
-        decode_sized::<2>(target, words, w0, slot)
+    // Two base words: the 64-bit families (top bits `11`) and the VOP DPP/SDWA forms,
+    // whose key depends on the form. One-word instructions have the plain key.
+    let plain = lookup::key_plain(w0);
+    if w0 >= 0xc000_0000 || lookup::is_vop_dpp_or_sdwa(w0) {
+        let key = if w0 >> 31 == 0 { lookup::key(w0) } else { plain };
+        decode_sized::<2>(target, words, w0, lookup::hot_slot(target, key))
     } else {
-        decode_sized::<1>(target, words, w0, slot)
+        decode_sized::<1>(target, words, w0, lookup::hot_slot(target, plain))
     }
 }
 
@@ -312,7 +308,8 @@ fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot:
     } else {
         0
     };
-    if w0 & h.must[0] != h.must[1] || w1 & h.must[2] != h.must[3] {
+    // One-word entries check the first word alone (asserted where HOT is built).
+    if w0 & h.must[0] != h.must[1] || (BASE == 2 && w1 & h.must[2] != h.must[3]) {
         return invalid(w0);
     }
     if h.n_wide != 0 {
@@ -330,34 +327,30 @@ fn decode_sized<const BASE: usize>(target: Target, words: &[u32], w0: u32, slot:
             return invalid(w0);
         }
     }
+    use lookup::{src_class, SRC_LITERAL, SRC_RESERVED};
     let l = h.literal;
-    if l != 0 {
-        use lookup::{src_class, SRC_LITERAL, SRC_RESERVED};
-        // SOP sources are 8 bits wide: bit 8 of the first belongs to the second.
-        let ssrc0 = src_class(target, w0 & 0xff, 0);
-        let ssrc1 = src_class(target, w0 & 0xffff, 8);
-        let src0 = src_class(target, w0, 0);
-        // A literal in a 64-bit VALU encoding is rejected as well.
+    if BASE == 1 && l != 0 {
+        // SOP ssrc0/ssrc1 and VOP src0: a reserved value rejects the word, 0xff takes a
+        // literal (masks of 0 read `s0`, which is neither).
+        let [a, b] = h.lit_src;
+        let class = src_class(target, w0 & a as u32, 0) | src_class(target, (w0 >> 8) & b as u32, 0);
+        if class & SRC_RESERVED != 0 {
+            return invalid(w0);
+        }
+        if class & SRC_LITERAL != 0 || l & Entry::LIT_FIXED != 0 {
+            let Some(&literal) = words.get(1) else { return truncated(w0) };
+            return Decoded::Inst(Inst::new(target, h, slot, 2, [w0, literal, 0]));
+        }
+    } else if BASE == 2 && l != 0 {
+        // A literal in a 64-bit VALU encoding is rejected, as is a reserved soffset.
         let bad = (l & Entry::BAD_W1_SRC0 != 0 && src_class(target, w1, 0) != 0)
             || (l & Entry::BAD_W1_SRC1 != 0 && src_class(target, w1, 9) != 0)
             || (l & Entry::BAD_W1_SRC2 != 0 && src_class(target, w1, 18) != 0)
-            || (l & Entry::LIT_SSRC0 != 0 && ssrc0 & SRC_RESERVED != 0)
-            || (l & Entry::LIT_SSRC1 != 0 && ssrc1 & SRC_RESERVED != 0)
-            || (l & Entry::LIT_SRC0 != 0 && src0 & SRC_RESERVED != 0)
             || (l & Entry::SOFFSET_W1 != 0 && src_class(target, w1, 24) & SRC_RESERVED != 0)
             // A buffer load in its LDS-direct form (lds bit) has no AGPR data (acc bit).
             || (l & Entry::SOFFSET_W1 != 0 && h.flags & Entry::LDS_FORM != 0 && (w0 >> 16) & (w1 >> 23) & 1 != 0);
         if bad {
             return invalid(w0);
-        }
-        if l & Entry::LIT_FIXED != 0
-            || (l & Entry::LIT_SSRC0 != 0 && ssrc0 & SRC_LITERAL != 0)
-            || (l & Entry::LIT_SSRC1 != 0 && ssrc1 & SRC_LITERAL != 0)
-            || (l & Entry::LIT_SRC0 != 0 && src0 & SRC_LITERAL != 0)
-        {
-            let Some(&literal) = words.get(BASE) else { return truncated(w0) };
-            let words = if BASE == 1 { [w0, literal, 0] } else { [w0, w1, literal] };
-            return Decoded::Inst(Inst::new(target, h, slot, BASE + 1, words));
         }
     }
     let words = if BASE == 1 { [w0, 0, 0] } else { [w0, w1, 0] };
