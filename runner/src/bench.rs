@@ -56,6 +56,12 @@ pub struct PholdArgs {
     /// for it (by default the engine then merges partitions).
     #[arg(long)]
     fixed_partitions: bool,
+    /// Independent copies of the whole simulation, run at the same time on their own
+    /// threads (each with `--workers` workers); rates are their sum. `--workers 1
+    /// --copies 2` measures what this machine gives two fully independent simulations,
+    /// the ceiling for `--workers 2`.
+    #[arg(long, default_value_t = 1)]
+    copies: u32,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -77,6 +83,45 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// What one copy of the PHOLD run measured.
+struct PholdRun {
+    status: String,
+    events: u64,
+    epochs: u64,
+    wall: f64,
+    hist: simdojo::stats::Distribution,
+    digest: String,
+    partitions: usize,
+}
+
+/// Builds and runs one copy of PHOLD, starting the clock once every copy is built.
+fn phold_copy(cfg: &PholdConfig, a: &PholdArgs, start: &std::sync::Barrier) -> anyhow::Result<PholdRun> {
+    let topo = phold::topology(cfg);
+    let plan = crate::plan::choose(&topo, Some(a.workers), Some(&a.partitioner))?;
+    let config = SimConfig {
+        assignment: Some(plan.assignment),
+        progress: !a.json && a.copies == 1,
+        fixed_partitions: a.fixed_partitions,
+        ..SimConfig::default()
+    };
+    let built = Simulation::build(&topo, &config).context("building the PHOLD topology");
+    start.wait();
+    let mut sim = built?;
+    let begun = Instant::now();
+    let status = sim.run();
+    let wall = begun.elapsed().as_secs_f64();
+    let summary = sim.summary();
+    Ok(PholdRun {
+        status: status.to_string(),
+        events: summary.events,
+        epochs: summary.sync.epochs,
+        wall,
+        hist: summary.sync.epoch_ns.clone(),
+        digest: format!("{:016x}", phold::digest(&sim, cfg.lps)),
+        partitions: sim.partitions(),
+    })
+}
+
 fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
     let cfg = PholdConfig {
         lps: a.lps,
@@ -90,28 +135,27 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
     if cfg.lookahead < Tick(1) {
         bail!("--lookahead must be at least 1 ps: conservative synchronization needs it");
     }
-    if a.lps == 0 || a.workers == 0 {
-        bail!("--lps and --workers must be at least 1");
+    if a.lps == 0 || a.workers == 0 || a.copies == 0 {
+        bail!("--lps, --workers and --copies must be at least 1");
     }
-    let topo = phold::topology(&cfg);
-    let plan = crate::plan::choose(&topo, Some(a.workers), Some(&a.partitioner))?;
-    let config = SimConfig {
-        assignment: Some(plan.assignment),
-        progress: !a.json,
-        fixed_partitions: a.fixed_partitions,
-        ..SimConfig::default()
-    };
-    let mut sim = Simulation::build(&topo, &config).context("building the PHOLD topology")?;
-    let start = Instant::now();
-    let status = sim.run();
-    let wall = start.elapsed().as_secs_f64();
-    let summary = sim.summary();
-    let events = summary.events;
-    let epochs = summary.sync.epochs;
-    let hist = summary.sync.epoch_ns.histogram();
-    let digest = format!("{:016x}", phold::digest(&sim, cfg.lps));
+    let start = std::sync::Barrier::new(a.copies as usize);
+    let runs: Vec<PholdRun> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..a.copies).map(|_| s.spawn(|| phold_copy(&cfg, &a, &start))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect::<Vec<_>>()
+    })
+    .into_iter()
+    .collect::<anyhow::Result<_>>()?;
+    let first = &runs[0];
+    if let Some(other) = runs.iter().find(|r| r.digest != first.digest || r.events != first.events) {
+        bail!("copies of the same run differ: digest {} ({} events) against {} ({} events)", first.digest, first.events, other.digest, other.events);
+    }
+    let (events, epochs, digest, status) = (first.events, first.epochs, &first.digest, &first.status);
+    let wall = runs.iter().map(|r| r.wall).fold(0.0, f64::max);
+    let hist = first.hist.histogram();
     let rss = peak_rss_bytes();
-    let rate = events as f64 / wall;
+    // With copies, the rate is their sum: all events handled over the longest copy's time.
+    let rate = (events * u64::from(a.copies)) as f64 / wall;
+    let per_copy: Vec<f64> = runs.iter().map(|r| r.events as f64 / r.wall).collect();
     if a.json {
         println!(
             "{}",
@@ -125,9 +169,11 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
                               "p99": hist.value_at_quantile(0.99), "max": hist.max() },
                 "wall_seconds": wall,
                 "peak_rss_bytes": rss,
-                "workers": sim.partitions(),
+                "workers": first.partitions,
+                "copies": a.copies,
+                "copy_events_per_sec": per_copy,
                 "digest": digest,
-                "exit": status.to_string(),
+                "exit": status,
             })
         );
     } else {
@@ -135,7 +181,11 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
         println!("events:          {events}");
         println!("wall:            {wall:.3} s");
         println!("events/s:        {:.3} M", rate / 1e6);
-        println!("workers:         {}", sim.partitions());
+        if a.copies > 1 {
+            let each: Vec<String> = per_copy.iter().map(|r| format!("{:.3} M", r / 1e6)).collect();
+            println!("copies:          {} running at once ({} each)", a.copies, each.join(", "));
+        }
+        println!("workers:         {}", first.partitions);
         println!("epochs:          {epochs}");
         println!("events/epoch:    {:.1}", events as f64 / epochs.max(1) as f64);
         println!(

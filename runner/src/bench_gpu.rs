@@ -40,6 +40,12 @@ pub struct GpuArgs {
     /// Simulation mode of the compute units: functional or timing.
     #[arg(long, default_value = "functional")]
     mode: String,
+    /// Independent copies of the whole run at the same time, each on its own threads
+    /// (with `--workers` workers); rates are their sum. `--workers 1 --copies 2`
+    /// measures what this machine gives two fully independent simulations, the
+    /// ceiling for `--workers 2`.
+    #[arg(long, default_value_t = 1)]
+    copies: u32,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -88,6 +94,9 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
     let image = std::fs::read(&image_path)?;
     let _ = std::fs::remove_dir_all(&dir);
 
+    if a.copies == 0 {
+        bail!("--copies must be at least 1");
+    }
     let plan = crate::plan::choose(&t, Some(a.workers), a.partitioner.as_deref())?;
     let opts = ExecOptions {
         topology: t,
@@ -99,25 +108,53 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         max_ticks: None,
         capture: true,
     };
-    let out = run_image(&image, &opts).map_err(|e| anyhow!("{e}"))?;
-    if let Some(f) = out.faults.first() {
-        bail!("{f}");
+    // Each copy starts once every copy has its options; the loader's own clock
+    // (`run_seconds`) leaves out loading.
+    let start = std::sync::Barrier::new(a.copies as usize);
+    let outs = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..a.copies)
+            .map(|_| {
+                s.spawn(|| {
+                    let opts = opts.clone();
+                    start.wait();
+                    run_image(&image, &opts)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect::<Vec<_>>()
+    });
+    let mut runs = Vec::new();
+    for out in outs {
+        let out = out.map_err(|e| anyhow!("{e}"))?;
+        if let Some(f) = out.faults.first() {
+            bail!("{f}");
+        }
+        let digest = {
+            // FNV-1a over the statistics and output: equal digests mean identical results.
+            let text = serde_json::to_string(&out.kernels)? + &String::from_utf8_lossy(&out.stdout);
+            text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+        };
+        runs.push((out, digest));
+    }
+    let (out, digest) = &runs[0];
+    let digest = *digest;
+    if let Some((_, other)) = runs.iter().find(|(_, d)| *d != digest) {
+        bail!("copies of the same run differ: digest {digest:016x} against {other:016x}");
     }
     let instructions: u64 = out.kernels.iter().map(|k| k.wave_instructions()).sum();
-    let rate = instructions as f64 / out.run_seconds;
-    let digest = {
-        // FNV-1a over the statistics and output: equal digests mean identical results.
-        let text = serde_json::to_string(&out.kernels)? + &String::from_utf8_lossy(&out.stdout);
-        text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
-    };
+    // With copies, the rate is their sum: all instructions over the longest copy's time.
+    let seconds = runs.iter().map(|(o, _)| o.run_seconds).fold(0.0, f64::max);
+    let rate = (instructions * u64::from(a.copies)) as f64 / seconds;
+    let per_copy: Vec<f64> = runs.iter().map(|(o, _)| instructions as f64 / o.run_seconds).collect();
     let output = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if a.json {
         println!(
             "{}",
             json!({
                 "kernel": a.kernel, "mode": a.mode, "target": target.name(), "blocks": blocks, "threads": a.threads,
-                "iterations": a.iterations, "wave_instructions": instructions, "run_seconds": out.run_seconds,
-                "wave_instructions_per_sec": rate, "workers": a.workers, "partitions_at_end": out.partitions,
+                "iterations": a.iterations, "wave_instructions": instructions, "run_seconds": seconds,
+                "wave_instructions_per_sec": rate, "copies": a.copies, "copy_wave_instructions_per_sec": per_copy,
+                "workers": a.workers, "partitions_at_end": out.partitions,
                 "epochs": out.epochs, "simulated_ps": out.end.0, "peak_rss_bytes": peak_rss_bytes(),
                 "digest": format!("{digest:016x}"), "output": output, "status": out.status,
             })
@@ -126,8 +163,12 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         println!("program:             {} on {} ({blocks} x {} work-items, {} iterations, {} mode)", a.kernel, target, a.threads, a.iterations, a.mode);
         println!("output:              {output}");
         println!("wave-instructions:   {instructions}");
-        println!("run:                 {:.3} s", out.run_seconds);
+        println!("run:                 {seconds:.3} s");
         println!("wave-instructions/s: {:.2} M", rate / 1e6);
+        if a.copies > 1 {
+            let each: Vec<String> = per_copy.iter().map(|r| format!("{:.2} M", r / 1e6)).collect();
+            println!("copies:              {} running at once ({} each)", a.copies, each.join(", "));
+        }
         println!("workers:             {} ({} partitions at the end, {} epochs)", a.workers, out.partitions, out.epochs);
         println!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6);
         if let Some(rss) = peak_rss_bytes() {

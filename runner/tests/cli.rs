@@ -91,16 +91,20 @@ fn sim_checkpoint_and_restore_match_the_uninterrupted_run_at_other_worker_counts
 #[test]
 fn phold_bench_digest_is_the_same_for_every_worker_count_and_partitioner() {
     let mut digests = Vec::new();
-    for (workers, partitioner) in [("1", "linear"), ("2", "linear"), ("2", "mincut"), ("4", "round-robin")] {
+    // The last case runs two independent copies at once (the host's parallel ceiling).
+    for (workers, partitioner, copies) in
+        [("1", "linear", "1"), ("2", "linear", "1"), ("2", "mincut", "1"), ("4", "round-robin", "1"), ("1", "linear", "2")]
+    {
         let out = dojo(&[
             "bench", "phold", "--lps", "64", "--end-time", "400", "--workers", workers, "--partitioner", partitioner,
-            "--json",
+            "--copies", copies, "--json",
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
         let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
         for key in ["events", "events_per_sec", "epochs", "digest"] {
             assert!(v.get(key).is_some(), "missing {key}: {v}");
         }
+        assert_eq!(v["copy_events_per_sec"].as_array().map(Vec::len), Some(copies.parse().unwrap()), "{v}");
         digests.push((v["events"].as_u64().unwrap(), v["digest"].as_str().unwrap().to_string()));
     }
     assert!(digests.windows(2).all(|w| w[0] == w[1]), "{digests:?}");
