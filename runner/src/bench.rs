@@ -52,6 +52,10 @@ pub struct PholdArgs {
     /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
     #[arg(long, default_value = "linear")]
     partitioner: String,
+    /// Partitions (default: one per worker). More partitions than workers lets the
+    /// workers claim them anew every epoch, which evens out unequal cores.
+    #[arg(long)]
+    partitions: Option<u32>,
     /// Keep every partition on its own thread even when epochs are too small to pay
     /// for it (by default the engine then merges partitions).
     #[arg(long)]
@@ -92,14 +96,16 @@ struct PholdRun {
     hist: simdojo::stats::Distribution,
     digest: String,
     partitions: usize,
+    workers: usize,
 }
 
 /// Builds and runs one copy of PHOLD, starting the clock once every copy is built.
 fn phold_copy(cfg: &PholdConfig, a: &PholdArgs, start: &std::sync::Barrier) -> anyhow::Result<PholdRun> {
     let topo = phold::topology(cfg);
-    let plan = crate::plan::choose(&topo, Some(a.workers), Some(&a.partitioner))?;
+    let plan = crate::plan::choose(&topo, Some(a.partitions.unwrap_or(a.workers)), Some(&a.partitioner))?;
     let config = SimConfig {
         assignment: Some(plan.assignment),
+        workers: Some(a.workers as usize),
         progress: !a.json && a.copies == 1,
         fixed_partitions: a.fixed_partitions,
         ..SimConfig::default()
@@ -119,6 +125,7 @@ fn phold_copy(cfg: &PholdConfig, a: &PholdArgs, start: &std::sync::Barrier) -> a
         hist: summary.sync.epoch_ns.clone(),
         digest: format!("{:016x}", phold::digest(&sim, cfg.lps)),
         partitions: sim.partitions(),
+        workers: sim.workers(),
     })
 }
 
@@ -169,7 +176,8 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
                               "p99": hist.value_at_quantile(0.99), "max": hist.max() },
                 "wall_seconds": wall,
                 "peak_rss_bytes": rss,
-                "workers": first.partitions,
+                "workers": first.workers,
+                "partitions": first.partitions,
                 "copies": a.copies,
                 "copy_events_per_sec": per_copy,
                 "digest": digest,
@@ -185,7 +193,7 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
             let each: Vec<String> = per_copy.iter().map(|r| format!("{:.3} M", r / 1e6)).collect();
             println!("copies:          {} running at once ({} each)", a.copies, each.join(", "));
         }
-        println!("workers:         {}", first.partitions);
+        println!("workers:         {} ({} partitions)", first.workers, first.partitions);
         println!("epochs:          {epochs}");
         println!("events/epoch:    {:.1}", events as f64 / epochs.max(1) as f64);
         println!(

@@ -28,6 +28,10 @@ pub struct GpuArgs {
     /// Partitioner (default: the topology's, one XCD per partition).
     #[arg(long)]
     partitioner: Option<String>,
+    /// Partitions (default with several workers: one per XCD, which the workers claim
+    /// anew every epoch, evening out unequal cores; with one worker: one).
+    #[arg(long)]
+    partitions: Option<u32>,
     /// Work-groups (default: 4 per compute unit, which fills the GPU).
     #[arg(long)]
     blocks: Option<u32>,
@@ -97,10 +101,12 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
     if a.copies == 0 {
         bail!("--copies must be at least 1");
     }
-    let plan = crate::plan::choose(&t, Some(a.workers), a.partitioner.as_deref())?;
+    let (partitions, workers) = crate::plan::gpu_partitions(&t, Some(a.workers), a.partitions);
+    let plan = crate::plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
     let opts = ExecOptions {
         topology: t,
         assignment: Some(plan.assignment),
+        workers: Some(workers as usize),
         threads: [a.threads, 1, 1],
         blocks: [blocks, 1, 1],
         args: vec![a.kernel.clone()],

@@ -35,6 +35,10 @@ pub struct ExecArgs {
     /// Partitioner (default: the topology's, `subtree`: one XCD per partition).
     #[arg(long)]
     partitioner: Option<String>,
+    /// Partitions (default with several workers: one per XCD, which the workers claim
+    /// anew every epoch, evening out unequal cores; with one worker: one).
+    #[arg(long)]
+    partitions: Option<u32>,
     /// Work-items per work-group of `_start`: N or X,Y,Z.
     #[arg(long, default_value = "1")]
     threads: String,
@@ -85,7 +89,8 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         }
     };
     amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
-    let plan = plan::choose(&t, a.workers, a.partitioner.as_deref())?;
+    let (partitions, workers) = plan::gpu_partitions(&t, a.workers, a.partitions);
+    let plan = plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
     let max_ticks = match &a.max_ticks {
         Some(text) => Some(simdojo::time::Tick::parse_duration(text).map_err(|e| anyhow!("--max-ticks {text}: {e}"))?),
         None => None,
@@ -96,6 +101,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     let opts = ExecOptions {
         topology: t,
         assignment: Some(plan.assignment),
+        workers: Some(workers as usize),
         threads: shape("threads", &a.threads)?,
         blocks: shape("blocks", &a.blocks)?,
         args,

@@ -41,6 +41,8 @@ pub struct ExecOptions {
     pub topology: Topology,
     /// Partition of each component (from the partitioner); `None`: one partition.
     pub assignment: Option<Vec<PartitionId>>,
+    /// Worker threads (see `SimConfig::workers`); `None`: one per partition.
+    pub workers: Option<usize>,
     /// Work-items per work-group of `_start`.
     pub threads: [u32; 3],
     /// Work-groups of `_start`.
@@ -271,7 +273,7 @@ fn shared_and_poller(opts: &ExecOptions) -> Result<(Resources, Arc<GpuShared>, A
 pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> {
     let code = CodeObject::parse(image).map_err(|e| ExecError::Image(e.to_string()))?;
     let (resources, shared, poller) = shared_and_poller(opts)?;
-    let config = SimConfig { assignment: opts.assignment.clone(), max_ticks: opts.max_ticks, resources, ..SimConfig::default() };
+    let config = sim_config(opts, resources);
     let sim = Simulation::build(&opts.topology, &config).map_err(|e| ExecError::Build(e.to_string()))?;
     let mem = shared.memory().cloned().ok_or_else(|| ExecError::Build(format!("the topology has no `amdgpu.soc` named `{GPU}`")))?;
     let image_target = amdgpu_isa::exec::program::isa_target(&code).map_err(|e| ExecError::Image(e.to_string()))?;
@@ -403,7 +405,7 @@ impl Prepared {
     pub fn restore(opts: &ExecOptions, checkpoint: &[u8]) -> Result<Prepared, ExecError> {
         let ck = Checkpoint::from_bytes(checkpoint).map_err(|e| ExecError::Checkpoint(e.to_string()))?;
         let (resources, shared, poller) = shared_and_poller(opts)?;
-        let config = SimConfig { assignment: opts.assignment.clone(), max_ticks: opts.max_ticks, resources, ..SimConfig::default() };
+        let config = sim_config(opts, resources);
         let sim = Simulation::restore(&opts.topology, &config, &ck).map_err(|e| ExecError::Checkpoint(e.to_string()))?;
         Ok(Prepared { sim, shared, poller })
     }
@@ -454,4 +456,15 @@ impl Prepared {
 /// Runs `image` on the GPU `opts.topology` describes. See the [module docs](self).
 pub fn run_image(image: &[u8], opts: &ExecOptions) -> Result<ExecOutcome, ExecError> {
     Ok(prepare(image, opts)?.finish())
+}
+
+/// The engine configuration of a run with `opts` and the shared `resources`.
+fn sim_config(opts: &ExecOptions, resources: Resources) -> SimConfig {
+    SimConfig {
+        assignment: opts.assignment.clone(),
+        workers: opts.workers,
+        max_ticks: opts.max_ticks,
+        resources,
+        ..SimConfig::default()
+    }
 }

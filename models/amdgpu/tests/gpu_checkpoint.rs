@@ -35,6 +35,7 @@ fn options(workers: u32, strategy: &str) -> ExecOptions {
     ExecOptions {
         topology: t,
         assignment: Some(assignment),
+        workers: None,
         threads: [64, 1, 1],
         blocks: [6, 1, 1],
         args: vec!["ck".into()],

@@ -38,6 +38,7 @@ fn run(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u32, bl
     let opts = ExecOptions {
         topology: t,
         assignment: Some(assignment),
+        workers: None,
         threads: [threads, 1, 1],
         blocks: [blocks, 1, 1],
         args: std::iter::once("prog").chain(args.iter().copied()).map(String::from).collect(),

@@ -47,6 +47,7 @@ fn run_with(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u3
     let opts = ExecOptions {
         topology: t,
         assignment: Some(assignment),
+        workers: None,
         threads: [threads, 1, 1],
         blocks: [blocks, 1, 1],
         args: vec!["prog".into()],

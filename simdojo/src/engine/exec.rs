@@ -408,6 +408,111 @@ pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut Sync
     }
 }
 
+/// A partition and its epoch state, for the worker that claims it in an epoch.
+struct Claimable<'p> {
+    part: &'p mut PartitionState,
+    st: EpochState,
+}
+
+/// What the workers of [`claiming`] share besides [`Shared`].
+struct Claims<'p> {
+    cells: Vec<Mutex<Claimable<'p>>>,
+    /// Per epoch parity, the next partition to claim. Reset by worker 0 after the
+    /// barrier that ends its epoch: nobody claims from it again before the next
+    /// barrier, and it is next used two epochs later.
+    next: [CachePadded<std::sync::atomic::AtomicUsize>; 2],
+    /// The partitions' common decision to stop, with the lowest partition that made it.
+    stop: Mutex<Option<(usize, Stop)>>,
+    /// The round in which the partitions decided to stop (`u64::MAX`: none yet). A
+    /// round number, not a flag: a worker still to look after the barrier of round r
+    /// must not take a decision of round r + 1 made by a faster worker for its own.
+    stopped_in: AtomicU64,
+    /// Epoch timing and progress, kept by whichever worker handles partition 0.
+    clock: Mutex<(EpochClock, SyncStats)>,
+}
+
+/// Runs `parts` on `workers` threads (fewer than the partitions) that claim
+/// partitions anew in every epoch: whoever is free takes the next one. The epoch
+/// protocol is per partition ([`epoch`]), so results do not depend on which thread
+/// handled a partition; and a worker on a slower (shared, preempted) core handles
+/// fewer partitions instead of holding every other worker at the barrier.
+pub(crate) fn claiming(parts: &mut [PartitionState], sh: &Shared<'_>, sync: &mut SyncStats, workers: usize) -> Stop {
+    let n = parts.len();
+    let claims = Claims {
+        cells: parts
+            .iter_mut()
+            .map(|part| Mutex::new(Claimable { part, st: EpochState::new(n, sh.limits.max_epochs) }))
+            .collect(),
+        next: Default::default(),
+        stop: Mutex::new(None),
+        stopped_in: AtomicU64::new(u64::MAX),
+        clock: Mutex::new((EpochClock::new(), SyncStats::default())),
+    };
+    let stop = std::thread::scope(|s| {
+        let claims = &claims;
+        for w in 1..workers {
+            s.spawn(move || claim_loop(w, claims, sh));
+        }
+        claim_loop(0, claims, sh)
+    });
+    let (_, stats) = claims.clock.into_inner().unwrap_or_else(|e| e.into_inner());
+    sync.epochs += stats.epochs;
+    sync.epoch_ns.merge(&stats.epoch_ns);
+    let ext_seq = claims.cells.into_iter().map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner()).st.ext_seq).max();
+    sync.ext_seq = ext_seq.unwrap_or(0);
+    stop
+}
+
+/// One worker of [`claiming`]: claims and runs partitions' epochs until none is left,
+/// meets the others at the barrier, and stops with them. Worker 0 returns the
+/// decision of the lowest partition (all partitions decide the same).
+fn claim_loop(me: usize, claims: &Claims<'_>, sh: &Shared<'_>) -> Stop {
+    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    let n = claims.cells.len();
+    let mut round = 0u64;
+    loop {
+        let next = &claims.next[(round & 1) as usize];
+        loop {
+            let i = next.fetch_add(1, Relaxed);
+            if i >= n {
+                break;
+            }
+            let mut cell = claims.cells[i].lock().unwrap_or_else(|e| e.into_inner());
+            let Claimable { part, st } = &mut *cell;
+            match epoch(part, sh, st) {
+                Some(stop) => {
+                    let mut slot = claims.stop.lock().unwrap_or_else(|e| e.into_inner());
+                    if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *slot = Some((i, stop));
+                    }
+                    claims.stopped_in.store(round, Release);
+                }
+                None => {
+                    st.epoch += 1;
+                    if i == 0 {
+                        let mut clock = claims.clock.lock().unwrap_or_else(|e| e.into_inner());
+                        let (clock, stats) = &mut *clock;
+                        clock.tick(sh, st, stats);
+                    }
+                }
+            }
+        }
+        sh.barrier.wait();
+        if claims.stopped_in.load(Acquire) == round {
+            if me == 0 {
+                let taken = claims.stop.lock().unwrap_or_else(|e| e.into_inner()).take();
+                // Invariant: `stopped_in` is set only after a decision was stored.
+                return taken.map_or(Stop::Yield, |(_, s)| s);
+            }
+            return Stop::Yield;
+        }
+        if me == 0 {
+            claims.next[(round & 1) as usize].store(0, Relaxed);
+        }
+        round += 1;
+    }
+}
+
 /// Runs every partition on this thread, one after the other in each epoch: the same
 /// epochs and decisions as [`worker`] on many threads, without the barrier. For
 /// epochs too small to pay for synchronizing threads.

@@ -148,8 +148,11 @@ type OpenedPorts = BTreeMap<String, (PortIdx, registry::MessageKind)>;
 #[derive(Clone, Debug, Default)]
 pub struct SimConfig {
     /// The partition of each component; `None` puts everything in one partition.
-    /// There is one worker thread per partition.
     pub assignment: Option<Vec<PartitionId>>,
+    /// Worker threads; `None` (or more than there are partitions) runs one per
+    /// partition. With fewer workers than partitions the workers claim partitions
+    /// anew every epoch, so a worker on a slower core simply handles fewer of them.
+    pub workers: Option<usize>,
     /// Overrides the topology's end time.
     pub max_ticks: Option<Tick>,
     /// Show a live progress line when standard error is a terminal.
@@ -192,6 +195,8 @@ pub struct Simulation {
     light_segments: u32,
     /// `SimConfig::fixed_partitions`.
     fixed: bool,
+    /// `SimConfig::workers`: the most worker threads a segment uses.
+    workers: usize,
     /// Shared resources (`SimConfig::resources` plus what components added).
     resources: Resources,
 }
@@ -399,6 +404,7 @@ impl Simulation {
             heavy: false,
             light_segments: 0,
             fixed: config.fixed_partitions,
+            workers: config.workers.unwrap_or(usize::MAX).max(1),
             resources: config.resources.clone(),
         })
     }
@@ -454,7 +460,7 @@ impl Simulation {
                 self.collapse();
                 continue;
             }
-            let threads = n > 1 && (self.heavy || self.fixed);
+            let threads = n > 1 && self.workers > 1 && (self.heavy || self.fixed);
             let max_epochs = match (n, threads) {
                 (1, _) => u64::MAX,
                 (_, true) => THREADED_SEGMENT_EPOCHS,
@@ -494,11 +500,12 @@ impl Simulation {
     /// Returns why it stopped and the nanoseconds all partitions spent handling events.
     fn segment(&mut self, limits: Limits, threads: bool) -> (Stop, u64) {
         let n = self.parts.len();
+        let workers = self.workers.min(n);
         let wiring = self.wiring.clone();
         let shared = Shared {
             wiring: &wiring,
             limits,
-            barrier: SpinBarrier::new(if threads { n } else { 1 }),
+            barrier: SpinBarrier::new(if threads { workers } else { 1 }),
             // Input queued before this segment (a doorbell sent to a quiescent run being
             // continued) counts as an open sender: the first epoch idles, which routes it.
             records: exec::initial_records(&mut self.parts, self.external.has_senders() || self.external.has_pending(), self.ext_seq),
@@ -513,6 +520,8 @@ impl Simulation {
             exec::worker(&mut self.parts[0], &shared, &mut sync)
         } else if !threads {
             exec::serial(&mut self.parts, &shared, &mut sync)
+        } else if workers < n {
+            exec::claiming(&mut self.parts, &shared, &mut sync, workers)
         } else {
             std::thread::scope(|s| {
                 let (first, rest) = self.parts.split_at_mut(1);
@@ -549,9 +558,15 @@ impl Simulation {
         self.now
     }
 
-    /// The number of partitions (worker threads).
+    /// The number of partitions.
     pub fn partitions(&self) -> usize {
         self.parts.len()
+    }
+
+    /// The most worker threads a segment of this run uses: one per partition, or
+    /// [`SimConfig::workers`] if that is fewer.
+    pub fn workers(&self) -> usize {
+        self.workers.min(self.parts.len())
     }
 
     /// Decomposition-dependent counters of all runs so far.

@@ -44,19 +44,21 @@ fn reference(cfg: &PholdConfig) -> (u64, u64) {
     (events, digest)
 }
 
-/// Runs `cfg` on `assignment`'s partitions, both kept fixed and left to the
-/// engine's adaptive scheduling (which may merge them); both must agree.
+/// Runs `cfg` on `assignment`'s partitions: kept fixed on one thread each, kept
+/// fixed on two workers that claim them anew every epoch, and left to the engine's
+/// adaptive scheduling (which may merge them); all must agree.
 fn run(cfg: &PholdConfig, assignment: Option<Vec<simdojo::ids::PartitionId>>) -> (u64, u64) {
     let topo = phold::topology(cfg);
     let mut results = Vec::new();
-    for config in [fixed(assignment.clone()), SimConfig { assignment: assignment.clone(), ..SimConfig::default() }] {
+    let claimed = SimConfig { workers: Some(2), ..fixed(assignment.clone()) };
+    for config in [fixed(assignment.clone()), claimed, SimConfig { assignment: assignment.clone(), ..SimConfig::default() }] {
         let mut sim = Simulation::build(&topo, &config).unwrap();
         let status = sim.run();
         assert_eq!(status.reason, ExitReason::MaxTicks, "{status}");
         assert_eq!(status.tick, cfg.end);
         results.push((sim.summary().events, phold::digest(&sim, cfg.lps)));
     }
-    assert_eq!(results[0], results[1], "fixed and adaptive partitions differ");
+    assert!(results.windows(2).all(|w| w[0] == w[1]), "fixed, claimed and adaptive partitions differ: {results:?}");
     results[0]
 }
 
@@ -80,6 +82,34 @@ fn phold_matches_reference_for_every_partitioning() {
         for (name, a) in assignments(cfg.lps as usize) {
             assert_eq!(run(&cfg, a), expected, "{name} with {cfg:?}");
         }
+    }
+}
+
+/// Workers that claim partitions stop together at every pause, however far one of
+/// them ran ahead, and the paused-and-continued run ends as the uninterrupted one.
+#[test]
+fn claiming_workers_pause_together_and_match_one_partition() {
+    let cfg = PholdConfig { lps: 48, end: simdojo::time::Tick::ns(400), ..PholdConfig::default() };
+    let topo = phold::topology(&cfg);
+    let mut whole = Simulation::build(&topo, &SimConfig::default()).unwrap();
+    whole.run();
+    let expected = (whole.summary().events, phold::digest(&whole, cfg.lps));
+    let eight: Vec<_> = (0..48).map(|i| simdojo::ids::PartitionId(i / 6)).collect();
+    for workers in [2, 3] {
+        let config = SimConfig { workers: Some(workers), ..fixed(Some(eight.clone())) };
+        let mut sim = Simulation::build(&topo, &config).unwrap();
+        assert_eq!((sim.partitions(), sim.workers()), (8, workers));
+        let mut pauses = 0;
+        for step in 1.. {
+            let status = sim.run_until(simdojo::time::Tick::ps(step * 3_000));
+            if status.reason != ExitReason::Paused {
+                assert_eq!(status.reason, ExitReason::MaxTicks, "{status}");
+                break;
+            }
+            pauses += 1;
+        }
+        assert!(pauses > 100, "only {pauses} pauses");
+        assert_eq!((sim.summary().events, phold::digest(&sim, cfg.lps)), expected, "{workers} workers");
     }
 }
 
