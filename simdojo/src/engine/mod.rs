@@ -456,7 +456,8 @@ impl Simulation {
         self.external.clear_stop();
         loop {
             let n = self.parts.len();
-            if n > 1 && !self.fixed && self.light_segments >= LIGHT_SEGMENTS_BEFORE_MERGE {
+            // One worker gains nothing from several partitions but their epochs.
+            if n > 1 && !self.fixed && (self.workers == 1 || self.light_segments >= LIGHT_SEGMENTS_BEFORE_MERGE) {
                 self.collapse();
                 continue;
             }
