@@ -5,8 +5,7 @@
 //!
 //! ```text
 //!   w0 >> 23 ──> ROUTES[512] ─┐  (family slice offsets, opcode shift and mask)
-//!   w0 & 0x1ff ─ DPP/SDWA? ───┤  (selects the VOP family's DPP or SDWA slice)
-//!   w0 >> 14 & 3 ── segment ──┤  (FLAT/SCRATCH/GLOBAL, 128 opcodes each)
+//!   w0 & 0x1ff ─ DPP/SDWA? ───┘  (selects the VOP family's DPP or SDWA slice)
 //!                             v
 //!          INDEX[target][key] ──> HOT[slot]: must-be bits, literal rules, family, size,
 //!                                     tuple-operand checks (-> REJECTED tables)
@@ -16,6 +15,9 @@
 //! so print `.long`): named-register halves, `m0` or `src_lds_direct` in scalar tuples,
 //! scalar tuples past s105/ttmp15, and on LLVM 19 VGPR tuples past v255. Each check is a
 //! field position plus the offset of a 512-entry table, one per LLVM version.
+//!
+//! FLAT, SCRATCH and GLOBAL share one slice keyed by w0 bits 24:14 (opcode, two bits that
+//! do not choose the instruction, segment), so their segment needs no extra term.
 //!
 //! One array per target holds every family's opcode slice at `OFFSETS[family]`; slot 0 of
 //! [`HOT`] is a sentinel that no word matches, so "no instruction" needs no branch of its
@@ -30,8 +32,18 @@ use super::Encoding;
 use crate::tables::{Class, Entry, Field, OpSpec, Opcode, ENTRIES, FAMILY_TABLES};
 use crate::Target;
 
-/// Size of the all-zero slice after GLOBAL, where `Encoding::Unknown` looks up.
+/// Size of the all-zero slice after the FLAT slice, where `Encoding::Unknown` looks up.
 const SEG_SLICE: usize = 128;
+
+/// Size of the slice FLAT, SCRATCH and GLOBAL share: w0 bits 24:14, that is the 7-bit
+/// opcode, bits 17:16 (cache bits, which do not choose the instruction) and the 2-bit
+/// segment (3 is no instruction).
+const FLAT_SLICE: usize = 1 << 11;
+
+/// The position in the FLAT slice of opcode `op` in segment `seg`, with bits 17:16 `mid`.
+const fn flat_position(op: usize, mid: usize, seg: usize) -> usize {
+    op << 4 | mid << 2 | seg
+}
 
 /// Number of encoding families with opcode tables (all but `Encoding::Unknown`).
 const N_FAMILIES: usize = 23;
@@ -45,8 +57,16 @@ const fn layout() -> ([usize; 24], usize, usize) {
     let mut pad = 0;
     let mut f = 0;
     while f < N_FAMILIES {
-        offsets[f] = at;
-        at += FAMILY_TABLES[0][f].len();
+        if f == Encoding::Scratch as usize || f == Encoding::Global as usize {
+            // Inside the FLAT slice (see `flat_position`).
+            offsets[f] = offsets[Encoding::Flat as usize];
+        } else if f == Encoding::Flat as usize {
+            offsets[f] = at;
+            at += FLAT_SLICE;
+        } else {
+            offsets[f] = at;
+            at += FAMILY_TABLES[0][f].len();
+        }
         if f == Encoding::Global as usize {
             pad = at;
             at += SEG_SLICE;
@@ -71,9 +91,19 @@ const fn build_index() -> [[u16; INDEX_LEN]; 3] {
         let mut f = 0;
         while f < N_FAMILIES {
             let table = FAMILY_TABLES[t][f];
+            let flat = f >= Encoding::Flat as usize && f <= Encoding::Global as usize;
             let mut i = 0;
             while i < table.len() {
-                out[t][OFFSETS[f] + i] = table[i];
+                if flat {
+                    let seg = f - Encoding::Flat as usize;
+                    let mut mid = 0;
+                    while mid < 4 {
+                        out[t][OFFSETS[f] + flat_position(i, mid, seg)] = table[i];
+                        mid += 1;
+                    }
+                } else {
+                    out[t][OFFSETS[f] + i] = table[i];
+                }
                 i += 1;
             }
             f += 1;
@@ -96,9 +126,6 @@ struct Route {
     mask: u16,
     /// Low bit of the opcode field.
     shift: u8,
-    /// Mask applied to `w0 >> 7`: `0x180` in the FLAT families, so that segment bits
-    /// 15:14 add `segment * 128` (one 128-opcode slice per segment); 0 elsewhere.
-    seg_mask: u16,
 }
 
 const fn opcode_field(encoding: Encoding) -> (u8, u16) {
@@ -125,12 +152,16 @@ static ROUTES: [Route; 512] = build_routes();
 
 const fn build_routes() -> [Route; 512] {
     use Encoding as E;
-    let mut out = [Route { base: [0; 4], mask: 0, shift: 0, seg_mask: 0 }; 512];
+    let mut out = [Route { base: [0; 4], mask: 0, shift: 0 }; 512];
     let mut hi = 0;
     while hi < 512 {
-        // Bits 15:14 = 0 make a FLAT-family word classify as FLAT, the segment base.
+        // Bits 15:14 = 0 make a FLAT-family word classify as FLAT, whose slice the
+        // other segments share.
         let (encoding, _) = Encoding::classify((hi as u32) << 23);
-        let (shift, mask) = opcode_field(encoding);
+        let (shift, mask) = match encoding {
+            E::Flat => (14, (FLAT_SLICE - 1) as u16),
+            _ => opcode_field(encoding),
+        };
         let plain = OFFSETS[encoding as usize] as u16;
         let (dpp, sdwa) = match encoding {
             E::Vop1 => (E::Vop1Dpp, E::Vop1Sdwa),
@@ -142,7 +173,6 @@ const fn build_routes() -> [Route; 512] {
             base: [plain, OFFSETS[dpp as usize] as u16, OFFSETS[sdwa as usize] as u16, plain],
             mask,
             shift,
-            seg_mask: if matches!(encoding, E::Flat) { 3 * SEG_SLICE as u16 } else { 0 },
         };
         hi += 1;
     }
@@ -174,7 +204,7 @@ pub(super) fn form(w0: u32) -> u8 {
 pub(super) fn key(w0: u32) -> usize {
     let r = &ROUTES[(w0 >> 23) as usize];
     let form = form(w0) as usize & 3;
-    r.base[form] as usize + ((w0 >> r.shift) & r.mask as u32) as usize + ((w0 >> 7) & r.seg_mask as u32) as usize
+    r.base[form] as usize + ((w0 >> r.shift) & r.mask as u32) as usize
 }
 
 /// [`key`] for a first word that is not a VOP1/VOP2/VOPC DPP or SDWA form (see
@@ -182,7 +212,7 @@ pub(super) fn key(w0: u32) -> usize {
 #[inline(always)]
 pub(super) fn key_plain(w0: u32) -> usize {
     let r = &ROUTES[(w0 >> 23) as usize];
-    r.base[0] as usize + ((w0 >> r.shift) & r.mask as u32) as usize + ((w0 >> 7) & r.seg_mask as u32) as usize
+    r.base[0] as usize + ((w0 >> r.shift) & r.mask as u32) as usize
 }
 
 /// True if `w0` is a VOP1/VOP2/VOPC word whose src0 marks the DPP (0xfa) or SDWA
@@ -561,7 +591,13 @@ pub(super) fn hot_slot(target: Target, key: usize) -> usize {
 /// entry + 1.
 #[cfg(test)]
 fn slot(target: Target, encoding: Encoding, op: u32) -> u16 {
-    let key = OFFSETS[encoding as usize] + op as usize;
+    let key = match encoding {
+        Encoding::Flat | Encoding::Scratch | Encoding::Global => {
+            let seg = encoding as usize - Encoding::Flat as usize;
+            OFFSETS[encoding as usize] + flat_position(op as usize, 0, seg)
+        }
+        _ => OFFSETS[encoding as usize] + op as usize,
+    };
     INDEX[target as usize].get(key).copied().unwrap_or(0)
 }
 
@@ -573,7 +609,7 @@ mod tests {
     #[test]
     fn layout_leaves_a_zero_slice_after_global() {
         let pad = layout().1;
-        assert_eq!(pad, OFFSETS[Encoding::Global as usize] + SEG_SLICE);
+        assert_eq!(pad, OFFSETS[Encoding::Flat as usize] + FLAT_SLICE);
         assert_eq!(OFFSETS[Encoding::Unknown as usize], pad);
         assert_eq!(OFFSETS[Encoding::Mubuf as usize], pad + SEG_SLICE);
         for index in &INDEX {
@@ -610,12 +646,11 @@ mod tests {
                     x ^= x << 5;
                     let w0 = (hi << 23) | (x & 0x007f_0000) | (x & 0x3e00) | low;
                     let (enc, op) = family_of(w0);
-                    let want = OFFSETS[enc as usize] + if enc == Encoding::Unknown { 0 } else { op as usize };
                     let got = key(w0);
-                    if enc == Encoding::Unknown {
-                        assert!(INDEX.iter().all(|t| t.get(got).copied().unwrap_or(0) == 0), "{w0:#010x}");
-                    } else {
-                        assert_eq!(got, want, "{w0:#010x} {enc:?} op {op:#x}");
+                    for t in [Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
+                        let found = INDEX[t as usize].get(got).copied().unwrap_or(0);
+                        let want = if enc == Encoding::Unknown { 0 } else { slot(t, enc, op) };
+                        assert_eq!(found, want, "{t:?} {w0:#010x} {enc:?} op {op:#x}");
                     }
                 }
             }
