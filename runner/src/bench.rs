@@ -145,13 +145,8 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
     if a.lps == 0 || a.workers == 0 || a.copies == 0 {
         bail!("--lps, --workers and --copies must be at least 1");
     }
-    let start = std::sync::Barrier::new(a.copies as usize);
-    let runs: Vec<PholdRun> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..a.copies).map(|_| s.spawn(|| phold_copy(&cfg, &a, &start))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect::<Vec<_>>()
-    })
-    .into_iter()
-    .collect::<anyhow::Result<_>>()?;
+    let runs: Vec<PholdRun> =
+        crate::copies::run_copies(a.copies, |start| phold_copy(&cfg, &a, start)).into_iter().collect::<anyhow::Result<_>>()?;
     let first = &runs[0];
     if let Some(other) = runs.iter().find(|r| r.digest != first.digest || r.events != first.events) {
         bail!("copies of the same run differ: digest {} ({} events) against {} ({} events)", first.digest, first.events, other.digest, other.events);
@@ -190,8 +185,7 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
         println!("wall:            {wall:.3} s");
         println!("events/s:        {:.3} M", rate / 1e6);
         if a.copies > 1 {
-            let each: Vec<String> = per_copy.iter().map(|r| format!("{:.3} M", r / 1e6)).collect();
-            println!("copies:          {} running at once ({} each)", a.copies, each.join(", "));
+            println!("copies:          {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 3));
         }
         println!("workers:         {} ({} partitions)", first.workers, first.partitions);
         println!("epochs:          {epochs}");

@@ -57,6 +57,9 @@ pub struct GpuArgs {
 
 /// Runs `dojo bench gpu`.
 pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
+    if a.copies == 0 {
+        bail!("--copies must be at least 1");
+    }
     let source = match a.kernel.as_str() {
         "valu" => include_str!("../../benches/gpu/valu.c"),
         "memory" => include_str!("../../benches/gpu/memory.c"),
@@ -98,9 +101,6 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
     let image = std::fs::read(&image_path)?;
     let _ = std::fs::remove_dir_all(&dir);
 
-    if a.copies == 0 {
-        bail!("--copies must be at least 1");
-    }
     let (partitions, workers) = crate::plan::gpu_partitions(&t, Some(a.workers), a.partitions);
     let plan = crate::plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
     let opts = ExecOptions {
@@ -116,18 +116,10 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
     };
     // Each copy starts once every copy has its options; the loader's own clock
     // (`run_seconds`) leaves out loading.
-    let start = std::sync::Barrier::new(a.copies as usize);
-    let outs = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..a.copies)
-            .map(|_| {
-                s.spawn(|| {
-                    let opts = opts.clone();
-                    start.wait();
-                    run_image(&image, &opts)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect::<Vec<_>>()
+    let outs = crate::copies::run_copies(a.copies, |start| {
+        let opts = opts.clone();
+        start.wait();
+        run_image(&image, &opts)
     });
     let mut runs = Vec::new();
     for out in outs {
@@ -172,8 +164,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         println!("run:                 {seconds:.3} s");
         println!("wave-instructions/s: {:.2} M", rate / 1e6);
         if a.copies > 1 {
-            let each: Vec<String> = per_copy.iter().map(|r| format!("{:.2} M", r / 1e6)).collect();
-            println!("copies:              {} running at once ({} each)", a.copies, each.join(", "));
+            println!("copies:              {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 2));
         }
         println!("workers:             {} ({} partitions at the end, {} epochs)", a.workers, out.partitions, out.epochs);
         println!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6);

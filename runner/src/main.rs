@@ -6,6 +6,7 @@
 mod bench;
 mod bench_gpu;
 mod bench_run;
+mod copies;
 mod daemon_cmd;
 mod disasm;
 mod exec;
