@@ -10,6 +10,7 @@ mod copies;
 mod daemon_cmd;
 mod disasm;
 mod exec;
+mod isa_cmd;
 mod plan;
 mod plugins;
 mod run;
@@ -71,6 +72,9 @@ enum Command {
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Facts about the simulated instruction sets (`dojo isa coverage`).
+    #[command(subcommand)]
+    Isa(isa_cmd::IsaCommand),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Daemon(a) => daemon_cmd::run(a),
         Command::Bench(b) => bench::run(b),
+        Command::Isa(c) => isa_cmd::run(c),
     };
     match result {
         Ok(code) => code,

@@ -4,6 +4,7 @@
 //! **Architecture Invariant:** this crate knows nothing about simulated time or the
 //! simdojo engine; the GPU model drives it.
 
+pub mod census;
 pub mod code_object;
 pub mod decode;
 pub mod disasm;

@@ -37,6 +37,12 @@ use crate::tables::{Entry, ENTRIES};
 use crate::Target;
 pub use crate::tables::{Field, Opcode};
 
+/// `(word index, low bit, width)` of `field` in `encoding`'s layout (word 2 is the
+/// trailing literal); `None` when the family has no such field.
+pub(crate) const fn field_position(encoding: Encoding, field: Field) -> Option<(u8, u8, u8)> {
+    fields::position(encoding, field)
+}
+
 /// Encoding family of an instruction (how its bits are laid out).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]

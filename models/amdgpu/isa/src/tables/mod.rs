@@ -94,6 +94,23 @@ impl Field {
     pub(crate) const fn bit(self) -> u64 {
         1 << (self as u8)
     }
+
+    /// The field whose [`Field::bit`] is `1 << bit`.
+    pub(crate) const fn from_bit(bit: u32) -> Option<Field> {
+        const ALL: [Field; 47] = [
+            Field::Sdst, Field::Ssrc0, Field::Ssrc1, Field::Simm16, Field::Sbase, Field::Sdata, Field::Offset, Field::Soffset,
+            Field::Glc, Field::Imm, Field::Nv, Field::Soe, Field::Src0, Field::Src1, Field::Src2, Field::Vsrc1, Field::Vdst,
+            Field::Abs, Field::Opsel, Field::Clamp, Field::Omod, Field::Neg, Field::NegHi, Field::OpselHi2, Field::OpselHi,
+            Field::NegLo, Field::Offset0, Field::Offset1, Field::Gds, Field::Addr, Field::Data0, Field::Data1, Field::Acc,
+            Field::Lds, Field::Slc, Field::B25, Field::Saddr, Field::Data, Field::Offen, Field::Idxen, Field::B15,
+            Field::Vaddr, Field::Vdata, Field::Srsrc, Field::Dfmt, Field::Nfmt, Field::Literal,
+        ];
+        if (bit as usize) < ALL.len() {
+            Some(ALL[bit as usize])
+        } else {
+            None
+        }
+    }
 }
 
 /// One instruction shape: mnemonic, operands, printed modifiers and must-be bits.
@@ -160,5 +177,20 @@ impl Opcode {
     /// The mnemonic as LLVM prints it (including `_e32`/`_e64` suffixes).
     pub fn mnemonic(self) -> &'static str {
         MNEMONICS[self as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Field;
+
+    #[test]
+    fn field_bits_round_trip() {
+        for bit in 0..64 {
+            if let Some(f) = Field::from_bit(bit) {
+                assert_eq!(f.bit(), 1 << bit);
+            }
+        }
+        assert_eq!(Field::from_bit(Field::Literal as u32), Some(Field::Literal));
     }
 }
