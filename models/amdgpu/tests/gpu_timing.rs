@@ -279,3 +279,29 @@ fn lds_barriers_and_atomics_give_functional_results() {
     let k = timed.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats");
     assert!(k.counters.timing.stall_barrier > 0, "waves waited at barriers: {:?}", k.counters.timing);
 }
+
+const BARRIER_AFTER_OTHERS_ENDED: &str = r#"
+int main(void) {
+  unsigned tid = __builtin_amdgcn_workitem_id_x();
+  if (tid >= 64) {
+    // Waves 1..3 end here, long before wave 0 reaches its barrier.
+    __builtin_amdgcn_endpgm();
+  }
+  for (volatile int i = 0; i < 200; i++) ;
+  __builtin_amdgcn_s_barrier();
+  return 0;
+}
+"#;
+
+/// A barrier releases only the waves waiting at it. Functional mode once set every wave
+/// of the group running, so waves that had ended ran again from past their s_endpgm; the
+/// two modes must execute exactly the same wave-instructions.
+#[test]
+fn a_barrier_after_other_waves_ended_releases_only_the_waiting_wave() {
+    let image = build("barrier_ended", BARRIER_AFTER_OTHERS_ENDED);
+    let timed = run(&image, topology("timing"), 1, 256, 1);
+    let functional = run(&image, topology("functional"), 1, 256, 1);
+    // No host calls: their polling loops would differ between the modes.
+    let count = |o: &ExecOutcome| o.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats").wave_instructions();
+    assert_eq!(count(&functional), count(&timed), "functional and timing mode execute the same instructions");
+}

@@ -490,7 +490,8 @@ impl ComputeUnit {
             let live = group.waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count();
             let at_barrier = group.waves.iter().filter(|s| s.wave.status == WaveStatus::Barrier).count();
             if live > 0 && at_barrier == live {
-                for s in &mut group.waves {
+                // Only the waiting waves: the group's ended waves stay ended.
+                for s in group.waves.iter_mut().filter(|s| s.wave.status == WaveStatus::Barrier) {
                     s.wave.status = WaveStatus::Running;
                 }
                 any_ready = true;

@@ -166,10 +166,21 @@ pub(crate) fn scalar_src(wave: &Wave, v: u32, literal: u32, f16: bool) -> u32 {
     }
 }
 
-/// A scalar source as 64 bits: register pairs, sign-extended inline integers and
-/// literals, f64 inline float constants.
+/// A scalar source as a 64-bit unsigned or bitwise operand (`b64`, `u64`): register
+/// pairs, sign-extended inline integers, f64 inline float constants, and a 32-bit
+/// literal zero-extended (the hardware extends a literal by the operand's type: a
+/// `u64` compare against `0xffffff2f` compares with 4294967087, not with -209).
 #[inline]
 pub(crate) fn scalar_src64(wave: &Wave, v: u32, literal: u32) -> u64 {
+    match v {
+        255 => literal as u64,
+        _ => scalar_src64_signed(wave, v, literal),
+    }
+}
+
+/// [`scalar_src64`] for a signed 64-bit operand (`i64`): the literal is sign-extended.
+#[inline]
+pub(crate) fn scalar_src64_signed(wave: &Wave, v: u32, literal: u32) -> u64 {
     match v {
         0..=127 => wave.sgpr_pair(v as usize),
         128..=208 => scalar_src(wave, v, literal, false) as i32 as i64 as u64,
@@ -202,7 +213,8 @@ fn sop2(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             | O::SCselectB64 | O::SLshlB64 | O::SLshrB64 | O::SAshrI64 | O::SBfmB64 | O::SBfeU64 | O::SBfeI64
     );
     if is64 {
-        let a64 = scalar_src64(w, v0, l);
+        // s_ashr_i64 and s_bfe_i64 read a signed first operand.
+        let a64 = if matches!(op, O::SAshrI64 | O::SBfeI64) { scalar_src64_signed(w, v0, l) } else { scalar_src64(w, v0, l) };
         let b64 = scalar_src64(w, v1, l);
         let (r, scc) = match op {
             O::SAndB64 => nz(a64 & b64),

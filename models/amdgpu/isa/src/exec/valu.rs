@@ -477,6 +477,15 @@ impl Srcs<'_> {
         fetch64(self.w, self.f.src[i], self.f.literal, false)
     }
 
+    /// A signed 64-bit integer operand: a literal is sign-extended.
+    fn i64(&self, i: usize) -> L64 {
+        if self.f.src[i] == 255 {
+            [self.f.literal as i32 as i64 as u64; N]
+        } else {
+            self.u64(i)
+        }
+    }
+
     fn f64(&self, i: usize) -> L64 {
         let mut v = fetch64(self.w, self.f.src[i], self.f.literal, true);
         mod64(&mut v, (self.f.abs >> i) & 1 != 0, (self.f.neg >> i) & 1 != 0);
@@ -1307,7 +1316,7 @@ fn compare(w: &mut Wave, c: &CachedInst, fl: &Fields, exec: u64) -> Result<(), E
             }
         }
         _ => {
-            let (a, b) = (s.u64(0), s.u64(1));
+            let (a, b) = if ty == 5 { (s.i64(0), s.i64(1)) } else { (s.u64(0), s.u64(1)) };
             for i in 0..N {
                 let o = if ty == 5 { (a[i] as i64).cmp(&(b[i] as i64)) } else { a[i].cmp(&b[i]) };
                 bits |= (icmp(o, cond, always) as u64) << i;

@@ -133,3 +133,29 @@ pub fn oracle(target: Target, cases: &[Vec<u32>], dir: &Path) -> Vec<Oracle> {
 pub fn normalize(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// Assembles `text` for `target` with the system's `llvm-mc` (19 for gfx90a/gfx942, 22
+/// for gfx950) into instruction words, with an `s_endpgm` appended.
+pub fn assemble(target: Target, text: &str) -> Vec<u32> {
+    use std::io::Write;
+    let mc = tool("llvm-mc", llvm_version(target));
+    let source = format!("{text}\ns_endpgm\n");
+    let mut child = Command::new(&mc)
+        .args(["-arch=amdgcn", &format!("-mcpu={}", target.name()), "-show-encoding"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{mc}: {e}"));
+    child.stdin.take().expect("piped stdin").write_all(source.as_bytes()).expect("write to llvm-mc");
+    let output = child.wait_with_output().expect("llvm-mc runs");
+    assert!(output.status.success(), "{mc} failed on:\n{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    let mut bytes = Vec::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Some((_, enc)) = line.split_once("encoding: [") else { continue };
+        for b in enc.trim_end_matches(']').split(',') {
+            bytes.push(u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).expect("hex byte"));
+        }
+    }
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
