@@ -4,7 +4,7 @@
 //! ds_bpermute, buffer bounds checking, memory and unsupported-instruction faults, MFMA
 //! lane layouts against a CPU matmul.
 
-use std::process::Command;
+mod common;
 
 use amdgpu_isa::exec::{run_single_wave, ExecFault, Memory, Program, Wave, WaveStatus};
 use amdgpu_isa::Target;
@@ -12,31 +12,8 @@ use amdgpu_isa::Target;
 const BASE: u64 = 0x10_0000;
 const DATA: u64 = 0x20_0000;
 
-/// Assembles `text` for `target` into instruction words (with an `s_endpgm` appended).
 fn assemble(target: Target, text: &str) -> Vec<u32> {
-    let tool = if target == Target::Gfx950 { "llvm-mc-22" } else { "llvm-mc-19" };
-    let source = format!("{text}\ns_endpgm\n");
-    let output = Command::new(tool)
-        .args(["-arch=amdgcn", &format!("-mcpu={}", target.name()), "-show-encoding"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().expect("piped stdin").write_all(source.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap_or_else(|e| panic!("{tool} is needed (apt-get install llvm-19 llvm-22): {e}"));
-    assert!(output.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&output.stderr));
-    let mut bytes = Vec::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let Some((_, enc)) = line.split_once("encoding: [") else { continue };
-        for b in enc.trim_end_matches(']').split(',') {
-            bytes.push(u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).expect("hex byte"));
-        }
-    }
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    common::assemble(target, text)
 }
 
 /// A wave with v0 = lane id and EXEC all ones.
