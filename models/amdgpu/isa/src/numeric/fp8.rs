@@ -14,20 +14,25 @@
 //! Overflow policy (`saturate` = MODE.FP16_OVFL, the bit the compilers set for fp8 clamping):
 //! a *finite* input whose rounded magnitude exceeds the format's maximum becomes the signed
 //! maximum when saturating; otherwise it becomes Inf (E5M2) or NaN (E4M3FN: S.1111.111;
-//! FNUZ: 0x80). Infinite inputs are not finite overflow: they give Inf (E5M2) or NaN
-//! (the other three) in both policies. NaN inputs give NaN (0x80 for FNUZ; a quiet NaN
-//! keeping the sign for the OCP formats). Zeros and underflows keep their sign except in
-//! FNUZ, which has no negative zero and returns 0x00.
+//! FNUZ: 0x80). NaN inputs give NaN (0x80 for FNUZ; S.1111.111 for E4M3FN and S.11111.10
+//! for E5M2, keeping the sign). Zeros and underflows keep their sign except in FNUZ, which
+//! has no negative zero and returns 0x00.
 //!
-//! The gfx950 scaled forms (`v_cvt_scalef32_*`) multiply by `2^(e - 127)` where `e` is the
-//! biased exponent field of the f32 scale operand (the OCP MX E8M0 scale); converting *to*
-//! fp8 divides by the scale. Scaling and rounding happen exactly once (in f64 then one
-//! rounding). A scale exponent of 255 (E8M0 NaN) yields NaN.
+//! Infinite inputs: the OCP formats follow the FP16_OVFL table of the CDNA4 ISA guide
+//! (section 7.3, "CVT_*FP8_F32 and CVT*_BF8_F32 FP16_OVFL rule", the same table as the OCP
+//! 8-bit spec's saturating mode): ±Inf gives the signed maximum when saturating, and NaN
+//! (E4M3FN) or ±Inf (E5M2) otherwise. The FNUZ formats of gfx942 keep ±Inf -> NaN (0x80) in
+//! both policies: the CDNA3 text available to this model has no such table, so the older
+//! behaviour stays.
+//!
+//! The gfx950 scaled forms (`v_cvt_scalef32_*`) are described in [`super::scaled`]; the
+//! `*_scaled` methods here are per-element conveniences on top of it.
 
 use super::round::{
     finite_bits_to_f64, round_stochastic, round_to_format, split_f64, Format, RoundMode,
     Rounded, Specials,
 };
+use super::scaled::{scale_down, scale_up, Narrow, Rounding, Scale, Wide};
 
 /// One of the four 8-bit float formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -113,7 +118,7 @@ impl Fp8Format {
 
     /// The NaN this module produces, with the sign of the input where the format has one.
     #[inline]
-    const fn nan(self, negative: bool) -> u8 {
+    pub const fn nan(self, negative: bool) -> u8 {
         let sign = (negative as u8) << 7;
         match self {
             Fp8Format::E4M3Fnuz | Fp8Format::E5M2Fnuz => 0x80,
@@ -122,10 +127,14 @@ impl Fp8Format {
         }
     }
 
-    /// The result for an infinite input.
+    /// The result for an infinite input (see the module docs): the signed maximum for the
+    /// OCP formats when saturating, else Inf (E5M2) or NaN.
     #[inline]
-    const fn inf_result(self, negative: bool) -> u8 {
+    const fn inf_result(self, negative: bool, saturate: bool) -> u8 {
         match self {
+            Fp8Format::E4M3Fn | Fp8Format::E5M2 if saturate => {
+                ((negative as u8) << 7) | self.format().max_finite_bits() as u8
+            }
             Fp8Format::E5M2 => ((negative as u8) << 7) | 0x7c,
             _ => self.nan(negative),
         }
@@ -163,7 +172,7 @@ impl Fp8Format {
             return self.nan(negative);
         }
         if x.is_infinite() {
-            return self.inf_result(negative);
+            return self.inf_result(negative, saturate);
         }
         let (_, sig, exp) = split_f64(x);
         match round_to_format(negative, sig, exp, false, self.format(), rm) {
@@ -181,7 +190,7 @@ impl Fp8Format {
         let negative = bits >> 31 != 0;
         let abs = bits & 0x7fff_ffff;
         if abs >= 0x7f80_0000 {
-            return if abs > 0x7f80_0000 { self.nan(negative) } else { self.inf_result(negative) };
+            return if abs > 0x7f80_0000 { self.nan(negative) } else { self.inf_result(negative, saturate) };
         }
         let fmt = self.format();
         let man = fmt.man_bits;
@@ -233,7 +242,7 @@ impl Fp8Format {
             return self.nan(negative);
         }
         if x.is_infinite() {
-            return self.inf_result(negative);
+            return self.inf_result(negative, saturate);
         }
         let (_, sig, exp) = split_f64(x);
         match round_stochastic(sig, exp, random, self.format()) {
@@ -243,83 +252,52 @@ impl Fp8Format {
     }
 
     /// gfx950 scaled conversion to this format: `x / 2^(scale_exp - 127)`, rounded to
-    /// nearest even (`v_cvt_scalef32_pk_{fp8,bf8}_f32` per element).
+    /// nearest even (`v_cvt_scalef32_pk_{fp8,bf8}_f32` per element; see [`scale_down`]).
     #[inline]
     pub fn from_f32_scaled(self, x: f32, scale: f32, saturate: bool) -> u8 {
-        match scale_power(scale) {
-            Some(e) => self.from_f64(x as f64 * pow2(-e), RoundMode::NearestEven, saturate),
-            None => self.nan(x.is_sign_negative()),
-        }
+        scale_down(Narrow::Fp8(self), x as f64, Scale::from_f32(scale), Rounding::NearestEven, saturate)
     }
 
     /// gfx950 scaled stochastic conversion (`v_cvt_scalef32_sr_{fp8,bf8}_f32`).
     #[inline]
     pub fn from_f32_scaled_sr(self, x: f32, random: u32, scale: f32, saturate: bool) -> u8 {
-        match scale_power(scale) {
-            Some(e) => self.from_f64_sr(x as f64 * pow2(-e), random, saturate),
-            None => self.nan(x.is_sign_negative()),
-        }
+        scale_down(Narrow::Fp8(self), x as f64, Scale::from_f32(scale), Rounding::Stochastic(random), saturate)
     }
 
     /// gfx950 scaled conversion of an f16 source (`v_cvt_scalef32_pk_{fp8,bf8}_f16`).
     #[inline]
     pub fn from_f16_scaled(self, h: u16, scale: f32, saturate: bool) -> u8 {
-        self.from_f32_scaled(super::convert::f16_to_f32(h), scale, saturate)
+        let x = Wide::F16.value(h as u32, false);
+        scale_down(Narrow::Fp8(self), x, Scale::from_f32(scale), Rounding::NearestEven, saturate)
     }
 
     /// gfx950 scaled conversion of a bf16 source (`v_cvt_scalef32_pk_{fp8,bf8}_bf16`).
     #[inline]
     pub fn from_bf16_scaled(self, h: u16, scale: f32, saturate: bool) -> u8 {
-        self.from_f32_scaled(super::convert::bf16_to_f32(h), scale, saturate)
+        let x = Wide::Bf16.value(h as u32, false);
+        scale_down(Narrow::Fp8(self), x, Scale::from_f32(scale), Rounding::NearestEven, saturate)
     }
 
     /// gfx950 scaled decode to f16 bits, one rounding to nearest even
-    /// (`v_cvt_scalef32_{pk_,}f16_{fp8,bf8}`).
+    /// (`v_cvt_scalef32_{pk_,}f16_{fp8,bf8}`; see [`scale_up`]).
     #[inline]
     pub fn to_f16_scaled(self, bits: u8, scale: f32) -> u16 {
-        match scale_power(scale) {
-            Some(e) => super::convert::f64_to_f16(self.to_f32(bits) as f64 * pow2(e), RoundMode::NearestEven),
-            None => 0x7e00,
-        }
+        scale_up(Narrow::Fp8(self), bits, Scale::from_f32(scale), Wide::F16) as u16
     }
 
     /// gfx950 scaled decode to bf16 bits, one rounding to nearest even
     /// (`v_cvt_scalef32_pk_bf16_{fp8,bf8}`).
     #[inline]
     pub fn to_bf16_scaled(self, bits: u8, scale: f32) -> u16 {
-        match scale_power(scale) {
-            Some(e) => super::convert::f64_to_bf16(self.to_f32(bits) as f64 * pow2(e), RoundMode::NearestEven),
-            None => 0x7fc0,
-        }
+        scale_up(Narrow::Fp8(self), bits, Scale::from_f32(scale), Wide::Bf16) as u16
     }
 
     /// gfx950 scaled decode: `value * 2^(scale_exp - 127)`, rounded to nearest f32
     /// (`v_cvt_scalef32_{pk_,}f32_{fp8,bf8}`).
     #[inline]
     pub fn to_f32_scaled(self, bits: u8, scale: f32) -> f32 {
-        match scale_power(scale) {
-            Some(e) => (self.to_f32(bits) as f64 * pow2(e)) as f32,
-            None => f32::NAN,
-        }
+        f32::from_bits(scale_up(Narrow::Fp8(self), bits, Scale::from_f32(scale), Wide::F32))
     }
-}
-
-/// The power of two of an E8M0 scale taken from an f32's exponent field, or None for the
-/// NaN code 255. Shared with the MX formats.
-#[inline]
-pub(super) fn scale_power(scale: f32) -> Option<i32> {
-    let field = ((scale.to_bits() >> 23) & 0xff) as i32;
-    if field == 0xff {
-        None
-    } else {
-        Some(field - 127)
-    }
-}
-
-/// 2^e for |e| <= 1022 (always the case for E8M0 scales).
-#[inline]
-pub(super) fn pow2(e: i32) -> f64 {
-    f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 /// Packs two conversions into the low/high bytes of a 16-bit word (`{tmp1, tmp0}`).

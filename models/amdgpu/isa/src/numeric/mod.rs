@@ -8,6 +8,8 @@
 //! - [`convert`]: f64/f32/f16/bf16 conversions in all rounding modes.
 //! - [`fp8`]: the FNUZ (gfx942) and OCP (gfx950) 8-bit formats, RNE/stochastic/scaled.
 //! - [`mx`]: the gfx950 OCP MX sub-byte formats FP4 (E2M1) and FP6 (E2M3, E3M2).
+//! - [`scaled`]: the gfx950 E8M0-scaled conversions (`v_cvt_scalef32_*`) per element and
+//!   packed group, and the stochastic-rounding random sequence.
 //! - [`valu`]: float op semantics: source/output modifiers, min/max rules, rounding-mode
 //!   arithmetic, division helpers, frexp/ldexp/fract/rounding, float<->int conversions.
 //! - [`transcendental`]: rcp/rsq/sqrt/exp/log/sin/cos with documented ULP bounds.
@@ -61,6 +63,7 @@ pub mod mode;
 pub mod mx;
 pub mod packed;
 pub mod round;
+pub mod scaled;
 pub mod slices;
 pub mod transcendental;
 pub mod valu;

@@ -2,20 +2,23 @@
 //! used by `v_cvt_scalef32_*fp4*` / `*fp6*` / `*bf6*` and the `v_mfma_*_f8f6f4` kernels.
 //!
 //! Codes are passed in the low bits of a `u8` (4 or 6 bits; higher bits are ignored). None
-//! of these formats has Inf or NaN, so conversions always saturate: a value beyond the
-//! largest finite magnitude (including an infinite input) gives the signed maximum. A NaN
-//! input gives +max; the public text does not define it, and the choice is this model's.
-//! Zeros keep their sign.
+//! of these formats has Inf or NaN, so conversions always saturate (the CDNA4 ISA guide,
+//! section 7.3: "the value is clamped/saturated to the maximum FP4/FP6 magnitude, preserving
+//! the sign"; conversion to F4/F6 ignores FP16_OVFL): a value beyond the largest finite
+//! magnitude, an infinite input included, gives the signed maximum. A NaN input also gives
+//! the maximum with the NaN's sign bit: the ISA text does not define it, and this model
+//! follows AMD's HIP host emulation of these conversions (`amd_hip_ocp_host.hpp`, whose
+//! NaN of a format without NaN is its signed maximum). Zeros keep their sign.
 //!
-//! Scaled conversions use the E8M0 exponent of an f32 scale as in [`super::fp8`]: decoding
+//! Scaled conversions use the E8M0 exponent of an f32 scale (see [`super::scaled`]): decoding
 //! multiplies by `2^(e - 127)`, encoding divides by it, with one rounding. Packing follows the
 //! ISA: two FP4 values per byte with the first source in bits 3:0; 32 FP6 values per 192
 //! bits with element i in bits `6i+5 : 6i`.
 
-use super::fp8::{pow2, scale_power};
 use super::round::{
     finite_bits_to_f64, round_stochastic, round_to_format, split_f64, Format, RoundMode, Rounded,
 };
+use super::scaled::{scale_down, scale_up, Narrow, Rounding, Scale, Wide};
 
 /// One of the MX sub-byte formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,17 +82,19 @@ impl MxFormat {
         ((x.is_sign_negative() as u8) << (self.width() - 1), self.format().max_finite_bits() as u8)
     }
 
-    /// The saturated code of a NaN (+max) or an infinity (±max); `None` when finite.
+    /// The saturated code of a NaN or an infinity (the maximum with the input's sign);
+    /// `None` when finite.
     #[inline]
     fn non_finite(self, x: f64) -> Option<u8> {
         let (sign, max) = self.sign_and_max(x);
-        if x.is_nan() {
-            Some(max)
-        } else if x.is_infinite() {
-            Some(sign | max)
-        } else {
-            None
-        }
+        (!x.is_finite()).then_some(sign | max)
+    }
+
+    /// The code this model gives a NaN (input or scale) of sign `negative`: the signed
+    /// maximum (see the module docs).
+    #[inline]
+    pub fn nan_code(self, negative: bool) -> u8 {
+        ((negative as u8) << (self.width() - 1)) | self.format().max_finite_bits() as u8
     }
 
     /// Converts an exact f64 with rounding `rm`, saturating.
@@ -127,32 +132,24 @@ impl MxFormat {
         }
     }
 
-    /// gfx950 scaled conversion: `x / 2^(scale_exp - 127)` rounded to nearest even.
+    /// gfx950 scaled conversion: `x / 2^(scale_exp - 127)` rounded to nearest even (see
+    /// [`scale_down`]).
     #[inline]
     pub fn from_f32_scaled(self, x: f32, scale: f32) -> u8 {
-        match scale_power(scale) {
-            Some(e) => self.from_f64(x as f64 * pow2(-e), RoundMode::NearestEven),
-            None => self.format().max_finite_bits() as u8,
-        }
+        scale_down(Narrow::Mx(self), x as f64, Scale::from_f32(scale), Rounding::NearestEven, true)
     }
 
-    /// gfx950 scaled stochastic conversion.
+    /// gfx950 scaled stochastic conversion (see [`scale_down`]).
     #[inline]
     pub fn from_f32_scaled_sr(self, x: f32, random: u32, scale: f32) -> u8 {
-        match scale_power(scale) {
-            Some(e) => self.from_f64_sr(x as f64 * pow2(-e), random),
-            None => self.format().max_finite_bits() as u8,
-        }
+        scale_down(Narrow::Mx(self), x as f64, Scale::from_f32(scale), Rounding::Stochastic(random), true)
     }
 
     /// gfx950 scaled decode: `value * 2^(scale_exp - 127)` rounded to nearest f32; a NaN
-    /// scale (exponent field 255) gives NaN.
+    /// scale (exponent field 255) gives NaN (see [`scale_up`]).
     #[inline]
     pub fn to_f32_scaled(self, code: u8, scale: f32) -> f32 {
-        match scale_power(scale) {
-            Some(e) => (self.to_f32(code) as f64 * pow2(e)) as f32,
-            None => f32::NAN,
-        }
+        f32::from_bits(scale_up(Narrow::Mx(self), code, Scale::from_f32(scale), Wide::F32))
     }
 }
 
