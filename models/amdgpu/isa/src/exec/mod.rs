@@ -13,6 +13,7 @@
 //! - `burst`: runs those runs (AVX2-compiled when the host has it).
 //! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
+//! - `cvt`: the gfx950 block-scaled conversions (`v_cvt_scalef32_*`), called from `valu`.
 //! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
 //! - `mfma`: matrix fused multiply-add.
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
@@ -57,6 +58,7 @@
 //! ```
 
 mod burst;
+mod cvt;
 pub mod device;
 pub mod dispatch;
 mod fast;

@@ -1156,6 +1156,65 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
             }
             R::B32(out)
         }
+        // fp8 pair decode (VOP1): the word is op_sel[0] (VOP3) or, for SDWA, the word the
+        // guide's pseudocode picks from SRC0_SEL[1:0] == WORD1's low bits (1 or 5); abs, neg
+        // and sext are ignored.
+        O::VCvtPkF32Fp8E32 | O::VCvtPkF32Fp8E64 | O::VCvtPkF32Bf8E32 | O::VCvtPkF32Bf8E64 => {
+            let fmt = Fp8Format::new(matches!(op, O::VCvtPkF32Bf8E32 | O::VCvtPkF32Bf8E64), target == Target::Gfx950);
+            let (a, hi) = match c.ext {
+                Extension::Sdwa(ctrl) => (fetch(s.w, fl.src[0], fl.literal, false), (ctrl >> 16) & 3 == 1),
+                _ => (s.get(0, false), vop3 && fl.opsel & 1 != 0),
+            };
+            R::B64(std::array::from_fn(|i| {
+                let [x, y] = fp8::v_cvt_pk_f32_f8(fmt, a[i], hi);
+                x.to_bits() as u64 | (y.to_bits() as u64) << 32
+            }))
+        }
+        O::VCvtSrFp8F32 | O::VCvtSrBf8F32 => {
+            let fmt = Fp8Format::new(op == O::VCvtSrBf8F32, target == Target::Gfx950);
+            let (a, seed) = (s.f32(0), s.get(1, false));
+            let old = w.vgpr[fl.vdst];
+            let byte = (fl.opsel as u32 >> 2) & 3;
+            R::B32(std::array::from_fn(|i| fp8::v_cvt_sr_f8_f32(fmt, old[i], f(a[i]), seed[i], byte, mode)))
+        }
+        // gfx950 stochastic rounding to a 16-bit half of the destination (op_sel[3]); clamp
+        // and omod are ignored (CDNA4 guide table 31); f32 input denormals flush per MODE.
+        O::VCvtSrF16F32 | O::VCvtSrBf16F32 => {
+            let (a, seed) = (s.f32(0), s.get(1, false));
+            let old = w.vgpr[fl.vdst];
+            let hi = fl.opsel & 8 != 0;
+            R::B32(std::array::from_fn(|i| {
+                let x = mode.flush_in_f32(f(a[i]));
+                let h = if op == O::VCvtSrF16F32 {
+                    crate::numeric::convert::f32_to_f16_sr(x, seed[i], mode.fp16_ovfl)
+                } else {
+                    crate::numeric::convert::f32_to_bf16_sr(x, seed[i])
+                };
+                fp8::insert_word(old[i], h, hi)
+            }))
+        }
+        // gfx950 `v_cvt_pk_{f16,bf16}_f32`: round to nearest even whatever MODE says. clamp
+        // clamps each value to [0, 1] (the same before or after the monotone rounding);
+        // omod has no defined order against the rounding and is refused.
+        O::VCvtPkF16F32 | O::VCvtPkBf16F32 => {
+            if fl.omod != 0 {
+                return Err(unsupported(&c.inst, pc));
+            }
+            let (a, b) = (s.f32(0), s.f32(1));
+            let one = |x: u32| {
+                let x = mode.flush_in_f32(f(x));
+                let x = if fl.clamp { valu::clamp_f32(x, mode.dx10_clamp) } else { x };
+                if op == O::VCvtPkF16F32 {
+                    crate::numeric::convert::f32_to_f16(x, crate::numeric::RoundMode::NearestEven) as u32
+                } else {
+                    crate::numeric::convert::f32_to_bf16(x, crate::numeric::RoundMode::NearestEven) as u32
+                }
+            };
+            R::B32(map2(&a, &b, |x, y| one(x) | one(y) << 16))
+        }
+        O::VCvtF32Bf16E32 | O::VCvtF32Bf16E64 => R::F32(map1(&s.f16(0), |h| h << 16)),
+        O::VPrngB32E32 | O::VPrngB32E64 => R::B32(map1(&s.get(0, false), crate::numeric::scaled::prng)),
+        _ if super::cvt::is_scaled(op) => return super::cvt::execute(w, c, pc),
         _ => return Err(unsupported(&c.inst, pc)),
     };
     let mask = s.write_mask;

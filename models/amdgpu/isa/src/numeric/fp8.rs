@@ -83,6 +83,16 @@ impl Fp8Format {
         }
     }
 
+    /// "bf8" (`bf8`) or "fp8" on a target (`ocp` for gfx950); see [`Fp8Format::fp8`].
+    #[inline]
+    pub const fn new(bf8: bool, ocp: bool) -> Self {
+        if bf8 {
+            Fp8Format::bf8(ocp)
+        } else {
+            Fp8Format::fp8(ocp)
+        }
+    }
+
     /// The largest finite value.
     #[inline]
     pub fn max_finite(self) -> f32 {
