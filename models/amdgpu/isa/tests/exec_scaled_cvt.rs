@@ -332,6 +332,20 @@ where
     runner.run(&strategy, |v| body(&program, v)).unwrap_or_else(|e| panic!("{text}\n{e}"));
 }
 
+/// Runs `program` under `mode` with the given source registers and every register of
+/// `dsts` preset to `old` (the bits a narrow result must keep).
+fn run_lanes(program: &Program, mode: u32, sources: &[(usize, Lanes)], dsts: std::ops::RangeInclusive<usize>, old: Lanes) -> Wave {
+    let mut w = Wave::new(BASE, mode);
+    for r in dsts {
+        w.vgpr[r] = old;
+    }
+    for &(r, v) in sources {
+        w.vgpr[r] = v;
+    }
+    execute(program, &mut w);
+    w
+}
+
 fn execute(program: &Program, w: &mut Wave) {
     w.pc = BASE;
     w.status = WaveStatus::Running;
@@ -365,18 +379,8 @@ fn scaled_down_conversions_match_the_reference() {
                 v_cvt_scalef32_sr_bf8_bf16 v21, v5, v4, v3";
     let strategy = (prop::sample::select(MODES.to_vec()), lanes(f32_bits()), lanes(f32_bits()), lanes(scale_bits()), lanes(any::<u32>()), lanes(pair_bits()), lanes(any::<u32>()));
     property(text, strategy, |program, (mode, a, b, scale, seed, pair, old)| {
-        let mut w = Wave::new(BASE, mode);
-        w.vgpr[1] = a;
-        w.vgpr[2] = b;
-        w.vgpr[3] = scale;
-        w.vgpr[4] = seed;
-        w.vgpr[5] = pair;
-        w.vgpr[8] = a;
-        w.vgpr[9] = b;
-        for r in 10..=21 {
-            w.vgpr[r] = old;
-        }
-        execute(program, &mut w);
+        let sources = [(1, a), (2, b), (3, scale), (4, seed), (5, pair), (8, a), (9, b)];
+        let w = run_lanes(program, mode, &sources, 10..=21, old);
         let sat = mode & 1 << 23 != 0;
         for i in 0..LANES {
             let (x, y) = (f32_in(a[i], mode), f32_in(b[i], mode));
@@ -421,13 +425,7 @@ fn scaled_up_conversions_match_the_reference() {
                 v_cvt_scalef32_pk_bf16_bf8 v22, v1, -v3";
     let strategy = (lanes(any::<u32>()), lanes(scale_bits()), lanes(any::<u32>()));
     property(text, strategy, |program, (src, scale, old)| {
-        let mut w = Wave::new(BASE, 0x3c0);
-        w.vgpr[1] = src;
-        w.vgpr[3] = scale;
-        for r in 10..=22 {
-            w.vgpr[r] = old;
-        }
-        execute(program, &mut w);
+        let w = run_lanes(program, 0x3c0, &[(1, src), (3, scale)], 10..=22, old);
         for i in 0..LANES {
             let e = scale[i] >> 23 & 0xff;
             let byte = |k: u32| (src[i] >> (8 * k)) & 0xff;
@@ -534,14 +532,7 @@ fn unscaled_conversions_match_the_reference() {
                 v_cvt_sr_bf8_f32 v21, v2, v4 op_sel:[0,0,0,1]";
     let strategy = (prop::sample::select(MODES.to_vec()), lanes(f32_bits()), lanes(f32_bits()), lanes(any::<u32>()), lanes(any::<u32>()));
     property(text, strategy, |program, (mode, a, b, seed, old)| {
-        let mut w = Wave::new(BASE, mode);
-        w.vgpr[1] = a;
-        w.vgpr[2] = b;
-        w.vgpr[4] = seed;
-        for r in 10..=21 {
-            w.vgpr[r] = old;
-        }
-        execute(program, &mut w);
+        let w = run_lanes(program, mode, &[(1, a), (2, b), (4, seed)], 10..=21, old);
         let sat = mode & 1 << 23 != 0;
         for i in 0..LANES {
             let (x, y, r, o) = (f32_in(a[i], mode), f32_in(b[i], mode), seed[i], old[i]);
