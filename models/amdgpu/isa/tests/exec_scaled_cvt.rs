@@ -10,6 +10,9 @@
 //! (`floor(|x| / ulp + R / 2^32)`) acts on that quotient. Specials follow the module docs of
 //! `numeric::scaled` (the choices the documents leave open are listed there).
 
+
+// Lane loops index several lane arrays in lockstep on purpose.
+#![allow(clippy::needless_range_loop)]
 mod common;
 
 use amdgpu_isa::exec::{run_single_wave, Memory, Program, Wave, WaveStatus};

@@ -1005,6 +1005,25 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
             R::F64(std::array::from_fn(|i| crate::numeric::valu::fract_f64(d(a[i])).to_bits()))
         }
         O::VCvtF32Ubyte0E32 | O::VCvtF32Ubyte0E64 => R::F32(map1(&s.get(0, false), |x| fbits((x & 0xff) as f32))),
+        O::VCvtF32Ubyte1E32 | O::VCvtF32Ubyte1E64 => R::F32(map1(&s.get(0, false), |x| fbits((x >> 8 & 0xff) as f32))),
+        O::VCvtF32Ubyte2E32 | O::VCvtF32Ubyte2E64 => R::F32(map1(&s.get(0, false), |x| fbits((x >> 16 & 0xff) as f32))),
+        O::VCvtF32Ubyte3E32 | O::VCvtF32Ubyte3E64 => R::F32(map1(&s.get(0, false), |x| fbits((x >> 24) as f32))),
+        // The guide's offset table: S0[3:0] as a signed 4-bit integer times 1/16.
+        O::VCvtOffF32I4E32 | O::VCvtOffF32I4E64 => R::F32(map1(&s.get(0, false), |x| fbits(((x << 28) as i32 >> 28) as f32 / 16.0))),
+        // floor(S0) and floor(S0 + 0.5) (the add in f32, as the pseudocode writes it),
+        // then the saturating v_cvt_i32_f32 (NaN -> 0).
+        O::VCvtFlrI32F32E32 | O::VCvtFlrI32F32E64 => R::B32(map1(&s.f32(0), |x| valu::cvt_i32_f32(f(x).floor()) as u32)),
+        O::VCvtRpiI32F32E32 | O::VCvtRpiI32F32E64 => R::B32(map1(&s.f32(0), |x| valu::cvt_i32_f32((f(x) + 0.5).floor()) as u32)),
+        // 16-bit integer <-> f16: integer to f16 rounds per MODE (FP16_OVFL saturates a
+        // finite overflow); f16 to integer truncates and saturates, NaN -> 0.
+        O::VCvtF16U16E32 | O::VCvtF16U16E64 => {
+            R::F16(map1(&s.u16s(0), |x| crate::numeric::convert::f32_to_f16_sat(x as f32, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VCvtF16I16E32 | O::VCvtF16I16E64 => {
+            R::F16(map1(&s.u16s(0), |x| crate::numeric::convert::f32_to_f16_sat(x as u16 as i16 as f32, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VCvtU16F16E32 | O::VCvtU16F16E64 => R::F16(map1(&s.f16(0), |h| crate::numeric::convert::f16_to_f32(h as u16) as u16 as u32)),
+        O::VCvtI16F16E32 | O::VCvtI16F16E64 => R::F16(map1(&s.f16(0), |h| crate::numeric::convert::f16_to_f32(h as u16) as i16 as u16 as u32)),
         // 16-bit integer arithmetic: low halves in, the result zero-extended into the
         // destination (GFX9 clears the high half), SDWA destination selects applied.
         O::VAddU16E32 | O::VAddU16E64 => {
