@@ -37,6 +37,8 @@ enum Specials {
     E4m3,
     /// No Inf or NaN (MX fp6/fp4).
     Finite,
+    /// gfx942 FNUZ: 0x80 is the only NaN, no Inf, no negative zero.
+    Fnuz,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -53,6 +55,8 @@ const E5M2: Fmt = Fmt { ebits: 5, mbits: 2, bias: 15, max: 57344.0, specials: Sp
 const E2M3: Fmt = Fmt { ebits: 2, mbits: 3, bias: 1, max: 7.5, specials: Specials::Finite };
 const E3M2: Fmt = Fmt { ebits: 3, mbits: 2, bias: 3, max: 28.0, specials: Specials::Finite };
 const E2M1: Fmt = Fmt { ebits: 2, mbits: 1, bias: 1, max: 6.0, specials: Specials::Finite };
+const E4M3_FNUZ: Fmt = Fmt { ebits: 4, mbits: 3, bias: 8, max: 240.0, specials: Specials::Fnuz };
+const E5M2_FNUZ: Fmt = Fmt { ebits: 5, mbits: 2, bias: 16, max: 57344.0, specials: Specials::Fnuz };
 const F16: Fmt = Fmt { ebits: 5, mbits: 10, bias: 15, max: 65504.0, specials: Specials::Ieee };
 // (2 - 2^-7) * 2^127, written as the exact product.
 const BF16: Fmt = Fmt { ebits: 8, mbits: 7, bias: 127, max: 3.3895313892515355e38, specials: Specials::Ieee };
@@ -104,6 +108,7 @@ impl Fmt {
             Specials::Ieee if all_ones && m == 0 => f64::INFINITY,
             Specials::Ieee if all_ones => f64::NAN,
             Specials::E4m3 if all_ones && m == 7 => f64::NAN,
+            Specials::Fnuz if code == 0x80 => f64::NAN,
             _ if e == 0 => m as f64 * pow2(1 - self.bias - self.mbits),
             _ => (1.0 + m as f64 / pow2(self.mbits)) * pow2(e - self.bias),
         };
@@ -153,6 +158,7 @@ impl Fmt {
             Specials::E4m3 => s | 0x7f,
             Specials::Ieee => s | self.inf_code() | 1 << (self.mbits - 1),
             Specials::Finite => s | self.max_code(),
+            Specials::Fnuz => 0x80,
         }
     }
 
@@ -161,6 +167,7 @@ impl Fmt {
         match self.specials {
             Specials::Finite => s | self.max_code(),
             _ if saturate => s | self.max_code(),
+            Specials::Fnuz => 0x80,
             Specials::E4m3 => s | 0x7f,
             Specials::Ieee => s | self.inf_code(),
         }
@@ -173,11 +180,15 @@ impl Fmt {
             return self.nan(s);
         }
         if x.is_infinite() {
-            return self.overflow(s, saturate);
+            // FNUZ keeps Inf -> NaN whatever FP16_OVFL says (numeric::fp8 module docs).
+            return if self.specials == Specials::Fnuz { 0x80 } else { self.overflow(s, saturate) };
         }
         let v = self.round(x.abs() / pow2(scale as i32 - 127), random);
         if v > self.max {
             return self.overflow(s, saturate);
+        }
+        if v == 0.0 && self.specials == Specials::Fnuz {
+            return 0;
         }
         s | self.encode(v)
     }
@@ -326,11 +337,11 @@ fn lanes<S: Strategy<Value = u32>>(s: S) -> impl Strategy<Value = Lanes> {
 // ---------------------------------------------------------------- running
 
 /// Assembles `text` once and runs the property over `cases` random lane sets.
-fn property<S: Strategy>(text: &str, strategy: S, body: impl Fn(&Program, S::Value) -> Result<(), TestCaseError>)
+fn property<S: Strategy>(target: Target, text: &str, strategy: S, body: impl Fn(&Program, S::Value) -> Result<(), TestCaseError>)
 where
     S::Value: std::fmt::Debug,
 {
-    let program = Program::from_words(Target::Gfx950, BASE, &common::assemble(Target::Gfx950, text));
+    let program = Program::from_words(target, BASE, &common::assemble(target, text));
     let mut runner = TestRunner::new(Config { cases: 48, failure_persistence: None, ..Config::default() });
     runner.run(&strategy, |v| body(&program, v)).unwrap_or_else(|e| panic!("{text}\n{e}"));
 }
@@ -347,6 +358,40 @@ fn run_lanes(program: &Program, mode: u32, sources: &[(usize, Lanes)], dsts: std
     }
     execute(program, &mut w);
     w
+}
+
+/// One lane of the two-f32, seed and old-destination properties: the operands as read
+/// (`x`, `y` after MODE flushing), the seed, the old destination, FP16_OVFL, and the raw
+/// inputs for messages.
+#[derive(Clone, Copy)]
+struct F32Lane {
+    x: f64,
+    y: f64,
+    r: u32,
+    o: u32,
+    sat: bool,
+    inputs: [u32; 4],
+}
+
+/// Runs `text` on `target` with f32 operands in v1 and v2, a seed in v4 and `dsts` preset
+/// to an old value, and checks every lane with `lane_check`.
+fn f32_seed_property(target: Target, text: &str, dsts: std::ops::RangeInclusive<usize>, lane_check: impl Fn(&Wave, usize, &F32Lane) -> Result<(), TestCaseError>) {
+    let strategy = (prop::sample::select(MODES.to_vec()), lanes(f32_bits()), lanes(f32_bits()), lanes(any::<u32>()), lanes(any::<u32>()));
+    property(target, text, strategy, |program, (mode, a, b, seed, old)| {
+        let w = run_lanes(program, mode, &[(1, a), (2, b), (4, seed)], dsts.clone(), old);
+        for i in 0..LANES {
+            let lane = F32Lane {
+                x: f32_in(a[i], mode),
+                y: f32_in(b[i], mode),
+                r: seed[i],
+                o: old[i],
+                sat: mode & 1 << 23 != 0,
+                inputs: [a[i], b[i], seed[i], old[i]],
+            };
+            lane_check(&w, i, &lane)?;
+        }
+        Ok(())
+    });
 }
 
 fn execute(program: &Program, w: &mut Wave) {
@@ -381,7 +426,7 @@ fn scaled_down_conversions_match_the_reference() {
                 v_cvt_scalef32_sr_pk_fp4_bf16 v20, v5, v4, v3 op_sel:[0,0,1,1]\n\
                 v_cvt_scalef32_sr_bf8_bf16 v21, v5, v4, v3";
     let strategy = (prop::sample::select(MODES.to_vec()), lanes(f32_bits()), lanes(f32_bits()), lanes(scale_bits()), lanes(any::<u32>()), lanes(pair_bits()), lanes(any::<u32>()));
-    property(text, strategy, |program, (mode, a, b, scale, seed, pair, old)| {
+    property(Target::Gfx950, text, strategy, |program, (mode, a, b, scale, seed, pair, old)| {
         let sources = [(1, a), (2, b), (3, scale), (4, seed), (5, pair), (8, a), (9, b)];
         let w = run_lanes(program, mode, &sources, 10..=21, old);
         let sat = mode & 1 << 23 != 0;
@@ -427,7 +472,7 @@ fn scaled_up_conversions_match_the_reference() {
                 v_cvt_scalef32_pk_bf16_fp4 v21, v1, v3 op_sel:[1,0]\n\
                 v_cvt_scalef32_pk_bf16_bf8 v22, v1, -v3";
     let strategy = (lanes(any::<u32>()), lanes(scale_bits()), lanes(any::<u32>()));
-    property(text, strategy, |program, (src, scale, old)| {
+    property(Target::Gfx950, text, strategy, |program, (src, scale, old)| {
         let w = run_lanes(program, 0x3c0, &[(1, src), (3, scale)], 10..=22, old);
         for i in 0..LANES {
             let e = scale[i] >> 23 & 0xff;
@@ -471,7 +516,7 @@ fn scaled_pk32_conversions_match_the_reference() {
         lanes(scale_bits()),
         lanes(any::<u32>()),
     );
-    property(text, strategy, |program, (mode, packed, halves, singles, scale, seed)| {
+    property(Target::Gfx950, text, strategy, |program, (mode, packed, halves, singles, scale, seed)| {
         let mut w = Wave::new(BASE, mode);
         for k in 0..6 {
             w.vgpr[k] = packed[k];
@@ -533,60 +578,79 @@ fn unscaled_conversions_match_the_reference() {
                 v_cvt_pk_f32_bf8_sdwa v[18:19], v4 src0_sel:WORD_1\n\
                 v_cvt_f32_bf16 v20, v4\n\
                 v_cvt_sr_bf8_f32 v21, v2, v4 op_sel:[0,0,0,1]";
-    let strategy = (prop::sample::select(MODES.to_vec()), lanes(f32_bits()), lanes(f32_bits()), lanes(any::<u32>()), lanes(any::<u32>()));
-    property(text, strategy, |program, (mode, a, b, seed, old)| {
-        let w = run_lanes(program, mode, &[(1, a), (2, b), (4, seed)], 10..=21, old);
-        let sat = mode & 1 << 23 != 0;
-        for i in 0..LANES {
-            let (x, y, r, o) = (f32_in(a[i], mode), f32_in(b[i], mode), seed[i], old[i]);
-            let inputs = [a[i], b[i], seed[i], old[i]];
-            // 16-bit results of f32 inputs; NaNs only need to be NaNs of the right sign.
-            let half = |f: Fmt, v: f64, random: Option<u32>, saturate: bool| -> u32 {
-                let s = if v.is_sign_negative() { 0x8000 } else { 0 };
-                if v.is_nan() {
-                    return s | f.inf_code() | 1 << (f.mbits - 1);
-                }
-                if v.is_infinite() {
-                    return s | f.inf_code();
-                }
-                let m = f.round(v.abs(), random);
-                if m > f.max {
-                    s | if saturate { f.max_code() } else { f.inf_code() }
-                } else {
-                    s | f.encode(m)
-                }
-            };
-            let same_nan = |got: u32, want: u32, f: Fmt| {
-                let is_nan = |h: u32| (h & 0x7fff) > f.inf_code();
-                if is_nan(want) {
-                    is_nan(got) && (got ^ want) & 0x8000 == 0
-                } else {
-                    got == want
-                }
-            };
-            let sr16 = w.vgpr[10][i] >> 16;
-            prop_assert!(w.vgpr[10][i] & 0xffff == o & 0xffff && same_nan(sr16, half(F16, x, Some(r), sat), F16), "sr_f16 lane {i}: {:#x} {inputs:x?}", w.vgpr[10][i]);
-            let srb = w.vgpr[11][i] & 0xffff;
-            prop_assert!(w.vgpr[11][i] >> 16 == o >> 16 && same_nan(srb, half(BF16, -x, Some(r), false), BF16), "sr_bf16 lane {i}: {:#x} {inputs:x?}", w.vgpr[11][i]);
-            let pk = w.vgpr[12][i];
-            prop_assert!(same_nan(pk & 0xffff, half(F16, x, None, false), F16) && same_nan(pk >> 16, half(F16, y, None, false), F16), "pk_f16 lane {i}: {pk:#x} {inputs:x?}");
-            let pkb = w.vgpr[13][i];
-            prop_assert!(same_nan(pkb & 0xffff, half(BF16, x, None, false), BF16) && same_nan(pkb >> 16, half(BF16, y.abs(), None, false), BF16), "pk_bf16 lane {i}: {pkb:#x} {inputs:x?}");
-            check("prng", i, w.vgpr[14][i], prng(r), &inputs)?;
-            check("sr_fp8_f32", i, w.vgpr[15][i], insert(o, E4M3.down(x, 127, Some(r), sat), 8, 8), &inputs)?;
-            // The unscaled decode keeps its NaN payload (numeric::fp8); only NaN-ness and
-            // sign are checked for NaN codes.
-            let decoded = [(16, E4M3, r & 0xff), (17, E4M3, r >> 8 & 0xff), (18, E5M2, r >> 16 & 0xff), (19, E5M2, r >> 24)];
-            for (reg, f, code) in decoded {
-                let (got, want) = (w.vgpr[reg][i], up(f, code, 127, Out::F32));
-                if f32::from_bits(want).is_nan() {
-                    prop_assert!(f32::from_bits(got).is_nan() && (got ^ want) >> 31 == 0, "pk_f32_f8 v{reg} lane {i}: {got:#x} {inputs:x?}");
-                } else {
-                    check("pk_f32_f8", i, got, want, &inputs)?;
-                }
+    f32_seed_property(Target::Gfx950, text, 10..=21, |w, i, lane| {
+        let F32Lane { x, y, r, o, sat, inputs } = *lane;
+        // 16-bit results of f32 inputs; NaNs only need to be NaNs of the right sign.
+        let half = |f: Fmt, v: f64, random: Option<u32>, saturate: bool| -> u32 {
+            let s = if v.is_sign_negative() { 0x8000 } else { 0 };
+            if v.is_nan() {
+                return s | f.inf_code() | 1 << (f.mbits - 1);
             }
-            check("f32_bf16", i, w.vgpr[20][i], r << 16, &inputs)?;
-            check("sr_bf8_f32", i, w.vgpr[21][i], insert(o, E5M2.down(y, 127, Some(r), sat), 16, 8), &inputs)?;
+            if v.is_infinite() {
+                return s | f.inf_code();
+            }
+            let m = f.round(v.abs(), random);
+            if m > f.max {
+                s | if saturate { f.max_code() } else { f.inf_code() }
+            } else {
+                s | f.encode(m)
+            }
+        };
+        let same_nan = |got: u32, want: u32, f: Fmt| {
+            let is_nan = |h: u32| (h & 0x7fff) > f.inf_code();
+            if is_nan(want) {
+                is_nan(got) && (got ^ want) & 0x8000 == 0
+            } else {
+                got == want
+            }
+        };
+        let sr16 = w.vgpr[10][i] >> 16;
+        prop_assert!(w.vgpr[10][i] & 0xffff == o & 0xffff && same_nan(sr16, half(F16, x, Some(r), sat), F16), "sr_f16 lane {i}: {:#x} {inputs:x?}", w.vgpr[10][i]);
+        let srb = w.vgpr[11][i] & 0xffff;
+        prop_assert!(w.vgpr[11][i] >> 16 == o >> 16 && same_nan(srb, half(BF16, -x, Some(r), false), BF16), "sr_bf16 lane {i}: {:#x} {inputs:x?}", w.vgpr[11][i]);
+        let pk = w.vgpr[12][i];
+        prop_assert!(same_nan(pk & 0xffff, half(F16, x, None, false), F16) && same_nan(pk >> 16, half(F16, y, None, false), F16), "pk_f16 lane {i}: {pk:#x} {inputs:x?}");
+        let pkb = w.vgpr[13][i];
+        prop_assert!(same_nan(pkb & 0xffff, half(BF16, x, None, false), BF16) && same_nan(pkb >> 16, half(BF16, y.abs(), None, false), BF16), "pk_bf16 lane {i}: {pkb:#x} {inputs:x?}");
+        check("prng", i, w.vgpr[14][i], prng(r), &inputs)?;
+        check("sr_fp8_f32", i, w.vgpr[15][i], insert(o, E4M3.down(x, 127, Some(r), sat), 8, 8), &inputs)?;
+        // The unscaled decode keeps its NaN payload (numeric::fp8); only NaN-ness and
+        // sign are checked for NaN codes.
+        let decoded = [(16, E4M3, r & 0xff), (17, E4M3, r >> 8 & 0xff), (18, E5M2, r >> 16 & 0xff), (19, E5M2, r >> 24)];
+        for (reg, f, code) in decoded {
+            let (got, want) = (w.vgpr[reg][i], up(f, code, 127, Out::F32));
+            if f32::from_bits(want).is_nan() {
+                prop_assert!(f32::from_bits(got).is_nan() && (got ^ want) >> 31 == 0, "pk_f32_f8 v{reg} lane {i}: {got:#x} {inputs:x?}");
+            } else {
+                check("pk_f32_f8", i, got, want, &inputs)?;
+            }
+        }
+        check("f32_bf16", i, w.vgpr[20][i], r << 16, &inputs)?;
+        check("sr_bf8_f32", i, w.vgpr[21][i], insert(o, E5M2.down(y, 127, Some(r), sat), 16, 8), &inputs)?;
+        Ok(())
+    });
+}
+
+/// gfx942's FNUZ fp8/bf8: stochastic rounding into a destination byte and the pair decode
+/// (VOP1 and SDWA word select).
+#[test]
+fn gfx942_fnuz_conversions_match_the_reference() {
+    let text = "v_cvt_sr_fp8_f32 v10, v1, v4 op_sel:[0,0,1,1]\n\
+                v_cvt_sr_bf8_f32 v11, -v2, v4\n\
+                v_cvt_pk_f32_fp8 v[12:13], v4\n\
+                v_cvt_pk_f32_bf8_sdwa v[14:15], v4 src0_sel:WORD_1";
+    f32_seed_property(Target::Gfx942, text, 10..=15, |w, i, lane| {
+        let F32Lane { x, y, r, o, sat, inputs } = *lane;
+        check("sr_fp8_f32", i, w.vgpr[10][i], insert(o, E4M3_FNUZ.down(x, 127, Some(r), sat), 24, 8), &inputs)?;
+        check("sr_bf8_f32", i, w.vgpr[11][i], insert(o, E5M2_FNUZ.down(-y, 127, Some(r), sat), 0, 8), &inputs)?;
+        let decoded = [(12, E4M3_FNUZ, r & 0xff), (13, E4M3_FNUZ, r >> 8 & 0xff), (14, E5M2_FNUZ, r >> 16 & 0xff), (15, E5M2_FNUZ, r >> 24)];
+        for (reg, f, code) in decoded {
+            let (got, want) = (w.vgpr[reg][i], up(f, code, 127, Out::F32));
+            if f32::from_bits(want).is_nan() {
+                prop_assert!(f32::from_bits(got).is_nan(), "pk_f32_f8 v{reg} lane {i}: {got:#x} {inputs:x?}");
+            } else {
+                check("pk_f32_f8", i, got, want, &inputs)?;
+            }
         }
         Ok(())
     });
