@@ -19,6 +19,9 @@ pub enum BenchCommand {
     Phold(PholdArgs),
     /// A GPU program (`benches/gpu/*.c`) on a whole simulated GPU: wave-instructions/s.
     Gpu(crate::bench_gpu::GpuArgs),
+    /// A matrix multiply with MFMA instructions on a whole simulated GPU, checked against
+    /// a host reference: wall time and MFMA/s.
+    Gemm(crate::bench_gemm::GemmArgs),
     /// An unmodified ROCm program under `dojo run`: wall time against the simulator's start.
     Run(crate::bench_run::BenchRunArgs),
 }
@@ -83,6 +86,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Phold(a) => phold(a),
         BenchCommand::Gpu(a) => crate::bench_gpu::run(a),
+        BenchCommand::Gemm(a) => crate::bench_gemm::run(a),
         BenchCommand::Run(a) => crate::bench_run::run(a),
     }
 }

@@ -4,6 +4,7 @@
 //! a thin layer over the library crates.
 
 mod bench;
+mod bench_gemm;
 mod bench_gpu;
 mod bench_run;
 mod copies;
