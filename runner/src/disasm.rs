@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
-use amdgpu::isa::code_object::{CodeObject, SymbolKind};
-use amdgpu::isa::disasm::{disassemble_section, Symbol};
+use amdgpu::isa::code_object::CodeObject;
+use amdgpu::isa::disasm::{disassemble_section, text_symbols};
 use amdgpu::isa::Target;
 
 pub fn run(file: &Path, mcpu: Option<&str>) -> anyhow::Result<ExitCode> {
@@ -22,14 +22,7 @@ pub fn run(file: &Path, mcpu: Option<&str>) -> anyhow::Result<ExitCode> {
     };
     let text = co.text();
     let start = text.address.0;
-    let end = start + text.bytes.len() as u64;
-    let symbols: Vec<Symbol> = co
-        .symbols()
-        .iter()
-        .filter(|s| !matches!(s.kind, SymbolKind::Section | SymbolKind::File) && !s.name.is_empty())
-        .filter(|s| (start..end).contains(&s.value.0))
-        .map(|s| Symbol { name: s.name.clone(), address: s.value.0 })
-        .collect();
+    let symbols = text_symbols(&co);
     println!();
     println!("{}:\tfile format elf64-amdgpu", file.display());
     println!();

@@ -181,6 +181,21 @@ pub fn probe(form: &Form) -> Verdict {
     Verdict::Executes
 }
 
+/// Executes one instruction as found in real code (`words`: its words, literal
+/// included) once on the probe wave every form is probed on: [`Verdict::Missing`] when
+/// the executor stops with [`ExecFault::Unsupported`], [`Verdict::Unencodable`] when
+/// `words` do not start with an instruction of `target`, else [`Verdict::Executes`].
+/// Words after the decoded instruction are ignored.
+pub fn probe_words(target: Target, words: &[u32]) -> Verdict {
+    let Decoded::Inst(inst) = decode(target, words) else {
+        return Verdict::Unencodable { words: words.to_vec() };
+    };
+    match run_once(target, inst.words()) {
+        Err(fault @ ExecFault::Unsupported { .. }) => Verdict::Missing { words: inst.words().to_vec(), fault },
+        _ => Verdict::Executes,
+    }
+}
+
 /// Figures of one census.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
