@@ -21,6 +21,7 @@ use serde_json::json;
 use simdojo::topology::{self, Format};
 
 use crate::sysinfo::peak_rss_bytes;
+use crate::output::outln;
 
 /// Arguments of `dojo bench gemm`.
 #[derive(Args, Debug)]
@@ -237,7 +238,7 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
     let instructions: u64 = out.kernels.iter().map(|k| k.wave_instructions()).sum();
     let seconds = out.run_seconds;
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({
                 "target": a.mcpu.name(), "dtype": a.dtype, "instruction": f.mnemonic, "size": a.size,
@@ -247,19 +248,19 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
                 "simulated_ps": out.end.0, "peak_rss_bytes": peak_rss_bytes(), "wrong_elements": wrong,
                 "max_relative_error": max_rel, "digest": format!("{digest:016x}"),
             })
-        );
+        )?;
     } else {
-        println!("gemm:                {0}x{0}x{0} {1} on {2} with {3} ({groups} work-groups of 256)", a.size, a.dtype, a.mcpu, f.mnemonic);
-        println!("check:               {} of {} elements outside the fp32 bound (largest relative error {max_rel:.2e})", wrong, size * size);
-        println!("run:                 {seconds:.3} s");
-        println!("MFMA:                {mfma} wave-instructions, {:.1} k/s", mfma as f64 / seconds / 1e3);
-        println!("wave-instructions:   {instructions} ({:.2} M/s)", instructions as f64 / seconds / 1e6);
-        println!("workers:             {} ({} partitions at the end)", a.workers, out.partitions);
-        println!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6);
+        outln!("gemm:                {0}x{0}x{0} {1} on {2} with {3} ({groups} work-groups of 256)", a.size, a.dtype, a.mcpu, f.mnemonic)?;
+        outln!("check:               {} of {} elements outside the fp32 bound (largest relative error {max_rel:.2e})", wrong, size * size)?;
+        outln!("run:                 {seconds:.3} s")?;
+        outln!("MFMA:                {mfma} wave-instructions, {:.1} k/s", mfma as f64 / seconds / 1e3)?;
+        outln!("wave-instructions:   {instructions} ({:.2} M/s)", instructions as f64 / seconds / 1e6)?;
+        outln!("workers:             {} ({} partitions at the end)", a.workers, out.partitions)?;
+        outln!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6)?;
         if let Some(rss) = peak_rss_bytes() {
-            println!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0));
+            outln!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0))?;
         }
-        println!("digest:              {digest:016x}");
+        outln!("digest:              {digest:016x}")?;
     }
     if let Some((i, j, got, want)) = first_wrong {
         eprintln!("dojo: C[{i}][{j}] = {got} but the host reference gives {want}");

@@ -12,6 +12,7 @@ use serde_json::json;
 use simdojo::topology::{self, Format};
 
 use crate::sysinfo::peak_rss_bytes;
+use crate::output::outln;
 
 /// Arguments of `dojo bench gpu`.
 #[derive(Args, Debug)]
@@ -146,7 +147,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
     let per_copy: Vec<f64> = runs.iter().map(|(o, _)| instructions as f64 / o.run_seconds).collect();
     let output = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({
                 "kernel": a.kernel, "mode": a.mode, "target": target.name(), "blocks": blocks, "threads": a.threads,
@@ -156,22 +157,22 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
                 "epochs": out.epochs, "simulated_ps": out.end.0, "peak_rss_bytes": peak_rss_bytes(),
                 "digest": format!("{digest:016x}"), "output": output, "status": out.status,
             })
-        );
+        )?;
     } else {
-        println!("program:             {} on {} ({blocks} x {} work-items, {} iterations, {} mode)", a.kernel, target, a.threads, a.iterations, a.mode);
-        println!("output:              {output}");
-        println!("wave-instructions:   {instructions}");
-        println!("run:                 {seconds:.3} s");
-        println!("wave-instructions/s: {:.2} M", rate / 1e6);
+        outln!("program:             {} on {} ({blocks} x {} work-items, {} iterations, {} mode)", a.kernel, target, a.threads, a.iterations, a.mode)?;
+        outln!("output:              {output}")?;
+        outln!("wave-instructions:   {instructions}")?;
+        outln!("run:                 {seconds:.3} s")?;
+        outln!("wave-instructions/s: {:.2} M", rate / 1e6)?;
         if a.copies > 1 {
-            println!("copies:              {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 2));
+            outln!("copies:              {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 2))?;
         }
-        println!("workers:             {} ({} partitions at the end, {} epochs)", a.workers, out.partitions, out.epochs);
-        println!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6);
+        outln!("workers:             {} ({} partitions at the end, {} epochs)", a.workers, out.partitions, out.epochs)?;
+        outln!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6)?;
         if let Some(rss) = peak_rss_bytes() {
-            println!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0));
+            outln!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0))?;
         }
-        println!("digest:              {digest:016x}");
+        outln!("digest:              {digest:016x}")?;
     }
     Ok(if out.status == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -8,6 +8,7 @@ use anyhow::{anyhow, Context as _};
 use amdgpu::isa::code_object::CodeObject;
 use amdgpu::isa::disasm::{disassemble_section, text_symbols};
 use amdgpu::isa::Target;
+use crate::output::{out, outln};
 
 pub fn run(file: &Path, mcpu: Option<&str>) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
@@ -23,10 +24,10 @@ pub fn run(file: &Path, mcpu: Option<&str>) -> anyhow::Result<ExitCode> {
     let text = co.text();
     let start = text.address.0;
     let symbols = text_symbols(&co);
-    println!();
-    println!("{}:\tfile format elf64-amdgpu", file.display());
-    println!();
-    println!("Disassembly of section .text:");
-    print!("{}", disassemble_section(target, &text.bytes, start, &symbols));
+    outln!()?;
+    outln!("{}:\tfile format elf64-amdgpu", file.display())?;
+    outln!()?;
+    outln!("Disassembly of section .text:")?;
+    out!("{}", disassemble_section(target, &text.bytes, start, &symbols))?;
     Ok(ExitCode::SUCCESS)
 }

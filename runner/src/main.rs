@@ -12,6 +12,7 @@ mod daemon_cmd;
 mod disasm;
 mod exec;
 mod isa_cmd;
+mod output;
 mod plan;
 mod plugins;
 mod run;
@@ -97,6 +98,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader of the output went away (`dojo plugins | head -1`): stop quietly,
+        // with the status of a process a SIGPIPE ended.
+        Err(e) if e.is::<output::BrokenPipe>() => ExitCode::from(141),
         Err(e) => {
             eprintln!("dojo: {e:#}");
             ExitCode::from(2)

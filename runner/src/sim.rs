@@ -9,6 +9,7 @@ use clap::Args;
 use simdojo::engine::{Checkpoint, ExitReason, SimConfig, Simulation};
 use simdojo::time::Tick;
 use simdojo::topology;
+use crate::output::{out, outln};
 
 #[derive(Args, Debug)]
 pub struct SimArgs {
@@ -89,15 +90,15 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         let json = serde_json::to_string_pretty(&report.to_json())?;
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
-    print!("{}", report.to_table());
+    out!("{}", report.to_table())?;
     let events = sim.summary().events;
-    println!("{status}");
-    println!(
+    outln!("{status}")?;
+    outln!(
         "{events} events in {wall:.3} s ({:.2} M events/s) on {} worker(s), {} epochs",
         events as f64 / wall.max(1e-9) / 1e6,
         sim.partitions(),
         sim.summary().sync.epochs
-    );
+    )?;
     Ok(match status.reason {
         ExitReason::Error => ExitCode::from(1),
         _ => ExitCode::from(status.code.clamp(0, 255) as u8),

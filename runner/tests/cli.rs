@@ -166,3 +166,37 @@ fn disasm_prints_what_llvm_objdump_prints() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
 }
+
+/// A reader that goes away (`dojo topology ... --dot | head -1`) ends the command
+/// quietly with the status of a process a SIGPIPE ended; it once panicked on the broken
+/// pipe. The graph (~100 KB) is larger than a pipe's buffer, so dojo is still writing
+/// when the reader leaves.
+#[test]
+fn a_closed_output_pipe_stops_the_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dojo"))
+        .args(["topology", &repo("topologies/mi300x.toml"), "--dot"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dojo runs");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("piped")).read_line(&mut first).expect("one line");
+    // The pipe's read end is dropped here, before dojo has written everything.
+    let out = child.wait_with_output().expect("dojo ends");
+    assert!(!first.is_empty());
+    assert_eq!(out.status.code(), Some(141), "stderr: {}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no message, no panic");
+}
+
+/// Output to a full disk is an error naming what failed, with status 2; it once panicked.
+#[test]
+fn output_to_a_full_disk_is_reported_not_a_panic() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full exists on Linux");
+    let out = Command::new(env!("CARGO_BIN_EXE_dojo")).arg("plugins").stdout(full).output().expect("dojo runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("writing to standard output") && err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
