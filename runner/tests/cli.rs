@@ -200,3 +200,37 @@ fn output_to_a_full_disk_is_reported_not_a_panic() {
     assert!(err.contains("writing to standard output") && err.contains("No space left on device"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `--checkpoint-every` writes a checkpoint every period and keeps the last `--keep`;
+/// restoring the last one on another worker count finishes with the uninterrupted
+/// run's statistics, and counts only the events it ran itself.
+#[test]
+fn periodic_checkpoints_keep_the_last_ones_and_restore_identically() {
+    let ring = repo("topologies/examples/ring.toml");
+    let dir = scratch("every");
+    let (whole, part) = (dir.join("whole.json"), dir.join("part.json"));
+    let prefix = dir.join("ring");
+    let out = dojo(&["sim", &ring, "--workers", "1", "--stats", whole.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let total: u64 = stdout(&out).lines().find_map(|l| l.split(" events in ").next()?.parse().ok()).expect("event count");
+    let out = dojo(&["sim", &ring, "--workers", "2", "--checkpoint-every", "150ns", "--keep", "2", "--checkpoint-out", prefix.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut kept: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".ckpt"))
+        .collect();
+    kept.sort_by_key(|n| n.split('.').nth(1).and_then(|t| t.parse::<u64>().ok()));
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    let last = dir.join(kept.last().unwrap());
+    let out = dojo(&["sim", &ring, "--workers", "3", "--restore", last.to_str().unwrap(), "--stats", part.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let resumed: u64 = stdout(&out).lines().find_map(|l| l.split(" events in ").next()?.parse().ok()).expect("event count");
+    assert!(resumed > 0 && resumed < total, "the restored run counts only its own events: {resumed} of {total}");
+    let a: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&whole).unwrap()).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&part).unwrap()).unwrap();
+    assert_eq!(a, b);
+    let err = dojo(&["sim", &ring, "--restore", "/dev/zero"]);
+    assert_eq!(err.status.code(), Some(2));
+    assert!(stderr(&err).contains("not a simdojo checkpoint"), "{}", stderr(&err));
+}
