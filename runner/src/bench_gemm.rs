@@ -51,6 +51,8 @@ pub struct GemmArgs {
     /// Seed of the random matrices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    #[command(flatten)]
+    set: crate::set_args::SetArgs,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -176,13 +178,14 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
         bail!("--size {}: expected a multiple of 128 up to 8192", a.size);
     }
     let size = a.size as usize;
-    let t = match &a.topology {
+    let mut t = match &a.topology {
         Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
         None => {
             let (name, text) = crate::exec::default_topology(a.mcpu);
             topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
         }
     };
+    a.set.apply(&mut t)?;
 
     let dir = tempfile::tempdir().context("creating a build directory")?;
     let src = dir.path().join("gemm.c");

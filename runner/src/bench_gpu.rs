@@ -51,6 +51,8 @@ pub struct GpuArgs {
     /// ceiling for `--workers 2`.
     #[arg(long, default_value_t = 1)]
     copies: u32,
+    #[command(flatten)]
+    set: crate::set_args::SetArgs,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -83,6 +85,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         })
         .unwrap_or(Target::Gfx942);
     amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
+    a.set.apply(&mut t)?;
     let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
     let blocks = a.blocks.unwrap_or(4 * cus.max(1));
 

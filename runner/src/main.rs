@@ -16,7 +16,9 @@ mod output;
 mod plan;
 mod plugins;
 mod run;
+mod set_args;
 mod sim;
+mod sweep;
 mod sysinfo;
 mod topology_cmd;
 
@@ -74,6 +76,9 @@ enum Command {
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// A parameter study: run a command at every point of a `--set` grid, collect the
+    /// statistics in CSV and JSON, and plot one of them.
+    Sweep(sweep::SweepArgs),
     /// Facts about the simulated instruction sets (`dojo isa coverage`).
     #[command(subcommand)]
     Isa(isa_cmd::IsaCommand),
@@ -95,6 +100,7 @@ fn main() -> ExitCode {
         Command::Daemon(a) => daemon_cmd::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Isa(c) => isa_cmd::run(c),
+        Command::Sweep(a) => sweep::run(a),
     };
     match result {
         Ok(code) => code,

@@ -48,6 +48,8 @@ pub struct SimArgs {
     /// Start from this checkpoint instead of time zero.
     #[arg(long)]
     restore: Option<PathBuf>,
+    #[command(flatten)]
+    set: crate::set_args::SetArgs,
 }
 
 fn duration(flag: &str, text: &str) -> anyhow::Result<Tick> {
@@ -55,13 +57,14 @@ fn duration(flag: &str, text: &str) -> anyhow::Result<Tick> {
 }
 
 pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
-    let t = match topology::load(&a.file) {
+    let mut t = match topology::load(&a.file) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{e}");
             return Ok(ExitCode::from(2));
         }
     };
+    a.set.apply(&mut t)?;
     let plan = crate::plan::choose(&t, a.workers, a.partitioner.as_deref())?;
     let workers = plan.n_partitions;
     let max_ticks = a.max_ticks.as_deref().map(|m| duration("max-ticks", m)).transpose()?;

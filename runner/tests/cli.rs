@@ -234,3 +234,62 @@ fn periodic_checkpoints_keep_the_last_ones_and_restore_identically() {
     assert_eq!(err.status.code(), Some(2));
     assert!(stderr(&err).contains("not a simdojo checkpoint"), "{}", stderr(&err));
 }
+
+/// `--set` changes a parameter like the file would, and refuses a key it cannot apply
+/// with the key, the component and what it has.
+#[test]
+fn set_overrides_parameters_and_names_what_is_wrong() {
+    let ring = repo("topologies/examples/ring.toml");
+    let events = |args: &[&str]| -> u64 {
+        let out = dojo(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).lines().find_map(|l| l.split(" events in ").next()?.parse().ok()).expect("event count")
+    };
+    let base = events(&["sim", &ring]);
+    let slower = events(&["sim", &ring, "--set", "lp.mean=4ns"]);
+    assert!(slower < base, "a longer mean delay gives fewer events in the same time: {slower} vs {base}");
+    for (set, says) in [
+        ("lp.meen=4ns", "has no parameter `meen`"),
+        ("lp.mean=soon", "lp.mean=soon"),
+        ("nowhere.mean=1ns", "matches no component"),
+        ("mean=1ns", "is not SELECTOR.PARAM=VALUE"),
+    ] {
+        let out = dojo(&["sim", &ring, "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
+        assert!(stderr(&out).contains(says), "{set}: {}", stderr(&out));
+    }
+}
+
+/// `dojo sweep` runs the grid, writes one row per point with its statistics, and a plot.
+#[test]
+fn sweep_writes_a_row_per_point_and_a_plot() {
+    let ring = repo("topologies/examples/ring.toml");
+    let dir = scratch("sweep");
+    let out = dojo(&["sweep", "--out", dir.to_str().unwrap(), "--set", "lp.mean=1ns,2ns,4ns", "--set", "lp.seed=1,2", "--", "sim", &ring]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 6, "{csv}");
+    assert!(lines[0].starts_with("lp.mean,lp.seed,status,"), "{}", lines[0]);
+    let events_col = lines[0].split(',').position(|c| c == "by_type.phold.lp.events").expect("an events column");
+    let events: Vec<f64> = lines[1..].iter().map(|l| l.split(',').nth(events_col).unwrap().parse().unwrap()).collect();
+    assert!(events[0] > events[4], "mean 1ns runs more events than 4ns: {events:?}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 6);
+    let svg = std::fs::read_to_string(dir.join("plot.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("lp.seed=2"), "the plot has a line per seed");
+    let bad = dojo(&["sweep", "--out", dir.to_str().unwrap(), "--set", "lp.mean=1ns", "--", "topology", &ring]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// A cache's replacement policy is its type: `--set l2.policy=srrip` swaps the type and
+/// keeps every parameter; a swap to a type lacking some of them is refused, naming them.
+#[test]
+fn set_swaps_a_caches_policy_and_never_drops_parameters() {
+    let out = dojo(&["bench", "gpu", "--iterations", "2", "--blocks", "8", "--set", "l2.policy=srrip", "--set", "l2.size=1MiB", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = dojo(&["bench", "gpu", "--iterations", "2", "--set", "gpu.xcd[0].l2.type=amdgpu.hbm"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("amdgpu.hbm has no parameters") && err.contains("mshrs") && err.contains("drops none"), "{err}");
+}
