@@ -37,11 +37,21 @@ pub(crate) const fn broadcast_block(block: usize, cbsz: u32, abid: u32) -> usize
 /// `(b % BPR) * N + (i % G) * BPR * N` with `BPR = max(1, 64 / (M*N))`.
 #[inline]
 pub(crate) const fn d_row(m: usize, block: usize, i: usize, wide: bool) -> (usize, usize) {
-    let n = m;
+    // Constant block sizes turn the divisions into shifts.
+    match m {
+        4 => d_row_of::<4>(block, i, wide),
+        16 => d_row_of::<16>(block, i, wide),
+        _ => d_row_of::<32>(block, i, wide),
+    }
+}
+
+#[inline(always)]
+const fn d_row_of<const M: usize>(block: usize, i: usize, wide: bool) -> (usize, usize) {
+    let n = M;
     let groups = 64 / n;
     let height: usize = if wide { 1 } else { 4 };
-    let per_reg = (64 * height).div_ceil(m * n);
-    let reg = block * (m * n / 64) + (i / (height * groups)) * height + i % height;
+    let per_reg = (64 * height).div_ceil(M * n);
+    let reg = block * (M * n / 64) + (i / (height * groups)) * height + i % height;
     let lane = (block % per_reg) * n + ((i / height) % groups) * per_reg * n;
     (reg, lane)
 }

@@ -295,14 +295,27 @@ impl<'w> Source<'w> {
         Source { regs, count, bits, dec, per_lane }
     }
 
-    /// Decodes every lane's elements: lane `l`'s come from register lane `source(l)` and go
-    /// to `put(l, element, value)`.
+    /// Decodes every lane's elements into `out`: lane `l`'s come from register lane
+    /// `source(l)`, its element `e` goes to `out[base(l) + e * stride]`.
+    fn unpack(&self, out: &mut [f64], stride: usize, source: impl Fn(usize) -> usize, base: impl Fn(usize) -> usize) {
+        match self.dec {
+            Decode::Table(t) => self.unpack_with(out, stride, source, base, |raw| t[raw as usize & 0xff]),
+            Decode::F16 => self.unpack_with(out, stride, source, base, |raw| f16_to_f32(raw as u16) as f64),
+            Decode::Bf16 => self.unpack_with(out, stride, source, base, |raw| bf16_to_f32(raw as u16) as f64),
+            Decode::I8 => self.unpack_with(out, stride, source, base, |raw| raw as u8 as i8 as f64),
+            dec => self.unpack_with(out, stride, source, base, |raw| dec.value(raw)),
+        }
+    }
+
     #[inline(always)]
-    fn unpack(&self, source: impl Fn(usize) -> usize, mut put: impl FnMut(usize, usize, f64)) {
+    fn unpack_with(&self, out: &mut [f64], stride: usize, source: impl Fn(usize) -> usize, base: impl Fn(usize) -> usize, dec: impl Fn(u64) -> f64) {
         for lane in 0..WAVE_LANES {
             let words = lane_words(&self.regs, self.count, source(lane));
+            let first = base(lane);
             for e in 0..self.per_lane {
-                put(lane, e, self.dec.value(element(&words, e, self.bits)));
+                if let Some(slot) = out.get_mut(first + e * stride) {
+                    *slot = dec(element(&words, e, self.bits));
+                }
             }
         }
     }
@@ -376,18 +389,21 @@ fn mfma(w: &mut Wave, c: &CachedInst, pc: u64, target: Target, d: Desc) -> Resul
     let per_lane_a = d.a_per_lane();
     let a = Source::new(w, m.acc_a, src_a, Decode::of(d.a, target, fmt_a, neg & 1 != 0), fmt_a.map_or(d.a.bits(), F8f6f4::bits), per_lane_a);
     let ka = work.ka;
-    a.unpack(|lane| lane, |lane, e, v| {
-        let (i, block, group) = (lane % mm, (lane / mm) % blocks, lane / (mm * blocks));
-        work.a[(block * mm + i) * ka + group * per_lane_a + e] = v;
+    // Lane l holds row l % M of block (l / M) % blocks, k-group l / (M * blocks).
+    let (lm, lb) = (mm.trailing_zeros(), blocks.trailing_zeros());
+    let split = |lane: usize| (lane & (mm - 1), (lane >> lm) & (blocks - 1), lane >> (lm + lb));
+    a.unpack(&mut work.a, 1, |lane| lane, |lane| {
+        let (i, block, group) = split(lane);
+        (block * mm + i) * ka + group * per_lane_a
     });
 
     // B, transposed, through the lane pattern.
     let per_lane_b = d.b_per_lane();
     let b = Source::new(w, m.acc_b, src_b, Decode::of(d.b, target, fmt_b, neg & 2 != 0), fmt_b.map_or(d.b.bits(), F8f6f4::bits), per_lane_b);
     let k = d.k;
-    b.unpack(|lane| layout::blgp_lane(lane, blgp), |lane, e, v| {
-        let (j, block, group) = (lane % mm, (lane / mm) % blocks, lane / (mm * blocks));
-        work.bt[(block * k + group * per_lane_b + e) * mm + j] = v;
+    b.unpack(&mut work.bt, mm, |lane| layout::blgp_lane(lane, blgp), |lane| {
+        let (j, block, group) = split(lane);
+        (block * k + group * per_lane_b) * mm + j
     });
 
     // Which B row each stored A element multiplies.
@@ -437,15 +453,21 @@ fn mfma(w: &mut Wave, c: &CachedInst, pc: u64, target: Target, d: Desc) -> Resul
     for block in 0..blocks {
         for i in 0..mm {
             let (reg, lane0) = layout::d_row(mm, block, i, wide);
-            let out = (block * mm + i) * mm;
-            for j in 0..mm {
-                let lane = lane0 + j;
-                let v = match c_base {
-                    Some(base) if wide => cd[base + 2 * reg][lane] as u64 | (cd[base + 2 * reg + 1][lane] as u64) << 32,
-                    Some(base) => cd[base + reg][lane] as u64,
-                    None => constant,
-                };
-                work.acc[out + j] = v ^ neg_c;
+            let out = &mut work.acc[(block * mm + i) * mm..(block * mm + i + 1) * mm];
+            match c_base {
+                Some(base) if wide => {
+                    let (lo, hi) = (&cd[base + 2 * reg], &cd[base + 2 * reg + 1]);
+                    for (j, o) in out.iter_mut().enumerate() {
+                        *o = (lo[lane0 + j] as u64 | (hi[lane0 + j] as u64) << 32) ^ neg_c;
+                    }
+                }
+                Some(base) => {
+                    let r = &cd[base + reg][lane0..lane0 + mm];
+                    for (o, &v) in out.iter_mut().zip(r) {
+                        *o = v as u64;
+                    }
+                }
+                None => out.fill(constant ^ neg_c),
             }
         }
     }
@@ -454,20 +476,22 @@ fn mfma(w: &mut Wave, c: &CachedInst, pc: u64, target: Target, d: Desc) -> Resul
 
     // D: every lane, EXEC ignored.
     let dst = if m.acc_cd { &mut w.agpr } else { &mut w.vgpr };
+    let integer = work.mode == Accumulate::BlockI32;
     for block in 0..blocks {
         for i in 0..mm {
             let (reg, lane0) = layout::d_row(mm, block, i, wide);
-            let out = (block * mm + i) * mm;
-            for j in 0..mm {
-                let v = work.acc[out + j];
-                if wide {
-                    let v = quiet_f64(f64::from_bits(v)).to_bits();
-                    dst[vdst + 2 * reg][lane0 + j] = v as u32;
-                    dst[vdst + 2 * reg + 1][lane0 + j] = (v >> 32) as u32;
-                } else if work.mode == Accumulate::BlockI32 {
-                    dst[vdst + reg][lane0 + j] = v as u32;
-                } else {
-                    dst[vdst + reg][lane0 + j] = quiet_f32(f32::from_bits(v as u32)).to_bits();
+            let out = &work.acc[(block * mm + i) * mm..(block * mm + i + 1) * mm];
+            if wide {
+                for half in 0..2 {
+                    let r = &mut dst[vdst + 2 * reg + half];
+                    for (j, &v) in out.iter().enumerate() {
+                        r[lane0 + j] = (quiet_f64(f64::from_bits(v)).to_bits() >> (32 * half)) as u32;
+                    }
+                }
+            } else {
+                let r = &mut dst[vdst + reg][lane0..lane0 + mm];
+                for (slot, &v) in r.iter_mut().zip(out) {
+                    *slot = if integer { v as u32 } else { quiet_f32(f32::from_bits(v as u32)).to_bits() };
                 }
             }
         }
