@@ -4,7 +4,8 @@
 //! `v_mfma_f32_16x16x32_fp8_fp8`, `v_mfma_f32_32x32x8_f16` and `v_mfma_f32_16x16x16_bf16`.
 //!
 //! `MFMA_BENCH_REPS=n` skips criterion and runs each loop `n` times, printing the MFMA
-//! wave-instructions executed per second (a fixed amount of work for `perf stat`).
+//! wave-instructions executed per second (a fixed amount of work for `perf stat`);
+//! `MFMA_BENCH_CASE=name` runs one case only.
 
 use amdgpu_isa::census::forms;
 use amdgpu_isa::exec::{run_single_wave, Memory, Program, Wave};
@@ -93,9 +94,11 @@ fn bench_mfma(c: &mut Criterion) {
     group.finish();
 }
 
-/// Runs every loop `reps` times and prints MFMA wave-instructions per second.
+/// Runs every loop (or only the one `MFMA_BENCH_CASE` names) `reps` times and prints MFMA
+/// wave-instructions per second.
 fn fixed_reps(reps: u64) {
-    for case in &CASES {
+    let only = std::env::var("MFMA_BENCH_CASE").ok();
+    for case in CASES.iter().filter(|c| only.as_deref().is_none_or(|o| o == c.name)) {
         let program = program(case);
         let start = std::time::Instant::now();
         for _ in 0..reps {

@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use super::convert::round_to_odd;
+use super::convert::add_round_to_odd;
 use super::fp8::Fp8Format;
 use super::mx::MxFormat;
 
@@ -113,11 +113,7 @@ pub fn e8m0_to_f64(e: u8) -> f64 {
 /// A NaN result is [`F32_QNAN`].
 #[inline(always)]
 pub fn add_block_f32(acc: f32, block: f64) -> f32 {
-    let z = acc as f64;
-    let s = z + block;
-    let bb = s - z;
-    let e = (z - (s - bb)) + (block - bb);
-    quiet_f32(round_to_odd(s, e) as f32)
+    quiet_f32(add_round_to_odd(acc as f64, block) as f32)
 }
 
 /// `x` with any NaN replaced by [`F32_QNAN`].

@@ -44,7 +44,7 @@ pub(crate) struct Work {
     pub(crate) a: [f64; MAX],
     /// B transposed: `[block][k][column]`.
     pub(crate) bt: [f64; MAX],
-    /// The B row (k) each A element multiplies: `[row][ka]` (identity for dense A).
+    /// The B row (k) each stored A element multiplies, `[row][ka]` (sparse A only).
     pub(crate) rows: [u8; MAX],
     /// Per (row, k-group) the A scale and per (column, k-group) the B scale, as
     /// `[group][row]` (only read when `scaled`).
@@ -114,6 +114,7 @@ fn run_with<const FMA: bool>(work: &mut Work) {
 fn rows<const N: usize, const FMA: bool>(work: &mut Work) {
     let (m, k, ka, per_lane) = (work.m, work.k, work.ka, work.per_lane.max(1));
     let groups = ka / per_lane;
+    let dense = ka == k;
     for block in 0..work.blocks {
         let a_block = work.a_block[block] as usize;
         let bt = &work.bt[block * k * N..(block + 1) * k * N];
@@ -123,12 +124,18 @@ fn rows<const N: usize, const FMA: bool>(work: &mut Work) {
             let out = block * m * N + i * N;
             let acc: &mut [u64; N] = (&mut work.acc[out..out + N]).try_into().expect("N accumulators");
             match work.mode {
-                Accumulate::StepF32 => step_f32::<N>(a_row, b_rows, bt, acc),
-                Accumulate::StepF64 => step_f64::<N>(a_row, b_rows, bt, acc),
+                Accumulate::StepF32 => step_f32::<N>(a_row, bt, acc),
+                Accumulate::StepF64 => step_f64::<N>(a_row, bt, acc),
                 Accumulate::BlockF32 | Accumulate::BlockI32 => {
                     for g in 0..groups {
                         let span = g * per_lane..(g + 1) * per_lane;
-                        let sums = block_sum::<N, FMA>(&a_row[span.clone()], &b_rows[span], bt);
+                        let sums = if dense {
+                            // Dense A: the block's B rows are consecutive.
+                            let rows = &bt[g * per_lane * N..(g + 1) * per_lane * N];
+                            dense_block_sum::<N, FMA>(&a_row[span], rows)
+                        } else {
+                            block_sum::<N, FMA>(&a_row[span.clone()], &b_rows[span], bt)
+                        };
                         if work.mode == Accumulate::BlockI32 {
                             for j in 0..N {
                                 acc[j] = (acc[j] as u32).wrapping_add(sums[j] as i64 as u32) as u64;
@@ -162,13 +169,26 @@ fn block_sum<const N: usize, const FMA: bool>(a: &[f64], rows: &[u8], bt: &[f64]
     s
 }
 
-/// f32 accumulation, one fused multiply-add per k step.
+/// [`block_sum`] for consecutive B rows (`bt` holds exactly the block's rows).
 #[inline(always)]
-fn step_f32<const N: usize>(a: &[f64], rows: &[u8], bt: &[f64], acc: &mut [u64; N]) {
+fn dense_block_sum<const N: usize, const FMA: bool>(a: &[f64], bt: &[f64]) -> [f64; N] {
+    // Two independent accumulator sets (even and odd k) would change the order; keep one
+    // chain per column but let the compiler see fixed-size rows.
+    let mut s = [-0.0f64; N];
+    for (&x, b) in a.iter().zip(bt.chunks_exact(N)) {
+        let b: &[f64; N] = b.try_into().expect("rows of N");
+        for j in 0..N {
+            s[j] = if FMA { x.mul_add(b[j], s[j]) } else { s[j] + x * b[j] };
+        }
+    }
+    s
+}
+
+/// f32 accumulation, one fused multiply-add per k step (dense A: B rows in k order).
+#[inline(always)]
+fn step_f32<const N: usize>(a: &[f64], bt: &[f64], acc: &mut [u64; N]) {
     let mut t: [f32; N] = std::array::from_fn(|j| f32::from_bits(acc[j] as u32));
-    for (&x, &r) in a.iter().zip(rows) {
-        let r = r as usize;
-        let Some(b) = bt.get(r * N..r * N + N) else { continue };
+    for (&x, b) in a.iter().zip(bt.chunks_exact(N)) {
         for j in 0..N {
             t[j] = fma_f32_rne(x as f32, b[j] as f32, t[j]);
         }
@@ -178,13 +198,11 @@ fn step_f32<const N: usize>(a: &[f64], rows: &[u8], bt: &[f64], acc: &mut [u64; 
     }
 }
 
-/// f64 accumulation, one fused multiply-add per k step.
+/// f64 accumulation, one fused multiply-add per k step (dense A: B rows in k order).
 #[inline(always)]
-fn step_f64<const N: usize>(a: &[f64], rows: &[u8], bt: &[f64], acc: &mut [u64; N]) {
+fn step_f64<const N: usize>(a: &[f64], bt: &[f64], acc: &mut [u64; N]) {
     let mut t: [f64; N] = std::array::from_fn(|j| f64::from_bits(acc[j]));
-    for (&x, &r) in a.iter().zip(rows) {
-        let r = r as usize;
-        let Some(b) = bt.get(r * N..r * N + N) else { continue };
+    for (&x, b) in a.iter().zip(bt.chunks_exact(N)) {
         for j in 0..N {
             t[j] = x.mul_add(b[j], t[j]);
         }

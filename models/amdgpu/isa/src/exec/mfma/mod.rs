@@ -346,8 +346,20 @@ fn check_mods(d: &Desc, target: Target, m: &Mods) -> Option<(Option<F8f6f4>, Opt
     (cbsz_ok && blgp_ok).then_some((None, None))
 }
 
+thread_local! {
+    /// The operand and accumulator area, allocated once per thread (it is 50 KiB: on the
+    /// stack its zeroing and moves cost more than the arithmetic of a small MFMA).
+    static WORK: std::cell::RefCell<Box<Work>> = std::cell::RefCell::new(Box::new(Work::new()));
+}
+
 /// An MFMA or SMFMAC.
 fn mfma(w: &mut Wave, c: &CachedInst, pc: u64, target: Target, d: Desc) -> Result<(), ExecFault> {
+    WORK.with_borrow_mut(|work| run_mfma(w, c, pc, target, d, work))
+}
+
+/// [`mfma`] in the thread's work area: every field of `work` the kernel reads is written
+/// here first.
+fn run_mfma(w: &mut Wave, c: &CachedInst, pc: u64, target: Target, d: Desc, work: &mut Work) -> Result<(), ExecFault> {
     let words = c.inst.words();
     let m = Mods::of(words);
     let Some((fmt_a, fmt_b)) = check_mods(&d, target, &m) else { return Err(illegal(c, pc)) };
@@ -369,7 +381,6 @@ fn mfma(w: &mut Wave, c: &CachedInst, pc: u64, target: Target, d: Desc) -> Resul
     let wide = d.a == Elem::F64;
     let (mm, blocks) = (d.m, d.blocks);
 
-    let mut work = Work::new();
     work.m = mm;
     work.blocks = blocks;
     work.k = d.k;
@@ -422,14 +433,9 @@ fn mfma(w: &mut Wave, c: &CachedInst, pc: u64, target: Target, d: Desc) -> Resul
                 work.rows[i * work.ka + ka] = (4 * (ka / 2) + pos as usize) as u8;
             }
         }
-    } else {
-        for i in 0..mm {
-            for ka in 0..work.ka {
-                work.rows[i * work.ka + ka] = ka as u8;
-            }
-        }
     }
 
+    work.scaled = scales.is_some();
     if let Some(s) = scales {
         work.scaled = true;
         for lane in 0..WAVE_LANES {
@@ -472,7 +478,7 @@ fn mfma(w: &mut Wave, c: &CachedInst, pc: u64, target: Target, d: Desc) -> Resul
         }
     }
 
-    kernel::run(&mut work);
+    kernel::run(work);
 
     // D: every lane, EXEC ignored.
     let dst = if m.acc_cd { &mut w.agpr } else { &mut w.vgpr };
