@@ -701,3 +701,76 @@ fn every_form_runs_once() {
         check(s, m, 0x9e37_79b9_7f4a_7c15 ^ n as u64, n % 2 == 1);
     }
 }
+
+/// Runs assembled text on a wave and returns it.
+fn run_text(target: Target, text: &str, mut w: Wave) -> Wave {
+    let program = Program::from_words(target, BASE, &common::assemble(target, text));
+    let mut mem = Memory::new();
+    run_single_wave(&program, &mut w, &mut mem, &mut [], 100).unwrap_or_else(|e| panic!("{target}: {text}: {e}"));
+    w
+}
+
+/// llvm-mc-22's encoding of the scaled f8f6f4 MFMA (the ld_scale + MFMA pair) runs with
+/// the op_sel/op_sel_hi byte selects: A byte 1 (2^1), B byte 2 (2^-1), so each of the four
+/// 32-element blocks of ones contributes 32.
+#[test]
+fn assembled_scaled_f8f6f4_applies_the_selected_scale_bytes() {
+    let mut w = Wave::new(BASE, 0);
+    for r in 4..20 {
+        w.vgpr[r] = [0x3838_3838; 64]; // OCP E4M3 1.0 in every byte
+    }
+    for r in 20..24 {
+        w.vgpr[r] = [1.0f32.to_bits(); 64];
+    }
+    w.vgpr[24] = [0x0000_8000 | 0x7f; 64]; // byte 1 = 128 (2.0)
+    w.vgpr[25] = [0x007e_0000 | 0x7f; 64]; // byte 2 = 126 (0.5)
+    let w = run_text(Target::Gfx950, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[20:23], v24, v25 op_sel:[1,0,0] op_sel_hi:[0,1,0]", w);
+    for r in 0..4 {
+        assert_eq!(w.vgpr[r], [129.0f32.to_bits(); 64], "D register {r}");
+    }
+    // The same MFMA unscaled: unit scales.
+    let mut w2 = Wave::new(BASE, 0);
+    for r in 4..20 {
+        w2.vgpr[r] = [0x3838_3838; 64];
+    }
+    let w2 = run_text(Target::Gfx950, "v_mfma_f32_16x16x128_f8f6f4 a[0:3], v[4:11], v[12:19], 0", w2);
+    assert_eq!(w2.agpr[0], [128.0f32.to_bits(); 64]);
+}
+
+/// llvm-mc-19's SMFMAC with index set 2 (CBSZ 0, ABID 2) and an AccVGPR accumulator: every
+/// stored pair picks k = 4g and 4g + 3 of B, whose rows hold k.
+#[test]
+fn assembled_smfmac_reads_the_abid_index_set() {
+    let mut w = Wave::new(BASE, 0);
+    w.vgpr[4] = [0x3c00_3c00; 64]; // A: four f16 ones per lane
+    w.vgpr[5] = [0x3c00_3c00; 64];
+    for lane in 0..64 {
+        for e in 0..8 {
+            let k = 8 * (lane / 16) + e;
+            let h = half::f16::from_f64(k as f64).to_bits() as u32;
+            w.vgpr[6 + e / 2][lane] |= h << (16 * (e % 2));
+        }
+    }
+    w.vgpr[10] = [0b1100_1100 << 16; 64]; // set 2: positions 0 and 3 for both pairs
+    let w = run_text(Target::Gfx942, "v_smfmac_f32_16x16x32_f16 a[0:3], v[4:5], v[6:9], v10 abid:2", w);
+    let want: f32 = (0..8).map(|g| (8 * g + 3) as f32).sum();
+    for r in 0..4 {
+        assert_eq!(w.agpr[r], [want.to_bits(); 64], "D register {r}");
+    }
+}
+
+/// `v_accvgpr_write_b32` / `v_accvgpr_read_b32` (VOP3P) move through the AccVGPRs under EXEC.
+#[test]
+fn assembled_accvgpr_moves() {
+    for target in Target::ALL {
+        let mut w = Wave::new(BASE, 0);
+        w.vgpr[1] = std::array::from_fn(|l| l as u32 * 3);
+        w.set_exec(0xffff_0000_ffff_ffff);
+        let w = run_text(target, "v_accvgpr_write_b32 a7, v1\n v_accvgpr_read_b32 v2, a7\n v_accvgpr_write_b32 a8, -2", w);
+        for lane in 0..64 {
+            let on = (0xffff_0000_ffff_ffffu64 >> lane) & 1 == 1;
+            assert_eq!(w.vgpr[2][lane], if on { lane as u32 * 3 } else { 0 }, "{target} lane {lane}");
+            assert_eq!(w.agpr[8][lane], if on { (-2i32) as u32 } else { 0 }, "{target} lane {lane}");
+        }
+    }
+}
