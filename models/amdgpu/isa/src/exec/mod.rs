@@ -14,7 +14,7 @@
 //! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
 //! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
-//! - `mfma`: matrix fused multiply-add.
+//! - `mfma`: matrix instructions (MFMA, SMFMAC, `v_mfma_ld_scale_b32`, AccVGPR moves).
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
 //!   kernarg layout ([`run_kernel`]).
 //!
@@ -29,8 +29,7 @@
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
-//! GDS instructions, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
-//! gfx950 scaled MFMA, DS packed f16/bf16 atomics, most VOP3P dot products, trap
+//! GDS instructions, DS packed f16/bf16 atomics, most VOP3P dot products, trap
 //! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
 //! is IEEE round-to-nearest-even.
 //!
@@ -83,7 +82,7 @@ pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
 pub use program::{CachedInst, Extension, Program};
 pub use step::{step, StepEnv, StepOutcome, StepStop};
 pub use reg_file::RegFile;
-pub use wave::{PendingAccess, Wave, WaveStatus};
+pub use wave::{MfmaScales, PendingAccess, Wave, WaveStatus};
 
 /// Why a wave (and its dispatch) stopped abnormally.
 ///

@@ -1416,8 +1416,8 @@ fn class_f64(x: f64, mask: u32, half: bool) -> bool {
 fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
     use Opcode as O;
     let op = c.op;
-    let mnemonic = op.mnemonic();
-    if mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") {
+    // Matrix instructions and the VOP3P AccVGPR moves, marked in `aux` at load time.
+    if mfma::is_matrix(c.aux) {
         return mfma::execute(w, c, pc, target);
     }
     let fl = c.fields;

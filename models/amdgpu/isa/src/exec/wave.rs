@@ -70,6 +70,20 @@ pub struct PendingAccess {
     pub dest: Option<VgprDest>,
 }
 
+/// E8M0 block scales armed by `v_mfma_ld_scale_b32` for the scaled f8f6f4 MFMA that must
+/// follow it (see the matrix module docs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MfmaScales {
+    /// Address of the MFMA the scales belong to (the `v_mfma_ld_scale_b32` address + 8).
+    pub pc: u64,
+    /// Per lane, the selected E8M0 scale byte of A.
+    #[serde(with = "BigArray")]
+    pub a: [u8; WAVE_LANES],
+    /// Per lane, the selected E8M0 scale byte of B.
+    #[serde(with = "BigArray")]
+    pub b: [u8; WAVE_LANES],
+}
+
 /// A wavefront's architectural state. See the [module docs](self).
 ///
 /// Serializable (with serde) for checkpoints, including a parked [`VmemRequest`].
@@ -104,6 +118,8 @@ pub struct Wave {
     /// The deferred access the wave waits for (set with `pending`, kept until
     /// [`Wave::complete`] or [`Wave::fail_pending`]).
     pub waiting: Option<PendingAccess>,
+    /// Scales armed by `v_mfma_ld_scale_b32`, consumed by the scaled MFMA at their `pc`.
+    pub mfma_scales: Option<MfmaScales>,
 }
 
 impl std::fmt::Debug for Wave {
@@ -135,6 +151,7 @@ impl Wave {
             scratch_lane_bytes: 0,
             pending: None,
             waiting: None,
+            mfma_scales: None,
         };
         wave.set_exec(u64::MAX);
         wave
@@ -157,6 +174,7 @@ impl Wave {
         self.scratch_lane_bytes = 0;
         self.pending = None;
         self.waiting = None;
+        self.mfma_scales = None;
         self.set_exec(u64::MAX);
         self
     }
