@@ -59,6 +59,7 @@ pub fn run(cmd: IsaCommand) -> anyhow::Result<ExitCode> {
             for (form, verdict) in &report.gaps {
                 let why = match verdict {
                     Verdict::Missing { fault, .. } => fault.to_string(),
+                    Verdict::OnlyIllegal { fault, .. } => format!("every variant is refused: {fault}"),
                     Verdict::Unencodable { words } => format!("table words {words:08x?} do not decode back"),
                     Verdict::Executes => continue,
                 };

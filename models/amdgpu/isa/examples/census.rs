@@ -18,6 +18,7 @@ fn main() {
         for (form, verdict) in &report.gaps {
             let what = match verdict {
                 Verdict::Missing { words, .. } => format!("missing {words:08x?}"),
+                Verdict::OnlyIllegal { words, .. } => format!("only illegal {words:08x?}"),
                 Verdict::Unencodable { words } => format!("unencodable {words:08x?}"),
                 Verdict::Executes => continue,
             };

@@ -28,6 +28,7 @@ fn every_form_executes_or_is_a_listed_gap() {
             if !listed.contains(&k) {
                 let why = match verdict {
                     Verdict::Missing { words, fault } => format!("{fault} (words {words:08x?})"),
+                    Verdict::OnlyIllegal { words, fault } => format!("every variant is refused: {fault} (words {words:08x?})"),
                     Verdict::Unencodable { words } => format!("the table's words {words:08x?} do not decode back"),
                     Verdict::Executes => unreachable!("gaps hold no executing forms"),
                 };

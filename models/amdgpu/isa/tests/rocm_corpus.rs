@@ -375,7 +375,7 @@ fn forms_of(distinct: &[(Words, Occurrences)], verdicts: &[Verdict]) -> (BTreeMa
         let form = forms.entry(census_gap_key(TARGET, inst.encoding().name(), inst.opcode().mnemonic())).or_default();
         form.occurrences += occ.count;
         form.distinct += 1;
-        if let Verdict::Missing { fault, .. } = verdict {
+        if let Verdict::Missing { fault, .. } | Verdict::OnlyIllegal { fault, .. } = verdict {
             form.unsupported_occurrences += occ.count;
             form.unsupported_distinct += 1;
             if form.example.as_ref().is_none_or(|(_, _, site)| occ.first < *site) {
