@@ -3,7 +3,8 @@
 //! vectorized across the output columns of one row so each output keeps its own k order.
 //!
 //! An AVX2+FMA build of the loops is chosen at run time when the host has it (the same
-//! pattern as `exec::burst`); both builds give identical bits: the block sums add products
+//! pattern as `exec::burst`), with the dense k-block form in [`super::block_avx2`]; every
+//! build gives identical bits: the block sums add products
 //! that are exact in f64, so a fused multiply-add rounds exactly like a multiply then add.
 
 use crate::numeric::matrix::add_block_f32;
@@ -98,6 +99,14 @@ pub(crate) fn run(work: &mut Work) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn run_avx2(work: &mut Work) {
+    if work.mode == Accumulate::BlockF32 && work.ka == work.k {
+        match work.m {
+            4 => return super::block_avx2::run::<1, 4>(work),
+            16 => return super::block_avx2::run::<4, 2>(work),
+            32 => return super::block_avx2::run::<8, 1>(work),
+            _ => {}
+        }
+    }
     run_with::<true>(work);
 }
 

@@ -3,7 +3,8 @@
 //! `v_accvgpr_write_b32`).
 //!
 //! Codemap: [`desc`] (shape and types, decoded once per program slot into the slot's
-//! `aux` word), [`layout`] (where elements live in registers), [`kernel`] (the arithmetic),
+//! `aux` word), [`layout`] (where elements live in registers), [`kernel`] (the arithmetic;
+//! `block_avx2` its k-block form with AVX2 intrinsics),
 //! this file (operand fetch, modifiers, write-back, the scale and AccVGPR instructions).
 //!
 //! # Shapes and layouts
@@ -73,6 +74,8 @@
 //! scaled MFMA word reached without armed scales (a jump into the pair) is illegal. E8M0
 //! follows the OCP MX spec: `2^(e-127)`, `0xff` NaN.
 
+#[cfg(target_arch = "x86_64")]
+mod block_avx2;
 mod desc;
 mod kernel;
 mod layout;
@@ -309,6 +312,39 @@ impl<'w> Source<'w> {
 
     #[inline(always)]
     fn unpack_with(&self, out: &mut [f64], stride: usize, source: impl Fn(usize) -> usize, base: impl Fn(usize) -> usize, dec: impl Fn(u64) -> f64) {
+        match self.bits {
+            4 => self.unpack_aligned::<4>(out, stride, source, base, dec),
+            8 => self.unpack_aligned::<8>(out, stride, source, base, dec),
+            16 => self.unpack_aligned::<16>(out, stride, source, base, dec),
+            32 => self.unpack_aligned::<32>(out, stride, source, base, dec),
+            _ => self.unpack_any(out, stride, source, base, dec),
+        }
+    }
+
+    /// [`Self::unpack_with`] for elements that never straddle a register (`BITS`
+    /// divides 32): each register's elements in turn, with constant shifts.
+    #[inline(always)]
+    fn unpack_aligned<const BITS: usize>(&self, out: &mut [f64], stride: usize, source: impl Fn(usize) -> usize, base: impl Fn(usize) -> usize, dec: impl Fn(u64) -> f64) {
+        let per_word = 32 / BITS;
+        let mask = (1u64 << BITS) - 1;
+        for lane in 0..WAVE_LANES {
+            let from = source(lane);
+            let mut slots = out.iter_mut().skip(base(lane)).step_by(stride.max(1)).take(self.per_lane);
+            for reg in &self.regs[..self.count.min(8)] {
+                let word = reg[from] as u64;
+                for i in 0..per_word {
+                    match slots.next() {
+                        Some(slot) => *slot = dec((word >> (i * BITS)) & mask),
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Self::unpack_with`] for any element width (fp6, f64).
+    #[inline(always)]
+    fn unpack_any(&self, out: &mut [f64], stride: usize, source: impl Fn(usize) -> usize, base: impl Fn(usize) -> usize, dec: impl Fn(u64) -> f64) {
         for lane in 0..WAVE_LANES {
             let words = lane_words(&self.regs, self.count, source(lane));
             let first = base(lane);
