@@ -98,11 +98,15 @@ pub fn sin_f32(x: f32) -> f32 {
     if !x.is_finite() {
         return f32::NAN;
     }
+    if x == 0.0 {
+        // sin(+-0) = +-0.
+        return x;
+    }
     let s = sin_turns(reduce_revolutions(x as f64)) as f32;
-    // sin of an integral revolution count is an exact zero; keep the input's sign as IEEE
-    // sin(+-0) does.
+    // Any other exact zero (an integral or half-integral revolution count) is +0, as the
+    // ISA's example V_SIN_F32(-MaxFloat) = +0 shows.
     if s == 0.0 {
-        return 0.0f32.copysign(x);
+        return 0.0;
     }
     s
 }
@@ -193,13 +197,11 @@ pub fn log_f16(h: u16) -> u16 {
 #[inline]
 pub fn sin_f16(h: u16) -> u16 {
     via_f64(h, |x| {
-        if x.is_finite() {
-            let s = sin_turns(reduce_revolutions(x));
-            if s == 0.0 {
-                0.0f64.copysign(x)
-            } else {
-                s
-            }
+        if x == 0.0 {
+            x
+        } else if x.is_finite() {
+            // An exact zero is +0 (see `sin_f32`).
+            sin_turns(reduce_revolutions(x)) + 0.0
         } else {
             f64::NAN
         }
@@ -210,6 +212,25 @@ pub fn sin_f16(h: u16) -> u16 {
 #[inline]
 pub fn cos_f16(h: u16) -> u16 {
     via_f64(h, |x| if x.is_finite() { cos_turns(reduce_revolutions(x)) } else { f64::NAN })
+}
+
+/// `v_exp_legacy_f32`: 2^x. The ISA only says "power with legacy semantics" and names no
+/// difference from `v_exp_f32` for any input, so this is [`exp_f32`].
+#[inline]
+pub fn exp_legacy_f32(x: f32) -> f32 {
+    exp_f32(x)
+}
+
+/// `v_log_legacy_f32`: log2(x) for inputs whose result the ISA defines: `x >= 0`, +Inf and
+/// NaN give [`log_f32`]. For negative inputs the ISA's "legacy semantics" are not spelled
+/// out (DX9's log took `|x|`), so those give `None` and the executor refuses them.
+#[inline]
+pub fn log_legacy_f32(x: f32) -> Option<f32> {
+    if x < 0.0 {
+        None
+    } else {
+        Some(log_f32(x))
+    }
 }
 
 /// Which f32 transcendental to evaluate (for the mode-aware and slice helpers).
