@@ -56,20 +56,20 @@ fn dpp_row_newbcast_moves_whole_64_bit_values() {
 
 /// A 64-bit DPP form with a control other than row_newbcast (the ISA: "for 64-bit input
 /// data the only legal DPP type is DPP_ROW"; LLVM rejects it) and a reserved DPP control
-/// ran as if valid; both are refused now.
+/// ran as if valid; both are illegal instructions now.
 #[test]
 fn illegal_dpp_controls_are_refused() {
     for target in [Target::Gfx942, Target::Gfx950] {
         let mut words = common::assemble(target, "v_mov_b64_dpp v[6:7], v[2:3] row_newbcast:1 row_mask:0xf bank_mask:0xf");
         words[1] = (words[1] & !(0x1ff << 8)) | (0xe4 << 8); // quad_perm:[0,1,2,3]
         let err = run_words(target, &words, &mut Wave::new(BASE, 0x3f0)).expect_err("quad_perm on a 64-bit operand");
-        assert!(matches!(err, ExecFault::Unsupported { .. }), "{target}: {err}");
+        assert!(matches!(err, ExecFault::Illegal { .. }), "{target}: {err}");
     }
     for target in Target::ALL {
         let mut words = common::assemble(target, "v_mov_b32_dpp v1, v2 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf");
         words[1] = (words[1] & !(0x1ff << 8)) | (0x131 << 8); // reserved
         let err = run_words(target, &words, &mut Wave::new(BASE, 0x3f0)).expect_err("a reserved DPP control");
-        assert!(matches!(err, ExecFault::Unsupported { .. }), "{target}: {err}");
+        assert!(matches!(err, ExecFault::Illegal { .. }), "{target}: {err}");
     }
 }
 

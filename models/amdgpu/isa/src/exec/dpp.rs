@@ -21,7 +21,7 @@
 //! | 0x150-0x15f | `row_newbcast:k`   | lane `k` of its own row                              |
 //!
 //! Every other value (0x100, 0x110, 0x120, 0x131-0x133, ...) is reserved: the ISA calls it
-//! undefined, LLVM rejects it, and the executor stops with `Unsupported`.
+//! undefined, LLVM rejects it, and the executor stops with `ExecFault::Illegal`.
 //!
 //! A source lane that is out of range or disabled in EXEC supplies nothing: with
 //! `bound_ctrl` (bit 19) set the lane writes zero, otherwise it keeps its destination.
@@ -31,7 +31,7 @@
 //! 64-bit destination such as `v_cvt_pk_f32_fp8`) permute whole 64-bit values. The ISA
 //! says "for 64-bit input data the only legal DPP type is DPP_ROW" (row_newbcast) and LLVM
 //! accepts nothing else for them ("DP ALU dpp only supports row_newbcast"); every other
-//! control on such a form is refused ([`legal`]).
+//! control on such a form is illegal ([`legal`]).
 
 /// Where a lane's DPP source comes from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -604,7 +604,7 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
     }
     if let Extension::Dpp(word) = c.ext {
         if !dpp::legal(word, c.inst.entry().kind == crate::tables::Kind::DpAlu) {
-            return Err(unsupported(&c.inst, pc));
+            return Err(ExecFault::Illegal { pc, encoding: c.inst.encoding().name(), word: c.inst.words()[0] });
         }
     }
     let exec = w.exec();

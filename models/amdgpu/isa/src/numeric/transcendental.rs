@@ -22,40 +22,55 @@
 //!
 //! Special values follow IEEE: rcp(+-0) = +-Inf, rsq(+-0) = +-Inf, rsq(x<0) = NaN,
 //! sqrt(-0) = -0, log(+-0) = -Inf, log(x<0) = NaN, exp(-Inf) = +0, sin/cos(Inf) = NaN.
+//! An invalid operation gives the NaN the ISA's functional examples show, 0xffc00000 (f32)
+//! or 0xfe00 (f16), whatever the host produces; a NaN input comes out quieted.
 //! The `*_mode` f32 helpers flush input and output denormals per MODE.FP_DENORM.f32.
 
-use super::convert::{f16_to_f32, f64_to_f16};
+use super::convert::{f16_is_nan, f16_to_f32, f64_to_f16};
 use super::mode::Mode;
 use super::round::RoundMode;
+
+/// The transcendentals' NaN rule for f32: a NaN input quieted, the ISA's default NaN
+/// (0xffc00000) for an invalid operation, `r` otherwise.
+#[inline]
+fn nan_rule_f32(x: f32, r: f32) -> f32 {
+    if !r.is_nan() {
+        r
+    } else if x.is_nan() {
+        f32::from_bits(x.to_bits() | 0x0040_0000)
+    } else {
+        f32::from_bits(0xffc0_0000)
+    }
+}
 
 /// `v_rcp_f32`: 1/x, correctly rounded to nearest even.
 #[inline]
 pub fn rcp_f32(x: f32) -> f32 {
-    (1.0 / x as f64) as f32
+    nan_rule_f32(x, (1.0 / x as f64) as f32)
 }
 
 /// `v_rsq_f32`: 1/sqrt(x).
 #[inline]
 pub fn rsq_f32(x: f32) -> f32 {
-    (1.0 / (x as f64).sqrt()) as f32
+    nan_rule_f32(x, (1.0 / (x as f64).sqrt()) as f32)
 }
 
 /// `v_sqrt_f32`, correctly rounded.
 #[inline]
 pub fn sqrt_f32(x: f32) -> f32 {
-    x.sqrt()
+    nan_rule_f32(x, x.sqrt())
 }
 
 /// `v_exp_f32`: 2^x.
 #[inline]
 pub fn exp_f32(x: f32) -> f32 {
-    (x as f64).exp2() as f32
+    nan_rule_f32(x, (x as f64).exp2() as f32)
 }
 
 /// `v_log_f32`: log2(x).
 #[inline]
 pub fn log_f32(x: f32) -> f32 {
-    (x as f64).log2() as f32
+    nan_rule_f32(x, (x as f64).log2() as f32)
 }
 
 /// Exact reduction of a revolution count to [-0.5, 0.5].
@@ -96,7 +111,7 @@ fn cos_turns(r: f64) -> f64 {
 #[inline]
 pub fn sin_f32(x: f32) -> f32 {
     if !x.is_finite() {
-        return f32::NAN;
+        return nan_rule_f32(x, f32::NAN);
     }
     if x == 0.0 {
         // sin(+-0) = +-0.
@@ -115,7 +130,7 @@ pub fn sin_f32(x: f32) -> f32 {
 #[inline]
 pub fn cos_f32(x: f32) -> f32 {
     if !x.is_finite() {
-        return f32::NAN;
+        return nan_rule_f32(x, f32::NAN);
     }
     cos_turns(reduce_revolutions(x as f64)) as f32
 }
@@ -157,10 +172,18 @@ pub fn sqrt_f64(x: f64) -> f64 {
     x.sqrt()
 }
 
-/// Applies an f64 function to an f16 (bits) and rounds once to nearest even.
+/// Applies an f64 function to an f16 (bits) and rounds once to nearest even; a NaN input
+/// comes out quieted and an invalid operation gives the ISA's 0xfe00.
 #[inline]
 fn via_f64(h: u16, f: impl Fn(f64) -> f64) -> u16 {
-    f64_to_f16(f(f16_to_f32(h) as f64), RoundMode::NearestEven)
+    let r = f(f16_to_f32(h) as f64);
+    if !r.is_nan() {
+        f64_to_f16(r, RoundMode::NearestEven)
+    } else if f16_is_nan(h) {
+        h | 0x0200
+    } else {
+        0xfe00
+    }
 }
 
 /// `v_rcp_f16` on bits.
