@@ -10,7 +10,7 @@ use crate::Target;
 
 use super::device::{AccessKind, CachePolicy, DeviceMemory, Space, VmemAccess};
 use super::program::{CachedInst, Program};
-use super::wave::{Wave, WaveStatus, VCC_LO};
+use super::wave::{Wave, WaveStatus, M0, VCC_LO};
 use super::{valu, vmem, ExecFault};
 
 /// High 32 bits of the LDS (shared) aperture in the flat address space.
@@ -523,6 +523,10 @@ fn sop1(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             w.set_sgpr(d, v);
             w.scc = v != 0;
         }
+        O::SSetGprIdxIdx => {
+            let v = scalar_src(w, v0, l, false);
+            w.sgpr[M0] = (w.sgpr[M0] & !0xff) | (v & 0xff);
+        }
         O::SGetpcB64 => w.set_sgpr_pair(d, w.pc),
         O::SSetpcB64 => w.pc = scalar_src64(w, v0, l),
         O::SSwappcB64 => {
@@ -571,6 +575,13 @@ fn sopc(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
     let a = scalar_src(w, v0, l, false);
     let b = scalar_src(w, v1, l, false);
     let (ai, bi) = (a as i32, b as i32);
+    if inst.opcode() == O::SSetGprIdxOn {
+        // VGPR indexing on: M0[7:0] = S0[7:0], M0[15:12] = the raw SRC1 field's low bits
+        // (the enables), the rest of M0 kept; SCC unchanged.
+        w.sgpr[M0] = (w.sgpr[M0] & !0xf0ff) | (a & 0xff) | ((v1 & 0xf) << 12);
+        w.set_gpr_idx_enabled(true);
+        return Ok(());
+    }
     w.scc = match inst.opcode() {
         O::SCmpEqI32 | O::SCmpEqU32 => a == b,
         O::SCmpLgI32 | O::SCmpLgU32 => a != b,
@@ -616,6 +627,14 @@ fn sopp(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
         O::STrap => return Err(ExecFault::Trap { pc, code: imm & 0xff }),
         O::SSleep => {
             w.status = WaveStatus::Sleep { cycles: 64 * (imm & 0x7f) as u64 };
+            return Ok(());
+        }
+        O::SSetGprIdxOff => {
+            w.set_gpr_idx_enabled(false);
+            return Ok(());
+        }
+        O::SSetGprIdxMode => {
+            w.sgpr[M0] = (w.sgpr[M0] & !0xf000) | ((imm & 0xf) << 12);
             return Ok(());
         }
         O::SNop | O::SWaitcnt | O::SSetprio | O::SIcacheInv | O::SSendmsg | O::SIncperflevel | O::SDecperflevel

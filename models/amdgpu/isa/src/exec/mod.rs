@@ -12,7 +12,8 @@
 //!   their straight-line runs.
 //! - `burst`: runs those runs (AVX2-compiled when the host has it).
 //! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
-//! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
+//! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3, SDWA); `vop3p`: packed math, dot
+//!   products and mixed-precision FMA; `dpp`: the DPP lane permutations.
 //! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
 //! - `mfma`: matrix instructions (MFMA, SMFMAC, `v_mfma_ld_scale_b32`, AccVGPR moves).
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
@@ -58,6 +59,7 @@
 mod burst;
 pub mod device;
 pub mod dispatch;
+mod dpp;
 mod fast;
 mod interp;
 mod mfma;
@@ -67,6 +69,7 @@ pub mod reg_file;
 pub mod step;
 mod valu;
 mod vmem;
+mod vop3p;
 pub mod wave;
 
 pub use device::{

@@ -34,6 +34,9 @@ pub const M0: usize = 124;
 /// Operand encoding of `exec_lo`.
 pub const EXEC_LO: usize = 126;
 
+/// MODE.GPR_IDX_EN, the VGPR indexing enable (bit 27 of the MODE register).
+pub const MODE_GPR_IDX_EN: u32 = 1 << 27;
+
 /// One lane-contiguous 32-bit vector register.
 pub type VReg = [u32; WAVE_LANES];
 
@@ -236,6 +239,21 @@ impl Wave {
     pub fn set_mode(&mut self, bits: u32) {
         self.mode_bits = bits;
         self.mode = Mode::decode(bits);
+    }
+
+    /// MODE.GPR_IDX_EN (bit 27): VALU instructions index their VGPR operands with M0 (set by
+    /// `s_set_gpr_idx_on`, cleared by `s_set_gpr_idx_off`; the pre-resolved fast path
+    /// declines while it is set).
+    #[inline]
+    pub fn gpr_idx_enabled(&self) -> bool {
+        self.mode_bits & MODE_GPR_IDX_EN != 0
+    }
+
+    /// Sets or clears MODE.GPR_IDX_EN.
+    #[inline]
+    pub fn set_gpr_idx_enabled(&mut self, on: bool) {
+        let bits = if on { self.mode_bits | MODE_GPR_IDX_EN } else { self.mode_bits & !MODE_GPR_IDX_EN };
+        self.set_mode(bits);
     }
 
     /// True once the wave executed `s_endpgm`.
