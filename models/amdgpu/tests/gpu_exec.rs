@@ -286,3 +286,41 @@ fn sixteen_bit_integers_d16_memory_and_varargs_on_the_stack_on_every_target() {
         assert_eq!(got, want, "{target}");
     }
 }
+
+const WHERE: &str = r#"
+#include <stdio.h>
+int main(void) {
+  // HW_ID bits 15:0 (WAVE_ID, SIMD_ID, PIPE_ID, CU_ID, SH_ID, SE_ID) and XCC_ID bits 3:0
+  // (register 20, reserved and zero on gfx90a).
+  unsigned hw = __builtin_amdgcn_s_getreg((15 << 11) | 4);
+  unsigned xcc = __builtin_amdgcn_s_getreg((3 << 11) | 20);
+  if (__builtin_amdgcn_workitem_id_x() == 0)
+    printf("%u %u %u %u\n", __builtin_amdgcn_workgroup_id_x(), xcc, (hw >> 13) & 7, (hw >> 8) & 15);
+  return 0;
+}
+"#;
+
+#[test]
+fn waves_on_different_compute_units_read_different_hw_ids() {
+    // The test GPUs have 2 CUs per XCD (2 XCDs on gfx942 and gfx950): group g runs on XCD
+    // g % xcds, and the CP spreads groups over its CUs; CU c is CU_ID c / ses of SE
+    // c % ses (ses = 8 on gfx90a, 4 otherwise).
+    for target in Target::ALL {
+        let image = build("where", target, WHERE);
+        let out = run(&image, small(target), 1, "single", 64, 4, &[]);
+        assert!(out.faults.is_empty(), "{target}: {:?}", out.faults);
+        let mut places = std::collections::BTreeMap::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let v: Vec<u32> = line.split(' ').map(|f| f.parse().unwrap()).collect();
+            places.insert(v[0], (v[1], v[2], v[3]));
+        }
+        assert_eq!(places.len(), 4, "{target}: {places:?}");
+        let distinct: std::collections::BTreeSet<_> = places.values().collect();
+        assert!(distinct.len() >= 2, "{target}: every group reads the same place {places:?}");
+        for (g, &(xcc, se, cu)) in &places {
+            let xcds = if target == Target::Gfx90a { 1 } else { 2 };
+            assert_eq!(xcc, if target == Target::Gfx90a { 0 } else { g % xcds }, "{target} group {g}");
+            assert!(se < 2 && cu == 0, "{target} group {g}: SE {se} CU {cu} of a 2-CU XCD");
+        }
+    }
+}

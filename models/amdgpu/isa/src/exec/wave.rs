@@ -11,6 +11,7 @@ use serde_big_array::BigArray;
 
 use super::reg_file::RegFile;
 use super::device::{VgprDest, VmemRequest, VmemResponse};
+use super::hwreg::Placement;
 use super::memory::MemFault;
 use super::ExecFault;
 use crate::numeric::Mode;
@@ -70,6 +71,15 @@ pub struct PendingAccess {
     pub dest: Option<VgprDest>,
 }
 
+/// The SGPRs a deferred scalar atomic writes the returned value to when it completes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SgprDest {
+    /// First SGPR (operand encoding).
+    pub first: u8,
+    /// Number of SGPRs (1 or 2).
+    pub count: u8,
+}
+
 /// A wavefront's architectural state. See the [module docs](self).
 ///
 /// Serializable (with serde) for checkpoints, including a parked [`VmemRequest`].
@@ -104,6 +114,13 @@ pub struct Wave {
     /// The deferred access the wave waits for (set with `pending`, kept until
     /// [`Wave::complete`] or [`Wave::fail_pending`]).
     pub waiting: Option<PendingAccess>,
+    /// Where the SGPR result of a deferred scalar atomic goes (set with `waiting`; the
+    /// response's lane 0 carries it).
+    #[serde(default)]
+    pub scalar_dest: Option<SgprDest>,
+    /// Where the wave runs and what it was allocated (HW_ID, XCC_ID, GPR_ALLOC, LDS_ALLOC).
+    #[serde(default)]
+    pub place: Placement,
 }
 
 impl std::fmt::Debug for Wave {
@@ -135,6 +152,8 @@ impl Wave {
             scratch_lane_bytes: 0,
             pending: None,
             waiting: None,
+            scalar_dest: None,
+            place: Placement::unplaced((vgprs + agprs).min(u16::MAX as usize) as u16),
         };
         wave.set_exec(u64::MAX);
         wave
@@ -157,6 +176,8 @@ impl Wave {
         self.scratch_lane_bytes = 0;
         self.pending = None;
         self.waiting = None;
+        self.scalar_dest = None;
+        self.place = Placement::unplaced((vgprs + agprs).min(u16::MAX as usize) as u16);
         self.set_exec(u64::MAX);
         self
     }
@@ -246,6 +267,17 @@ impl Wave {
         if self.status != WaveStatus::WaitMemory {
             return Err(ExecFault::BadCompletion { pc: waiting.pc, reason: format!("the wave is {:?}, not waiting for memory", self.status) });
         }
+        if let Some(sd) = self.scalar_dest {
+            if resp.data.len() < sd.count as usize || resp.mask & 1 == 0 {
+                return Err(ExecFault::BadCompletion {
+                    pc: waiting.pc,
+                    reason: format!("the response has {} dwords for lane 0 (mask {:#x}), the scalar destination needs {}", resp.data.len(), resp.mask, sd.count),
+                });
+            }
+            for (k, dwords) in resp.data.iter().take(sd.count as usize).enumerate() {
+                self.set_sgpr(sd.first as usize + k, dwords.0[0]);
+            }
+        }
         if let Some(dest) = waiting.dest {
             if resp.data.len() < dest.count as usize {
                 return Err(ExecFault::BadCompletion {
@@ -266,6 +298,7 @@ impl Wave {
         }
         self.pending = None;
         self.waiting = None;
+        self.scalar_dest = None;
         self.status = WaveStatus::Running;
         Ok(())
     }
@@ -276,6 +309,7 @@ impl Wave {
     pub fn fail_pending(&mut self, fault: MemFault) -> ExecFault {
         let pc = self.waiting.take().map_or(self.pc, |w| w.pc);
         self.pending = None;
+        self.scalar_dest = None;
         self.status = WaveStatus::Faulted;
         ExecFault::mem(pc, fault)
     }
