@@ -1,9 +1,9 @@
 //! Scalar ALU and control instructions against reference implementations written here
 //! from the CDNA3/CDNA4 ISA pseudo-code (plain loops over bits, not the executor's
 //! helpers): bit operations, `s_max`/`s_min` SCC, M0-relative SGPR moves, the fork/join
-//! stack, VSKIP, halting, killing, messages and returns from traps. Every case runs real
-//! instructions assembled by llvm-mc on all three targets, with random register values
-//! (proptest) including the edge values.
+//! stack, VSKIP, GPR indexing mode, halting, killing, messages and returns from traps.
+//! Every case runs real instructions assembled by llvm-mc on all three targets, with
+//! random register values (proptest) including the edge values.
 
 mod common;
 
@@ -384,5 +384,66 @@ fn halt_kill_messages_and_returns_from_traps() {
         let mut w = Wave::new(BASE, 0);
         w.sgpr[4] = 1;
         assert!(matches!(run(&program(target, "s_rfe_restore_b64 s[2:3], s4"), &mut w), Err(ExecFault::Unsupported { .. })));
+    }
+}
+
+/// M0 after replacing its bits `lo..lo + n` with the low `n` bits of `value`, bit by bit.
+fn ref_m0_field(m0: u32, lo: u32, n: u32, value: u32) -> u32 {
+    let mut r = m0;
+    for i in 0..n {
+        r &= !(1 << (lo + i));
+        if bit32(value, i) {
+            r |= 1 << (lo + i);
+        }
+    }
+    r
+}
+
+/// GPR indexing mode: `s_set_gpr_idx_on S0, imask` puts `S0[7:0]` in M0[7:0], the mask in
+/// M0[15:12] and sets MODE.GPR_IDX_EN (bit 27); `s_set_gpr_idx_idx` and
+/// `s_set_gpr_idx_mode` replace one of the two M0 fields; `s_set_gpr_idx_off` clears the
+/// enable. Scalar instructions run normally in the mode; a vector one is refused.
+#[test]
+fn gpr_index_mode_sets_m0_and_mode() {
+    for target in Target::ALL {
+        for (on_mask, mode_mask) in [(0u32, 15u32), (9, 3), (15, 0), (5, 10)] {
+            let text = format!(
+                "s_set_gpr_idx_on s20, {on_mask}
+s_mov_b32 s30, m0
+s_getreg_b32 s31, hwreg(HW_REG_MODE, 27, 1)
+s_set_gpr_idx_idx s21
+s_mov_b32 s32, m0
+s_set_gpr_idx_mode {mode_mask}
+s_mov_b32 s33, m0
+s_set_gpr_idx_off
+s_getreg_b32 s34, hwreg(HW_REG_MODE, 27, 1)
+v_mov_b32 v1, 7"
+            );
+            let p = program(target, &text);
+            runner(64)
+                .run(&(edgy32(), edgy32(), edgy32()), |(m0, s20, s21)| {
+                    let mut w = Wave::new(BASE, 0);
+                    w.sgpr[124] = m0;
+                    w.sgpr[20] = s20;
+                    w.sgpr[21] = s21;
+                    run(&p, &mut w).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    let after_on = ref_m0_field(ref_m0_field(m0, 0, 8, s20), 12, 4, on_mask);
+                    prop_assert_eq!(w.sgpr[30], after_on, "{}: s_set_gpr_idx_on", target);
+                    prop_assert_eq!(w.sgpr[31], 1, "{}: GPR_IDX_EN on", target);
+                    let after_idx = ref_m0_field(after_on, 0, 8, s21);
+                    prop_assert_eq!(w.sgpr[32], after_idx, "{}: s_set_gpr_idx_idx", target);
+                    prop_assert_eq!(w.sgpr[33], ref_m0_field(after_idx, 12, 4, mode_mask), "{}: s_set_gpr_idx_mode", target);
+                    prop_assert_eq!(w.sgpr[34], 0, "{}: GPR_IDX_EN off", target);
+                    prop_assert_eq!(w.vgpr[1][0], 7, "{}: vector instructions run again", target);
+                    Ok(())
+                })
+                .unwrap();
+        }
+        let mut w = Wave::new(BASE, 0);
+        let refused = run(&program(target, "s_set_gpr_idx_on s0, gpr_idx(SRC0)\nv_mov_b32 v1, v2"), &mut w);
+        assert!(matches!(refused, Err(ExecFault::Unsupported { pc, .. }) if pc == BASE + 4), "{target}: {refused:?}");
+        let mut w = Wave::new(BASE, 0);
+        let refused = run(&program(target, "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 27, 1), 1\nglobal_load_dword v1, v[2:3], off"), &mut w);
+        assert!(matches!(refused, Err(ExecFault::Unsupported { .. })), "{target}: {refused:?}");
     }
 }

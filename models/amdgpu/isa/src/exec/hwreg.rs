@@ -92,8 +92,8 @@ const MODE_DEBUG_EN: u32 = 1 << 11;
 /// MODE bits 21:12: exception enables (float exceptions, address watch, memory violation,
 /// trap on wave end).
 const MODE_EXCP_EN: u32 = 0x3ff << 12;
-/// MODE.GPR_IDX_EN, owned by the VALU's GPR-indexing mode.
-const MODE_GPR_IDX_EN: u32 = 1 << 27;
+/// MODE.GPR_IDX_EN: GPR indexing mode (`s_set_gpr_idx_on`/`off`).
+pub const MODE_GPR_IDX_EN: u32 = 1 << 27;
 /// MODE.VSKIP: vector instructions are skipped.
 pub const MODE_VSKIP: u32 = 1 << 28;
 /// Bit position of MODE.CSP, the fork/join stack pointer (3 bits).
@@ -411,8 +411,8 @@ fn status(w: &Wave, target: Target) -> RegValue {
 /// Why a register write was refused.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WriteRefused {
-    /// The write has an effect this executor does not model (a trap, GPR indexing, an
-    /// undocumented write mask).
+    /// The write has an effect this executor does not model (a trap, an undocumented
+    /// write mask).
     Unmodelled,
 }
 
@@ -427,7 +427,7 @@ pub fn write(w: &mut Wave, target: Target, simm16: u32, value: u32) -> Result<()
     match id {
         HW_REG_MODE => {
             let new = (w.mode_bits & !mask) | bits;
-            if new & (MODE_DEBUG_EN | MODE_EXCP_EN) != 0 || (new ^ w.mode_bits) & MODE_GPR_IDX_EN != 0 {
+            if new & (MODE_DEBUG_EN | MODE_EXCP_EN) != 0 {
                 return Err(WriteRefused::Unmodelled);
             }
             w.set_mode(new);

@@ -10,6 +10,17 @@
 //! vector instruction (VALU, LDS, FLAT/GLOBAL/SCRATCH, buffer) is skipped without effect;
 //! [`run_wave`] then leaves out the fast-path runs, which hold vector instructions.
 //!
+//! **GPR indexing mode** (MODE bit 27, GPR_IDX_EN): `s_set_gpr_idx_on S0, imask` sets M0
+//! bits 7:0 to `S0[7:0]`, M0 bits 15:12 to the 4-bit mask and GPR_IDX_EN, leaving the
+//! other M0 bits; `s_set_gpr_idx_idx` and `s_set_gpr_idx_mode` replace only the index or
+//! only the mask; `s_set_gpr_idx_off` clears GPR_IDX_EN. Those four are exact. While the
+//! mode is on, the hardware adds the index to the VGPR numbers of the operands the mask
+//! selects in "vector instructions" (the documents do not say whether vector memory is
+//! included, nor what an index past the allocation does beyond "V0"); this executor does
+//! not model that, so every vector instruction (VALU and vector memory) stops the wave
+//! with `Unsupported` while GPR_IDX_EN is set (VSKIP still skips them first). An
+//! `s_set_gpr_idx_on` mask field above 15 (the ISA defines four bits) is refused too.
+//!
 //! **Halting and killing**: `s_sethalt 1` and `s_sendmsghalt` halt the wave, which only a
 //! debugger or the host resumes; here that ends the dispatch with [`ExecFault::Halted`]
 //! (the program can never finish). `s_setkill 1` kills the wave, which ends it like
@@ -27,10 +38,10 @@ use crate::decode::{Encoding, Inst, Opcode};
 use crate::Target;
 
 use super::device::DeviceMemory;
-use super::hwreg::{self, MODE_VSKIP};
+use super::hwreg::{self, MODE_GPR_IDX_EN, MODE_VSKIP};
 use super::program::{CachedInst, Program};
 use super::scalar_flow::{self, Relative};
-use super::wave::{Wave, WaveStatus, VCC_LO};
+use super::wave::{Wave, WaveStatus, M0, VCC_LO};
 use super::{smem, valu, vmem, ExecFault};
 
 /// High 32 bits of the LDS (shared) aperture in the flat address space.
@@ -64,7 +75,7 @@ pub(crate) enum Stop {
 /// instructions.
 pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx: &mut Ctx<M>, budget: &mut u64) -> Result<Stop, ExecFault> {
     while wave.status == WaveStatus::Running {
-        if wave.mode_bits & MODE_VSKIP == 0 {
+        if wave.mode_bits & VECTOR_MODES == 0 {
             // SAFETY: `burst_fn` is the function `host_burst_fn` chose for this CPU (its
             // AVX2 variant only when the CPU has AVX2 and FMA).
             unsafe { (program.burst_fn())(wave, program, budget, ctx.counts) };
@@ -94,16 +105,35 @@ pub(crate) fn execute<M: DeviceMemory>(wave: &mut Wave, c: &CachedInst, pc: u64,
         Encoding::Sopc => sopc(wave, &c.inst, pc),
         Encoding::Sopp => sopp(wave, &c.inst, pc),
         Encoding::Smem => smem::execute(wave, &c.inst, pc, ctx),
-        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p if wave.mode_bits & MODE_VSKIP != 0 => Ok(()),
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p if wave.mode_bits & VECTOR_MODES != 0 => {
+            vector_mode(wave, &c.inst, pc)
+        }
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu::execute(wave, c, pc, ctx.target),
-        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf if wave.mode_bits & MODE_VSKIP != 0 => {
-            Ok(())
+        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf if wave.mode_bits & VECTOR_MODES != 0 => {
+            vector_mode(wave, &c.inst, pc)
         }
         Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => {
             vmem::execute(wave, c, pc, ctx)
         }
         _ => Err(unsupported(&c.inst, pc)),
     }
+}
+
+/// MODE bits that change what vector instructions do.
+const VECTOR_MODES: u32 = MODE_VSKIP | MODE_GPR_IDX_EN;
+/// M0 bits 7:0: the VGPR index of GPR indexing mode.
+const GPR_IDX_INDEX: u32 = 0xff;
+/// M0 bits 15:12: the operands GPR indexing mode applies to (SRC0, SRC1, SRC2, DST).
+const GPR_IDX_MODE: u32 = 0xf << 12;
+
+/// A vector instruction while VSKIP or GPR indexing mode is on: VSKIP skips it; GPR
+/// indexing (not modelled) stops the wave.
+#[cold]
+fn vector_mode(wave: &Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
+    if wave.mode_bits & MODE_VSKIP != 0 {
+        return Ok(());
+    }
+    Err(ExecFault::Unsupported { pc, mnemonic: "vector instruction in GPR indexing mode (MODE.GPR_IDX_EN)", encoding: inst.encoding().name(), word: inst.words()[0] })
 }
 
 /// The fault for an instruction this executor does not implement.
@@ -466,6 +496,10 @@ fn sop1(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             let v = scalar_src(w, v0, l, false);
             w.set_sgpr(d, v)
         }
+        O::SSetGprIdxIdx => {
+            let m0 = (w.m0() & !GPR_IDX_INDEX) | (scalar_src(w, v0, l, false) & GPR_IDX_INDEX);
+            w.set_sgpr(M0, m0)
+        }
         O::SMovB64 => {
             let v = scalar_src64(w, v0, l);
             w.set_sgpr_pair(d, v)
@@ -695,6 +729,17 @@ fn sopc(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             w.set_mode(bits);
             return Ok(());
         }
+        O::SSetGprIdxOn => {
+            // The SSRC1 field is the 4-bit index mode itself, not an operand; the ISA
+            // defines only its low four bits.
+            if v1 > 0xf {
+                return Err(unsupported(inst, pc));
+            }
+            let m0 = (w.m0() & !(GPR_IDX_INDEX | GPR_IDX_MODE)) | (a & GPR_IDX_INDEX) | ((v1 & 0xf) << 12);
+            w.set_sgpr(M0, m0);
+            w.set_mode(w.mode_bits | MODE_GPR_IDX_EN);
+            return Ok(());
+        }
         _ => return Err(unsupported(inst, pc)),
     };
     Ok(())
@@ -729,6 +774,15 @@ fn sopp(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             if imm & 1 != 0 {
                 w.status = WaveStatus::Ended;
             }
+            return Ok(());
+        }
+        O::SSetGprIdxOff => {
+            w.set_mode(w.mode_bits & !MODE_GPR_IDX_EN);
+            return Ok(());
+        }
+        O::SSetGprIdxMode => {
+            let m0 = (w.m0() & !GPR_IDX_MODE) | ((imm & 0xf) << 12);
+            w.set_sgpr(M0, m0);
             return Ok(());
         }
         O::SSethalt if imm & 1 == 0 => false,

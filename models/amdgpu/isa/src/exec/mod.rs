@@ -35,9 +35,9 @@
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
 //! GDS instructions, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
-//! gfx950 scaled MFMA, DS packed f16/bf16 atomics, most VOP3P dot products, trap
-//! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
-//! is IEEE round-to-nearest-even.
+//! gfx950 scaled MFMA, DS packed f16/bf16 atomics, most VOP3P dot products, vector
+//! instructions in GPR indexing mode, trap handlers. f16 arithmetic rounds per MODE but
+//! does not flush denormals; f64 arithmetic is IEEE round-to-nearest-even.
 //!
 //! ```no_run
 //! use amdgpu_isa::code_object::CodeObject;
