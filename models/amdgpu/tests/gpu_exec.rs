@@ -324,3 +324,31 @@ fn waves_on_different_compute_units_read_different_hw_ids() {
         }
     }
 }
+
+const SCALAR_ATOMICS: &str = r#"
+#include <stdio.h>
+unsigned counter;
+int main(void) {
+  unsigned *p = &counter;
+  unsigned v = 1;
+  // A returning scalar atomic add per wave: each wave gets a distinct pre-op value.
+  __asm__ volatile("s_atomic_add %0, %1, 0x0 glc\n\ts_waitcnt lgkmcnt(0)" : "+s"(v) : "s"(p) : "memory");
+  if (__builtin_amdgcn_workitem_id_x() == 0)
+    printf("%u %u\n", __builtin_amdgcn_workgroup_id_x(), v);
+  return 0;
+}
+"#;
+
+#[test]
+fn scalar_atomics_of_waves_on_different_compute_units_are_performed_once_each() {
+    // The compute units defer scalar atomics like vector ones; the returned value reaches
+    // the wave's SGPRs when the access completes.
+    for target in Target::ALL {
+        let image = build("satomic", target, SCALAR_ATOMICS);
+        let out = run(&image, small(target), 1, "single", 64, 6, &[]);
+        assert!(out.faults.is_empty(), "{target}: {:?}", out.faults);
+        let mut olds: Vec<u32> = String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split(' ').nth(1).unwrap().parse().unwrap()).collect();
+        olds.sort_unstable();
+        assert_eq!(olds, (0..6).collect::<Vec<u32>>(), "{target}");
+    }
+}

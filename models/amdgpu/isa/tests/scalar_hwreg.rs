@@ -120,6 +120,7 @@ fn status_follows_the_wave() {
             .unwrap();
         let mut w = Wave::new(BASE, 0);
         assert_eq!(get(target, &mut w, 2, 3, 2), None, "{target}: WAVE_PRIO is not tracked");
+        assert_eq!(get(target, &mut w, 2, 15, 1), None, "{target}: TTRACE_CU_EN is the CU's configuration");
         assert_eq!(get(target, &mut w, 2, 0, 32), None, "{target}: the whole STATUS has unknown bits");
     }
 }

@@ -34,10 +34,11 @@
 //! bit stops the wave with [`ExecFault::Unsupported`](super::ExecFault). Unknown here:
 //! TRAPSTS.EXCP (the executor keeps no sticky floating-point exception flags) and
 //! TRAPSTS.DP_RATE; STATUS.WAVE_PRIO (`s_setprio` runs in the fast path and is not
-//! recorded), EXPORT_RDY 8, SKIP_EXPORT 18, MUST_EXPORT 27 and ALLOW_REPLAY 22; TBA and TMA
-//! (the addresses of the runtime's trap handler) and the performance snapshot; IB_STS
-//! while the scheduler has accesses in flight ([`Placement::counters_idle`] false, timing
-//! mode); any [`Placement`] field that is `None`.
+//! recorded), EXPORT_RDY 8, TTRACE_CU_EN 15, SKIP_EXPORT 18, MUST_EXPORT 27 and
+//! ALLOW_REPLAY 22; TBA and TMA (the addresses of the runtime's trap handler) and the
+//! performance snapshot; IB_STS while the scheduler has accesses in flight
+//! ([`Placement::counters_idle`] false, timing mode); any [`Placement`] field that is
+//! `None`.
 //!
 //! Modelled facts, chosen to match what the executor does elsewhere: a trap handler is
 //! installed (STATUS.TRAP_EN = 1, as under ROCm, and `s_trap` stops the dispatch) and
@@ -392,7 +393,10 @@ fn status(w: &Wave, target: Target) -> RegValue {
     r.set(9, 1, Some((w.exec() == 0) as u32));
     r.set(10, 1, Some((w.vcc() == 0) as u32));
     r.set(11, 1, p.in_group.map(u32::from));
-    // IN_BARRIER, HALT and TRAP are 0 while the wave executes; VALID 1.
+    // IN_BARRIER, HALT and TRAP are 0 while the wave executes. TTRACE_CU_EN (15) is set
+    // by the thread-trace configuration of the CU, whose default the guides do not give.
+    r.set(15, 1, None::<u32>);
+    // VALID 1.
     r.set(16, 1, Some(1u32));
     r.set(18, 1, None::<u32>);
     r.set(22, 1, None::<u32>);
