@@ -306,8 +306,8 @@ fn sop2(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             O::SLshrB64 => nz(a64 >> (b & 63)),
             O::SAshrI64 => nz(((a64 as i64) >> (b & 63)) as u64),
             O::SBfmB64 => (((1u64 << (a & 63)).wrapping_sub(1)) << (b & 63), w.scc),
-            O::SBfeU64 => nz(bfe_u64(a64, b)),
-            O::SBfeI64 => nz(bfe_i64(a64, b)),
+            O::SBfeU64 => nz(bfe(a64, b, 64, false)),
+            O::SBfeI64 => nz(bfe(a64, b, 64, true)),
             _ => return Err(unsupported(inst, pc)),
         };
         w.set_sgpr_pair(d, r);
@@ -360,13 +360,8 @@ fn sop2(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
         O::SMulI32 => ((a as i32).wrapping_mul(b as i32) as u32, scc),
         O::SMulHiU32 => (((a as u64 * b as u64) >> 32) as u32, scc),
         O::SMulHiI32 => (((a as i32 as i64 * b as i32 as i64) >> 32) as u32, scc),
-        O::SBfeU32 => nz32(bfe_u64(a as u64, b) as u32),
-        O::SBfeI32 => {
-            let off = b & 31;
-            let width = (b >> 16) & 0x7f;
-            let r = if width == 0 { 0 } else { (((a >> off) as i32) << (32 - width.min(32))) >> (32 - width.min(32)) };
-            nz32(r as u32)
-        }
+        O::SBfeU32 => nz32(bfe(u64::from(a), b, 32, false) as u32),
+        O::SBfeI32 => nz32(bfe(u64::from(a), b, 32, true) as u32),
         O::SAbsdiffI32 => nz32((a as i32).wrapping_sub(b as i32).unsigned_abs()),
         O::SLshl1AddU32 | O::SLshl2AddU32 | O::SLshl3AddU32 | O::SLshl4AddU32 => {
             let sh = match op {
@@ -396,27 +391,34 @@ fn nz32(v: u32) -> (u32, bool) {
     (v, v != 0)
 }
 
-fn bfe_u64(a: u64, b: u32) -> u64 {
-    let off = b & 63;
+/// `s_bfe_*` of the low `bits` (32 or 64) bits of `a`: the field at offset `S1[4:0]`
+/// (`S1[5:0]` for 64 bits) of width `S1[22:16]`, shifted arithmetically when `signed`
+/// (the pseudo-code shifts `S0.i32`/`S0.i64`), masked and sign-extended from bit
+/// `width - 1`. A field reaching past the top bit is the shifted value itself (sign bits
+/// for the signed forms); width 0 gives 0.
+fn bfe(a: u64, b: u32, bits: u32, signed: bool) -> u64 {
+    let off = b & (bits - 1);
     let width = (b >> 16) & 0x7f;
+    let value = if bits == 32 { a & 0xffff_ffff } else { a };
     if width == 0 {
         return 0;
     }
-    let v = a >> off;
-    if width >= 64 {
-        v
-    } else {
-        v & ((1u64 << width) - 1)
+    if off + width >= bits {
+        let shifted = if !signed {
+            value >> off
+        } else if bits == 32 {
+            u64::from(((value as u32 as i32) >> off) as u32)
+        } else {
+            ((value as i64) >> off) as u64
+        };
+        return shifted;
     }
-}
-
-fn bfe_i64(a: u64, b: u32) -> u64 {
-    let width = ((b >> 16) & 0x7f).min(64);
-    if width == 0 {
-        return 0;
+    let field = (value >> off) & ((1u64 << width) - 1);
+    if signed && (field >> (width - 1)) & 1 == 1 {
+        let ones = if bits == 32 { 0xffff_ffff } else { u64::MAX };
+        return field | (ones & !((1u64 << width) - 1));
     }
-    let v = bfe_u64(a, b);
-    (((v << (64 - width)) as i64) >> (64 - width)) as u64
+    field
 }
 
 fn sopk(w: &mut Wave, inst: &Inst, pc: u64, target: Target) -> Result<(), ExecFault> {
