@@ -11,6 +11,10 @@
 //! segment, as the base: LLVM's operand reference for these instructions says the
 //! hardware ignores SBASE and supplies FLAT_SCRATCH (the ISA guide's shared formula
 //! writes `SGPR[base]` for every SMEM form; the two agree for `s[...], flat_scratch`).
+//! The guide says the two low bits of every component are ignored but also that the
+//! scratch SGPR term counts 64-byte units, so an SGPR offset of 1 could mean 0 or 64
+//! bytes; a scratch SGPR offset whose two low bits are not zero stops the wave with
+//! `Unsupported` (the two readings agree on every other value).
 //!
 //! **Buffer bounds**: with a V# stride of 0, `num_records` is a byte count and each dword
 //! that does not lie entirely below it is out of range: loads read zero for it (unchanged
@@ -152,6 +156,11 @@ pub(crate) fn execute<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: 
         (true, false) => None,
     };
     let inst_offset = if imm { ((((w1 & 0x1f_ffff) << 11) as i32) >> 11) as i64 } else { 0 };
+    // Whether the two ignored bits of a scratch SGPR offset are cleared before or after
+    // the scaling by 64 is open (see the module docs).
+    if base == Base::Scratch && sgpr.is_some_and(|s| s & 3 != 0) {
+        return Err(unsupported(inst, pc));
+    }
     let scale = if base == Base::Scratch { 64 } else { 1 };
     let offset = (inst_offset & !3) + i64::from(sgpr.unwrap_or(0) & !3) * scale;
     let sbase = ((w0 & 0x3f) * 2) as usize;
