@@ -34,7 +34,7 @@ pub(crate) fn first_fit(used: &[(u32, u32)], size: u32, capacity: u32) -> Option
 pub(crate) fn tg_slot(taken: impl Iterator<Item = Option<u8>>) -> Option<u8> {
     let mut used = 0u32;
     for t in taken.flatten() {
-        used |= 1 << t;
+        used |= 1u32.checked_shl(u32::from(t)).unwrap_or(0);
     }
     (0..TG_SLOTS).find(|t| used & (1 << t) == 0)
 }
