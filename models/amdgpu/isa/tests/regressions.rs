@@ -81,3 +81,23 @@ fn smem_soffset_without_imm_ignores_the_offset_field() {
         assert_eq!(w.sgpr[1], 0xaaaa, "{target}");
     }
 }
+
+/// `s_bfe_i32`/`s_bfe_i64` shift `S0` arithmetically, so a field that reaches past the top
+/// bit fills with the sign (it filled with zeros); `s_bfe_u32` takes its offset from
+/// `S1[4:0]` only (offset 32 read zero instead of bit 0).
+#[test]
+fn s_bfe_sign_fills_and_wraps_its_offset() {
+    for target in Target::ALL {
+        let mut w = Wave::new(BASE, 0x3f0);
+        w.sgpr[0] = 0x8000_0000;
+        w.sgpr[1] = 20 | 20 << 16;
+        w.set_sgpr_pair(2, 1 << 63);
+        w.sgpr[4] = 60 | 10 << 16;
+        w.sgpr[5] = 0x1234_5679;
+        w.sgpr[6] = 32 | 4 << 16;
+        run_ok(target, "s_bfe_i32 s10, s0, s1\ns_bfe_i64 s[12:13], s[2:3], s4\ns_bfe_u32 s11, s5, s6", &mut w);
+        assert_eq!(w.sgpr[10], 0xffff_f800, "{target}: s_bfe_i32");
+        assert_eq!(w.sgpr_pair(12), u64::MAX << 3, "{target}: s_bfe_i64");
+        assert_eq!(w.sgpr[11], 9, "{target}: s_bfe_u32");
+    }
+}
