@@ -26,6 +26,14 @@
 //! lies past N whichever way the odd index is aligned; such instructions stop the wave
 //! with `Unsupported`, as does an index that lands on the allocated but unnamed SGPRs
 //! between 101 and N-6 (allocations above 108).
+//!
+//! **The trap handler's SGPRs.** A wave of a dispatch also holds 16 SGPRs for its trap
+//! handler (GPR_ALLOC counts them, see [`super::hwreg`]); the documents do not say where
+//! they sit, so whether the out-of-range limit is N or N+16, and whether the top six
+//! registers are at N-6 or N+10, is open. For such a wave (its `Placement::sgprs` known)
+//! an index touching `N-6 .. N+16` stops the wave with `Unsupported`; an index at or past
+//! N+16 is out of range under both readings. A wave without a known allocation
+//! ([`Wave::new`]) has exactly the 108 named registers.
 
 use super::wave::Wave;
 use super::hwreg::MODE_CSP_SHIFT;
@@ -35,6 +43,8 @@ use super::hwreg::MODE_CSP_SHIFT;
 const FULL_SGPRS: u64 = 108;
 /// The first operand number past the user SGPRs (`flat_scratch_lo`).
 const USER_SGPRS: u64 = 102;
+/// SGPRs a dispatched wave holds for its trap handler on top of its allocation.
+const TRAP_SGPRS: u64 = 16;
 
 /// The fork/join stack pointer (MODE.CSP).
 fn csp(w: &Wave) -> u32 {
@@ -103,13 +113,23 @@ pub(crate) fn relative(w: &Wave, base: u32, width: u32) -> Relative {
         return Relative::Illegal;
     }
     let n = w.place.sgprs.map_or(FULL_SGPRS, u64::from);
+    let trap = if w.place.sgprs.is_some() { TRAP_SGPRS } else { 0 };
     let first = base + m0;
+    let end = first + u64::from(width);
     if width == 2 && (base % 2 != 0 || m0 % 2 != 0) {
-        // Past N however the odd parts are aligned (separately, after the sum, or not).
+        // Past the allocation however the odd parts are aligned (separately, after the
+        // sum, or not) and wherever the trap handler's SGPRs are.
         let lowest = (base & !1) + (m0 & !1);
-        return if lowest >= n { Relative::OutOfRange } else { Relative::Illegal };
+        return if lowest >= n + trap { Relative::OutOfRange } else { Relative::Illegal };
     }
-    if first + u64::from(width) > n {
+    if first >= n + trap {
+        return Relative::OutOfRange;
+    }
+    if trap > 0 && end > n.saturating_sub(6) {
+        // The top of the allocation, whose layout depends on the trap handler's SGPRs.
+        return Relative::Illegal;
+    }
+    if end > n {
         return Relative::OutOfRange;
     }
     let specials = n.saturating_sub(6);
