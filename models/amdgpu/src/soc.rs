@@ -337,6 +337,7 @@ impl Soc {
                 scratch_base: scratch.unwrap_or_default(),
                 lane_scratch: lane,
                 first_slot,
+                queue: qid.0,
             };
             if let Some((cus, slots)) = self.state.xcds[i] {
                 first_slot += u64::from(cus) * u64::from(slots);

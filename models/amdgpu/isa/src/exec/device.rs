@@ -7,10 +7,11 @@
 //! atomics.
 //!
 //! **Routing.** Before a vector memory instruction (FLAT/GLOBAL/SCRATCH/MUBUF load, store
-//! or atomic) touches memory, and for every cache-maintenance instruction and scalar load,
-//! the executor calls [`DeviceMemory::route`] once with a [`VmemAccess`]. [`Route::Now`]
-//! performs the access at once. [`Route::Defer`] (honoured only for vector loads, stores and
-//! atomics) leaves memory untouched: the wave stores an owned [`VmemRequest`], its status
+//! or atomic) or a scalar store or atomic touches memory, and for every cache-maintenance
+//! instruction and scalar load, the executor calls [`DeviceMemory::route`] once with a
+//! [`VmemAccess`]. [`Route::Now`] performs the access at once. [`Route::Defer`] (honoured
+//! only for vector loads, stores and atomics and scalar stores and atomics) leaves memory
+//! untouched: the wave stores an owned [`VmemRequest`], its status
 //! becomes [`WaveStatus::WaitMemory`](super::WaveStatus::WaitMemory) and it stops. The
 //! caller takes the request ([`Wave::take_request`](super::Wave::take_request)), performs it
 //! later with [`VmemRequest::perform`] and hands the [`VmemResponse`] back with
@@ -394,9 +395,10 @@ fn pk_add(a: u32, b: u32, add: impl Fn(u16, u16) -> u16) -> u32 {
 pub enum AccessKind {
     /// A vector load.
     Load,
-    /// A vector store.
+    /// A vector store, or a scalar one ([`Space::Scalar`], lane 0).
     Store,
-    /// A vector atomic; `returns` when it writes the old value back to VGPRs (glc/sc0).
+    /// A vector atomic, or a scalar one ([`Space::Scalar`], lane 0); `returns` when it
+    /// writes the old value back to VGPRs (SGPRs for a scalar one) (glc/sc0).
     Atomic {
         /// The instruction returns the pre-op value.
         returns: bool,
@@ -418,7 +420,7 @@ pub enum Space {
     Scratch,
     /// MUBUF instructions and the `buffer_*` cache operations.
     Buffer,
-    /// Scalar loads and `s_dcache_*`.
+    /// Scalar memory: loads, stores, atomics and `s_dcache_*`.
     Scalar,
 }
 
@@ -460,7 +462,8 @@ pub enum Route {
     Now,
     /// Do not touch memory: the wave parks a [`VmemRequest`] and stops with
     /// [`WaveStatus::WaitMemory`](super::WaveStatus::WaitMemory). Honoured only for vector
-    /// loads, stores and atomics; anything else is performed at once.
+    /// loads, stores and atomics and scalar stores and atomics; anything else is performed
+    /// at once.
     Defer,
 }
 

@@ -23,6 +23,7 @@ use crate::numeric::Mode;
 
 use super::interp::{run_wave, Ctx, Stop, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::device::DeviceMemory;
+use super::hwreg::GroupPlace;
 use super::memory::Memory;
 use super::program::Program;
 use super::wave::{Wave, WaveStatus, FLAT_SCRATCH_LO, WAVE_LANES};
@@ -197,7 +198,8 @@ pub struct DispatchSetup<'k> {
 
 impl DispatchSetup<'_> {
     /// The launch of work-group `group_id` (all work-groups share the scratch at
-    /// [`SCRATCH_BASE`], so only one group may run at a time).
+    /// [`SCRATCH_BASE`], so only one group may run at a time), placed alone on compute
+    /// unit 0 ([`GroupPlace::alone`]).
     pub fn launch(&self, group_id: [u32; 3]) -> WaveLaunch<'_> {
         WaveLaunch {
             descriptor: &self.kernel.descriptor,
@@ -213,6 +215,8 @@ impl DispatchSetup<'_> {
             scratch_base: SCRATCH_BASE,
             scratch_lane_bytes: self.scratch_lane_bytes,
             mode_bits: self.mode_bits,
+            lds_bytes: self.lds_bytes,
+            place: GroupPlace::alone(),
         }
     }
 }
@@ -386,12 +390,18 @@ pub struct WaveLaunch<'a> {
     pub scratch_lane_bytes: u32,
     /// Initial MODE register ([`initial_mode_bits`]).
     pub mode_bits: u32,
+    /// Bytes of LDS the work-group was given (static plus dynamic), for LDS_ALLOC.
+    pub lds_bytes: u32,
+    /// Where the group runs: HW_ID, XCC_ID and the allocation bases of its waves (wave `i`
+    /// takes wave slot `place.first_slot + i`).
+    pub place: GroupPlace,
 }
 
 /// The waves of work-group `l.group_id`, ready to run: a partial group at the grid's edge
 /// gets only its work-items, the last wave a partial EXEC; work-item ids are packed in v0
 /// (x | y << 10 | z << 20, as the descriptor enables them); user and system SGPRs hold what
-/// the descriptor asks for. Empty when the group lies outside the grid.
+/// the descriptor asks for; each wave's [`Placement`](super::Placement) comes from
+/// `l.place` and the descriptor's allocation. Empty when the group lies outside the grid.
 pub fn init_group_waves(l: &WaveLaunch) -> Vec<Wave> {
     init_group_waves_from(l, &mut Vec::new())
 }
@@ -407,6 +417,8 @@ pub fn init_group_waves_from(l: &WaveLaunch, spare: &mut Vec<Wave>) -> Vec<Wave>
     let system = kd.system_sgprs();
     let workitem_vgprs = kd.rsrc2.enable_vgpr_workitem_id;
     let (vgprs, agprs) = (kd.arch_vgprs() as usize, kd.acc_vgprs() as usize);
+    let alloc_vgprs = kd.vgpr_count().min(u32::from(u16::MAX)) as u16;
+    let alloc_sgprs = kd.sgpr_count().min(u32::from(u16::MAX)) as u16;
     (0..n_waves)
         .map(|wi| {
             let mut w = match spare.pop() {
@@ -414,6 +426,7 @@ pub fn init_group_waves_from(l: &WaveLaunch, spare: &mut Vec<Wave>) -> Vec<Wave>
                 None => Wave::with_registers(l.entry_pc, l.mode_bits, vgprs, agprs),
             };
             w.wave_in_group = wi as u32;
+            w.place = l.place.wave(wi as u32, n_waves as u32, alloc_vgprs, alloc_sgprs, l.lds_bytes);
             w.scratch_lane_bytes = l.scratch_lane_bytes;
             w.scratch_base = l.scratch_base.wrapping_add((wi as u64) * WAVE_LANES as u64 * l.scratch_lane_bytes as u64);
             init_wave(&mut w, &user, &system, l);

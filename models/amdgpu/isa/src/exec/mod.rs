@@ -11,9 +11,14 @@
 //! - `fast`: pre-resolved forms of the hottest instructions, built per program slot, and
 //!   their straight-line runs.
 //! - `burst`: runs those runs (AVX2-compiled when the host has it).
-//! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
-//! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3, SDWA); `vop3p`: packed math, dot
-//!   products and mixed-precision FMA; `dpp`: the DPP lane permutations.
+//! - `interp`: the interpreter loop and the scalar ALU and control (SOP*) handlers.
+//! - `scalar_flow`: `s_cbranch_*_fork`/`join` (the fork/join stack) and M0-relative SGPR
+//!   indexing (`s_movrels`/`s_movreld`).
+//! - `smem`: scalar memory (SMEM): loads, stores, scratch, atomics, cache operations.
+//! - [`hwreg`]: the hardware registers of `s_getreg`/`s_setreg` and where a wave runs
+//!   ([`Placement`]).
+//! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3, SDWA, GPR indexing mode); `vop3p`:
+//!   packed math, dot products and mixed-precision FMA; `dpp`: the DPP lane permutations.
 //! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
 //! - `mfma`: matrix instructions (MFMA, SMFMAC, `v_mfma_ld_scale_b32`, AccVGPR moves).
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
@@ -30,9 +35,9 @@
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
-//! GDS instructions, DS packed f16/bf16 atomics, most VOP3P dot products, trap
-//! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
-//! is IEEE round-to-nearest-even.
+//! GDS instructions, DS packed f16/bf16 atomics, most VOP3P dot products, vector
+//! memory instructions in GPR indexing mode, trap handlers. f16 arithmetic rounds per
+//! MODE but does not flush denormals; f64 arithmetic is IEEE round-to-nearest-even.
 //!
 //! ```no_run
 //! use amdgpu_isa::code_object::CodeObject;
@@ -61,11 +66,14 @@ pub mod device;
 pub mod dispatch;
 mod dpp;
 mod fast;
+pub mod hwreg;
 mod interp;
 mod mfma;
 pub mod memory;
 pub mod program;
 pub mod reg_file;
+mod scalar_flow;
+mod smem;
 pub mod step;
 mod valu;
 mod vmem;
@@ -82,10 +90,11 @@ pub use dispatch::{
     CODE_BASE, DISPATCH_BASE, KERNARG_BASE, QUEUE_BASE, SCRATCH_BASE,
 };
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
+pub use hwreg::{GroupIds, GroupPlace, Placement};
 pub use program::{CachedInst, Extension, Program};
 pub use step::{step, StepEnv, StepOutcome, StepStop};
 pub use reg_file::RegFile;
-pub use wave::{MfmaScales, PendingAccess, Wave, WaveStatus};
+pub use wave::{MfmaScales, PendingAccess, SgprDest, Wave, WaveStatus};
 
 /// Why a wave (and its dispatch) stopped abnormally.
 ///
@@ -139,6 +148,15 @@ pub enum ExecFault {
         pc: u64,
         /// The trap id.
         code: u32,
+    },
+    /// The wave halted (`s_sethalt 1`, `s_sendmsghalt`). Only a debugger or a host command
+    /// resumes a halted wave, and none does here, so the dispatch can never finish.
+    #[error("the wave halted at {pc:#x} ({mnemonic}); nothing resumes a halted wave")]
+    Halted {
+        /// Address of the halting instruction.
+        pc: u64,
+        /// Its mnemonic.
+        mnemonic: &'static str,
     },
     /// The code object's processor is not gfx90a, gfx942 or gfx950.
     #[error("unsupported processor {mach}")]

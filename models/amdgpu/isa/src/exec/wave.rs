@@ -11,6 +11,7 @@ use serde_big_array::BigArray;
 
 use super::reg_file::RegFile;
 use super::device::{VgprDest, VmemRequest, VmemResponse};
+use super::hwreg::Placement;
 use super::memory::MemFault;
 use super::ExecFault;
 use crate::numeric::Mode;
@@ -87,6 +88,15 @@ pub struct MfmaScales {
     pub b: [u8; WAVE_LANES],
 }
 
+/// The SGPRs a deferred scalar atomic writes the returned value to when it completes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SgprDest {
+    /// First SGPR (operand encoding).
+    pub first: u8,
+    /// Number of SGPRs (1 or 2).
+    pub count: u8,
+}
+
 /// A wavefront's architectural state. See the [module docs](self).
 ///
 /// Serializable (with serde) for checkpoints, including a parked [`VmemRequest`].
@@ -123,6 +133,13 @@ pub struct Wave {
     pub waiting: Option<PendingAccess>,
     /// Scales armed by `v_mfma_ld_scale_b32`, consumed by the scaled MFMA at their `pc`.
     pub mfma_scales: Option<MfmaScales>,
+    /// Where the SGPR result of a deferred scalar atomic goes (set with `waiting`; the
+    /// response's lane 0 carries it).
+    #[serde(default)]
+    pub scalar_dest: Option<SgprDest>,
+    /// Where the wave runs and what it was allocated (HW_ID, XCC_ID, GPR_ALLOC, LDS_ALLOC).
+    #[serde(default)]
+    pub place: Placement,
 }
 
 impl std::fmt::Debug for Wave {
@@ -155,6 +172,8 @@ impl Wave {
             pending: None,
             waiting: None,
             mfma_scales: None,
+            scalar_dest: None,
+            place: Placement::unplaced((vgprs + agprs).min(u16::MAX as usize) as u16),
         };
         wave.set_exec(u64::MAX);
         wave
@@ -178,6 +197,8 @@ impl Wave {
         self.pending = None;
         self.waiting = None;
         self.mfma_scales = None;
+        self.scalar_dest = None;
+        self.place = Placement::unplaced((vgprs + agprs).min(u16::MAX as usize) as u16);
         self.set_exec(u64::MAX);
         self
     }
@@ -282,6 +303,17 @@ impl Wave {
         if self.status != WaveStatus::WaitMemory {
             return Err(ExecFault::BadCompletion { pc: waiting.pc, reason: format!("the wave is {:?}, not waiting for memory", self.status) });
         }
+        if let Some(sd) = self.scalar_dest {
+            if resp.data.len() < sd.count as usize || resp.mask & 1 == 0 {
+                return Err(ExecFault::BadCompletion {
+                    pc: waiting.pc,
+                    reason: format!("the response has {} dwords for lane 0 (mask {:#x}), the scalar destination needs {}", resp.data.len(), resp.mask, sd.count),
+                });
+            }
+            for (k, dwords) in resp.data.iter().take(sd.count as usize).enumerate() {
+                self.set_sgpr(sd.first as usize + k, dwords.0[0]);
+            }
+        }
         if let Some(dest) = waiting.dest {
             if resp.data.len() < dest.count as usize {
                 return Err(ExecFault::BadCompletion {
@@ -302,6 +334,7 @@ impl Wave {
         }
         self.pending = None;
         self.waiting = None;
+        self.scalar_dest = None;
         self.status = WaveStatus::Running;
         Ok(())
     }
@@ -312,6 +345,7 @@ impl Wave {
     pub fn fail_pending(&mut self, fault: MemFault) -> ExecFault {
         let pc = self.waiting.take().map_or(self.pc, |w| w.pc);
         self.pending = None;
+        self.scalar_dest = None;
         self.status = WaveStatus::Faulted;
         ExecFault::mem(pc, fault)
     }
