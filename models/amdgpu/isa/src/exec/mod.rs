@@ -13,7 +13,10 @@
 //! - `burst`: runs those runs (AVX2-compiled when the host has it).
 //! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
-//! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
+//! - `vmem`: FLAT/GLOBAL/SCRATCH handlers and the load/store/atomic machinery shared
+//!   with `buffer` (MUBUF/MTBUF addressing, formats and loads into LDS; conversions in
+//!   `buffer_format`) and `ds` (LDS).
+//! - [`gws`]: global wave sync requests and the device-wide [`GwsUnit`] that performs them.
 //! - `mfma`: matrix fused multiply-add.
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
 //!   kernarg layout ([`run_kernel`]).
@@ -28,9 +31,10 @@
 //! caller passes in [`step::StepEnv`] (0 under [`run_kernel`]).
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
-//! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
-//! GDS instructions, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
-//! gfx950 scaled MFMA, DS packed f16/bf16 atomics, most VOP3P dot products, trap
+//! something wrong): swizzled buffer resources, narrow-channel typed stores and other
+//! format conversions the guides leave open (see `buffer_format`), the gfx950 LDS
+//! transposing loads, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
+//! gfx950 scaled MFMA, most VOP3P dot products, trap
 //! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
 //! is IEEE round-to-nearest-even.
 //!
@@ -56,10 +60,14 @@
 //! # }
 //! ```
 
+mod buffer;
+mod buffer_format;
 mod burst;
 pub mod device;
 pub mod dispatch;
+mod ds;
 mod fast;
+pub mod gws;
 mod interp;
 mod mfma;
 pub mod memory;
@@ -71,7 +79,7 @@ mod vmem;
 pub mod wave;
 
 pub use device::{
-    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
+    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, GwsOp, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
     VmemResponse,
 };
 pub use dispatch::{
@@ -79,6 +87,7 @@ pub use dispatch::{
     init_group_waves, init_group_waves_from, initial_mode_bits, load, prepare_dispatch, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchSetup, DispatchStats, WaveLaunch,
     CODE_BASE, DISPATCH_BASE, KERNARG_BASE, QUEUE_BASE, SCRATCH_BASE,
 };
+pub use gws::GwsUnit;
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
 pub use program::{CachedInst, Extension, Program};
 pub use step::{step, StepEnv, StepOutcome, StepStop};
