@@ -1,13 +1,14 @@
 //! MUBUF and MTBUF: buffer addressing, range checking, typed (format) loads and stores,
 //! loads into LDS, and the `buffer_*` cache operations.
 //!
-//! **Addressing** (CDNA3/CDNA4 ISA, "Buffer Addressing"): `index = (idxen ? vgpr_index : 0)
-//! + (ADD_TID_ENABLE ? lane : 0)`, `offset = (offen ? vgpr_offset : 0) + inst_offset`
-//! computed in 32 bits (it wraps: clang's stack accesses `buffer_load_ubyte v1, v1, s[0:3],
-//! 0 offen offset:1` with v1 = -1 read byte 0), and `address = base + soffset + offset +
-//! index * stride`. With ADD_TID_ENABLE a non-format instruction's stride is 18 bits, its
-//! top four bits in the DATA_FORMAT field. Swizzled resources (SWIZZLE_ENABLE) are refused
-//! as unsupported: the CDNA descriptor has no element-size field to swizzle with.
+//! **Addressing** (CDNA3/CDNA4 ISA, "Buffer Addressing"): `index = (idxen ? vgpr_index :
+//! 0) + (ADD_TID_ENABLE ? lane : 0)`, `offset = (offen ? vgpr_offset : 0) + inst_offset`
+//! computed in 32 bits (it wraps: clang's stack accesses `buffer_load_ubyte v1, v1,
+//! s[0:3], 0 offen offset:1` with v1 = -1 read byte 0), and `address = base + soffset +
+//! offset + index * stride`. With ADD_TID_ENABLE a non-format instruction's stride is 18
+//! bits, its top four bits in the DATA_FORMAT field. Swizzled resources (SWIZZLE_ENABLE)
+//! are refused as unsupported: the CDNA descriptor has no element-size field to swizzle
+//! with.
 //!
 //! **Range checking**: a private buffer (ADD_TID_ENABLE, no idxen) is not checked; a raw
 //! buffer (no idxen, or stride 0) checks the 32-bit offset against NUM_RECORDS bytes (a
@@ -33,7 +34,9 @@
 //! dwords, the fourth slot of a 3-dword load skipped); writes outside the work-group's LDS
 //! are dropped. Such loads, and lanes of a dword load that are partly in range, are always
 //! performed at once, whatever the memory's route says (their results do not fit a
-//! [`VmemRequest`](super::VmemRequest) completion).
+//! [`VmemRequest`](super::VmemRequest) completion). `buffer_store_lds_dword` (gfx90a,
+//! gfx942) is the reverse: lane `l` stores the LDS dword at `M0[15:0] + inst_offset + l * 4`
+//! (the same LDS address rule; the guides give no other) to its buffer address.
 
 #![allow(clippy::needless_range_loop)] // lane loops index lane arrays in lockstep
 
@@ -43,8 +46,8 @@ use crate::Target;
 use super::buffer_format::{one, pack, unpack, DataFormat, NumFormat};
 use super::device::{AccessKind, CachePolicy, DeviceMemory, Element, Space, VmemAccess};
 use super::interp::{scalar_src, unsupported, Ctx};
-use super::vmem::{access, aux_element, file, lds_write, LaneAddr, MemOp, D16_HI, D16_LO, KIND_ATOMIC, KIND_LOAD, KIND_STORE, T_FORMAT};
-use super::wave::{Wave, M0, WAVE_LANES};
+use super::vmem::{access, aux_element, file, lds_base, read_lds_element, write_lds_element, LaneAddr, MemOp, D16_HI, D16_LO, KIND_ATOMIC, KIND_LOAD, KIND_STORE, T_FORMAT};
+use super::wave::{Wave, WAVE_LANES};
 use super::ExecFault;
 
 const N: usize = WAVE_LANES;
@@ -156,6 +159,13 @@ pub(super) fn mubuf<M: DeviceMemory>(w: &mut Wave, c: &super::program::CachedIns
     }
     let aux = c.aux;
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    if c.op == Opcode::BufferStoreLdsDword {
+        let res = Resource::read(w, (((w1 >> 16) & 0x1f) * 4) as usize);
+        if res.swizzle {
+            return Err(unsupported(&c.inst, pc));
+        }
+        return store_from_lds(w, ctx, pc, &addressing(w, c, &res, false));
+    }
     let lds = c.enc == Encoding::Mubuf && (w0 >> 16) & 1 != 0;
     if aux == 0 || lds && !lds_form(c.op, ctx.target) {
         return Err(unsupported(&c.inst, pc));
@@ -214,7 +224,7 @@ fn addressing(w: &Wave, c: &super::program::CachedInst, res: &Resource, format: 
     if private {
         stride = w.scratch_lane_bytes as u64;
     }
-    let check = if res.dfmt == 0 && !(res.add_tid && !format) && !(c.enc == Encoding::Mtbuf) {
+    let check = if res.dfmt == 0 && (format || !res.add_tid) && c.enc != Encoding::Mtbuf {
         RangeCheck::Unbound
     } else if res.add_tid && !idxen {
         RangeCheck::None
@@ -300,11 +310,6 @@ fn partly_in_range<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, 
     Ok(())
 }
 
-/// The LDS byte offset M0 gives loads into LDS.
-fn lds_base(w: &Wave, target: Target) -> u32 {
-    w.sgpr[M0] & if target == Target::Gfx950 { 0x3_ffff } else { 0xffff }
-}
-
 /// A load into LDS: `value(lane)` gives a lane's dwords (`None`: read them as the
 /// instruction's element from memory). See the module docs.
 fn load_to_lds<M: DeviceMemory>(
@@ -316,38 +321,34 @@ fn load_to_lds<M: DeviceMemory>(
 ) -> Result<(), ExecFault> {
     let exec = w.exec();
     let (element, count) = if is_format(op.aux) { (Element::Dwords, 1) } else { aux_element(op.aux) };
-    let size = element.bytes(count as u32) as usize;
+    let size = element.bytes(count as u32) as u64;
     let base = lds_base(w, ctx.target).wrapping_add(a.inst_offset);
-    let lane_stride = if count >= 3 { 16 } else { 4 };
     for lane in 0..N {
         if (exec >> lane) & 1 == 0 {
             continue;
         }
         let dwords = match value(lane) {
             Some(v) => v,
-            None => {
-                let mut d = [0u32; 4];
-                if a.in_range(lane, 0, size as u64) {
-                    let mut buf = [0u8; 16];
-                    ctx.mem.read(a.terms[lane].addr, &mut buf[..size]).map_err(|f| ExecFault::mem(op.pc, f))?;
-                    d[0] = match element {
-                        Element::U8 => buf[0] as u32,
-                        Element::I8 => buf[0] as i8 as i32 as u32,
-                        Element::U16 => u16::from_le_bytes([buf[0], buf[1]]) as u32,
-                        Element::I16 => u16::from_le_bytes([buf[0], buf[1]]) as i16 as i32 as u32,
-                        Element::Dwords => u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]),
-                    };
-                    for k in 1..count {
-                        d[k] = u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
-                    }
-                }
-                d
-            }
+            None if a.in_range(lane, 0, size) => read_lds_element(ctx.mem, op.pc, a.terms[lane].addr, element, count)?,
+            None => [0; 4],
         };
-        let at = base.wrapping_add(lane as u32 * lane_stride);
-        for k in 0..count.max(1) {
-            lds_write(ctx.lds, at.wrapping_add(4 * k as u32), &dwords[k].to_le_bytes());
+        write_lds_element(ctx.lds, base, lane, &dwords, count);
+    }
+    Ok(())
+}
+
+/// `buffer_store_lds_dword`: lane `l` stores the LDS dword at `M0[15:0] + inst_offset +
+/// 4 * l` to its buffer address (raw range checking per dword; out-of-range lanes store
+/// nothing; LDS outside the work-group's allocation reads zero).
+fn store_from_lds<M: DeviceMemory>(w: &Wave, ctx: &mut Ctx<M>, pc: u64, a: &Addressing) -> Result<(), ExecFault> {
+    let exec = w.exec();
+    let base = lds_base(w, ctx.target).wrapping_add(a.inst_offset);
+    for lane in 0..N {
+        if (exec >> lane) & 1 == 0 || !a.in_range(lane, 0, 4) {
+            continue;
         }
+        let v = super::vmem::lds_u32(ctx.lds, base.wrapping_add(4 * lane as u32));
+        ctx.mem.write_u32(a.terms[lane].addr, v).map_err(|f| ExecFault::mem(pc, f))?;
     }
     Ok(())
 }

@@ -28,6 +28,8 @@
 //! A store of fewer components than a byte-aligned format holds writes only the bytes of
 //! the components it has; a store of more components ignores the extra ones.
 
+#![allow(clippy::needless_range_loop)] // channel loops index channel arrays in lockstep
+
 use crate::numeric::convert::{f16_to_f32, f16_to_f64, f64_to_f16};
 use crate::numeric::RoundMode;
 

@@ -156,3 +156,74 @@ impl GwsUnit {
         VmemResponse { mask: req.mask, data: Vec::new() }
     }
 }
+
+/// The GWS side of the functional runners ([`run_program`](super::run_program),
+/// [`run_single_wave`](super::run_single_wave)): the device's [`GwsUnit`] and the requests
+/// of the waves that wait in it, tagged by the wave's index in its work-group. The unit
+/// lives as long as the dispatch (GWS state is device-wide); work-groups run one after the
+/// other, so a wave waiting for a wave of another work-group is reported as a hang.
+#[derive(Default)]
+pub(super) struct FunctionalGws {
+    unit: GwsUnit,
+    /// Requests of waves the unit has not answered yet, by tag.
+    parked: Vec<(u64, VmemRequest)>,
+    /// Tags the unit answered whose waves have not resumed yet.
+    answered: Vec<u64>,
+}
+
+impl FunctionalGws {
+    /// Whether `req` is a GWS request (to hand to [`FunctionalGws::submit`]).
+    pub(super) fn is_gws(req: &VmemRequest) -> bool {
+        matches!(req.kind, AccessKind::Gws { .. })
+    }
+
+    /// Performs the GWS request `req` of the wave `tag` and resumes that wave when the unit
+    /// answers it at once.
+    pub(super) fn submit(&mut self, tag: u64, w: &mut Wave, req: VmemRequest) -> Result<(), ExecFault> {
+        let done = self.unit.submit(tag, &req);
+        self.parked.push((tag, req));
+        self.answered.extend(done);
+        self.resume(tag, w)
+    }
+
+    /// Resumes the wave `tag` if the unit answered its request.
+    pub(super) fn resume(&mut self, tag: u64, w: &mut Wave) -> Result<(), ExecFault> {
+        let Some(i) = self.answered.iter().position(|&t| t == tag) else { return Ok(()) };
+        self.answered.swap_remove(i);
+        if let Some(p) = self.parked.iter().position(|(t, _)| *t == tag) {
+            let (_, req) = self.parked.swap_remove(p);
+            w.complete(&GwsUnit::response(&req))?;
+        }
+        Ok(())
+    }
+
+    /// Whether some answered wave has not resumed yet.
+    pub(super) fn has_answers(&self) -> bool {
+        !self.answered.is_empty()
+    }
+
+    /// The hang reported when waves wait in the unit and nothing can answer them.
+    pub(super) fn stuck(&self, group: [u32; 3]) -> ExecFault {
+        let (pc, kind) = self.parked.first().map_or((0, "GWS"), |(_, r)| (r.pc, gws_name(r)));
+        ExecFault::Hang { group, reason: format!("{} wave(s) wait in GWS (first: {kind} at {pc:#x}) for waves that cannot arrive", self.parked.len()) }
+    }
+
+    /// Forgets the waves of a finished work-group (their tags are reused by the next one).
+    pub(super) fn next_group(&mut self) {
+        self.parked.clear();
+        self.answered.clear();
+    }
+}
+
+/// The mnemonic of a GWS request's operation.
+fn gws_name(req: &VmemRequest) -> &'static str {
+    match req.kind {
+        AccessKind::Gws { op: GwsOp::Init, .. } => "ds_gws_init",
+        AccessKind::Gws { op: GwsOp::SemaV, .. } => "ds_gws_sema_v",
+        AccessKind::Gws { op: GwsOp::SemaBr, .. } => "ds_gws_sema_br",
+        AccessKind::Gws { op: GwsOp::SemaP, .. } => "ds_gws_sema_p",
+        AccessKind::Gws { op: GwsOp::SemaReleaseAll, .. } => "ds_gws_sema_release_all",
+        AccessKind::Gws { op: GwsOp::Barrier, .. } => "ds_gws_barrier",
+        _ => "GWS",
+    }
+}

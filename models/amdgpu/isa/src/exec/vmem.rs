@@ -12,14 +12,14 @@
 
 #![allow(clippy::needless_range_loop)] // lane loops index lane arrays in lockstep
 
-use crate::decode::Encoding;
+use crate::decode::{Encoding, Opcode};
 use crate::Target;
 
 use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest};
 use super::interp::{unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::CachedInst;
 use super::reg_file::RegFile;
-use super::wave::{PendingAccess, VReg, Wave, WaveStatus, WAVE_LANES};
+use super::wave::{PendingAccess, VReg, Wave, WaveStatus, M0, WAVE_LANES};
 use super::ExecFault;
 
 const N: usize = WAVE_LANES;
@@ -155,6 +155,82 @@ pub(super) fn aux_element(aux: u16) -> (Element, usize) {
         T_USHORT => (Element::U16, 1),
         _ => (Element::I16, 1),
     }
+}
+
+/// The LDS byte offset M0 gives loads into LDS and `buffer_store_lds_dword`: `M0[15:0]`
+/// (gfx950: `M0[17:0]`, its LDS being 160 KiB).
+pub(super) fn lds_base(w: &Wave, target: Target) -> u32 {
+    w.sgpr[M0] & if target == Target::Gfx950 { 0x3_ffff } else { 0xffff }
+}
+
+/// Reads one lane's element of a load into LDS from `addr`: the dwords it writes to LDS
+/// (bytes and shorts extended to a dword as the matching VGPR load would).
+pub(super) fn read_lds_element<M: DeviceMemory>(mem: &mut M, pc: u64, addr: u64, element: Element, count: usize) -> Result<[u32; 4], ExecFault> {
+    let size = element.bytes(count as u32) as usize;
+    let mut buf = [0u8; 16];
+    mem.read(addr, &mut buf[..size.min(16)]).map_err(|f| ExecFault::mem(pc, f))?;
+    let mut d = [0u32; 4];
+    for (k, chunk) in buf.chunks_exact(4).enumerate() {
+        d[k] = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    d[0] = match element {
+        Element::U8 => buf[0] as u32,
+        Element::I8 => buf[0] as i8 as i32 as u32,
+        Element::U16 => u16::from_le_bytes([buf[0], buf[1]]) as u32,
+        Element::I16 => u16::from_le_bytes([buf[0], buf[1]]) as i16 as i32 as u32,
+        Element::Dwords => d[0],
+    };
+    Ok(d)
+}
+
+/// Writes lane `lane`'s `count` dwords of a load into LDS at `base + lane * 4` (`* 16` for
+/// 3- and 4-dword loads); bytes outside the work-group's LDS are dropped.
+pub(super) fn write_lds_element(lds: &mut [u8], base: u32, lane: usize, dwords: &[u32; 4], count: usize) {
+    let lane_stride = if count >= 3 { 16 } else { 4 };
+    let at = base.wrapping_add(lane as u32 * lane_stride);
+    for (k, d) in dwords.iter().enumerate().take(count.clamp(1, 4)) {
+        lds_write(lds, at.wrapping_add(4 * k as u32), &d.to_le_bytes());
+    }
+}
+
+/// The element of a GLOBAL/SCRATCH load into LDS (`*_load_lds_*`; gfx942, gfx950).
+fn flat_lds_element(op: Opcode) -> Option<(Element, usize)> {
+    use Opcode as O;
+    Some(match op {
+        O::GlobalLoadLdsUbyte | O::ScratchLoadLdsUbyte => (Element::U8, 1),
+        O::GlobalLoadLdsSbyte | O::ScratchLoadLdsSbyte => (Element::I8, 1),
+        O::GlobalLoadLdsUshort | O::ScratchLoadLdsUshort => (Element::U16, 1),
+        O::GlobalLoadLdsSshort | O::ScratchLoadLdsSshort => (Element::I16, 1),
+        O::GlobalLoadLdsDword | O::ScratchLoadLdsDword => (Element::Dwords, 1),
+        O::GlobalLoadLdsDwordx3 => (Element::Dwords, 3),
+        O::GlobalLoadLdsDwordx4 => (Element::Dwords, 4),
+        _ => return None,
+    })
+}
+
+/// A GLOBAL/SCRATCH load into LDS: each active lane reads its element at its usual address
+/// and writes it to LDS at `M0 + offset + lane * 4` (`* 16` for 3 and 4 dwords), the
+/// instruction offset added to both addresses as for the MUBUF `lds` forms. Performed at
+/// once (the result goes to LDS, not to registers a completion could fill).
+fn flat_load_lds<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>, element: Element, count: usize) -> Result<(), ExecFault> {
+    let w0 = c.inst.words()[0];
+    let offset = (((w0 & 0x1fff) << 19) as i32 >> 19) as u32;
+    let base = lds_base(w, ctx.target).wrapping_add(offset);
+    let addrs = flat_addresses(w, c, ctx.target);
+    let exec = w.exec();
+    for lane in 0..N {
+        if (exec >> lane) & 1 == 0 {
+            continue;
+        }
+        let addr = match addrs[lane] {
+            LaneAddr::Global(a) => a,
+            LaneAddr::Private(off) => private_addr(w, lane, off),
+            LaneAddr::Lds(_) => return Err(unsupported(&c.inst, pc)),
+        };
+        let dwords = read_lds_element(ctx.mem, pc, addr, element, count)?;
+        write_lds_element(ctx.lds, base, lane, &dwords, count);
+    }
+    Ok(())
 }
 
 /// Where a lane's flat address points.
@@ -473,6 +549,9 @@ fn flat_policy(w0: u32) -> CachePolicy {
 fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     let aux = c.aux;
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    if let Some((element, count)) = flat_lds_element(c.op) {
+        return flat_load_lds(w, c, pc, ctx, element, count);
+    }
     if aux == 0 || (w0 >> 13) & 1 != 0 && c.enc != Encoding::Scratch {
         return Err(unsupported(&c.inst, pc));
     }
