@@ -409,8 +409,10 @@ fn format_access<M: DeviceMemory>(
         return Ok(());
     }
     // Loads: fetch and convert, then apply dst_sel.
-    let sel = dst_sel.unwrap_or([4, 5, 6, 7].map(|s| if s - 4 < fmt.channels() as u32 { s } else { 0 }));
-    if sel.iter().any(|&s| s == 2 || s == 3 || s >= 4 && s - 4 >= fmt.channels() as u32) {
+    // MTBUF reads X, Y, Z, W in order. A component the format lacks (and the reserved
+    // selects 2 and 3) is refused: the guides do not say what it returns.
+    let sel = dst_sel.unwrap_or([4, 5, 6, 7]);
+    if sel[..count.min(4)].iter().any(|&s| s == 2 || s == 3 || s >= 4 && s - 4 >= fmt.channels() as u32) {
         return Err(refuse());
     }
     let mut values = [[0u32; 4]; N];
@@ -425,9 +427,8 @@ fn format_access<M: DeviceMemory>(
         }
         let Some(fetched) = unpack(fmt, num, &buf, d16) else { return Err(refuse()) };
         values[lane] = sel.map(|s| match s {
-            0 => 0,
             1 => one(num, d16),
-            s if inside => fetched[(s - 4) as usize],
+            s @ 4..=7 if inside => fetched[(s - 4) as usize],
             _ => 0,
         });
     }
