@@ -31,9 +31,11 @@
 //! caller passes in [`step::StepEnv`] (0 under [`run_kernel`]).
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
-//! something wrong): swizzled buffer resources, narrow-channel typed stores and other
+//! something wrong): swizzled buffer resources, narrow-channel typed stores, reserved
+//! DATA_FORMAT/NUM_FORMAT codes, format components the data format lacks and other
 //! format conversions the guides leave open (see `buffer_format`), the gfx950 LDS
-//! transposing loads, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
+//! transposing loads, DS packed f16/bf16 adds under a MODE that flushes f16 denormals,
+//! multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
 //! gfx950 scaled MFMA, most VOP3P dot products, trap
 //! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
 //! is IEEE round-to-nearest-even.
