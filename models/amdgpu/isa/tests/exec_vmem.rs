@@ -183,6 +183,99 @@ fn d16_format_loads_pack_halves() {
     }
 }
 
+/// Reference: f32 to f16 bits, round to nearest even, from the binary16 layout (exponent
+/// bias 15, 10 mantissa bits, denormals below 2^-14, overflow to infinity from 65520).
+fn f32_to_half(x: f32) -> u16 {
+    let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
+    let a = x.abs() as f64;
+    if x.is_nan() {
+        return 0x7e00;
+    }
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a < 2f64.powi(-14) {
+        // Denormal (or the smallest normal when it rounds up to 1024 units).
+        return sign | (a / 2f64.powi(-24)).round_ties_even() as u16;
+    }
+    let mut e = a.log2().floor() as i32;
+    // Guard against log2 rounding at exact powers of two.
+    if 2f64.powi(e) > a {
+        e -= 1;
+    } else if 2f64.powi(e + 1) <= a {
+        e += 1;
+    }
+    let mut m = ((a / 2f64.powi(e) - 1.0) * 1024.0).round_ties_even() as u32;
+    if m == 1024 {
+        m = 0;
+        e += 1;
+    }
+    if e + 15 >= 31 {
+        return sign | 0x7c00;
+    }
+    sign | ((e + 15) as u16) << 10 | m as u16
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A typed store to 16_16 FLOAT rounds each f32 component to f16 (nearest even);
+    /// to 32_32 UINT it stores the registers as they are.
+    #[test]
+    fn tbuffer_float_stores_round_to_half(
+        bits in prop::collection::vec(prop_oneof![
+            any::<u32>(),
+            Just(0x3380_0000u32), // 2^-24: the smallest f16 denormal
+            Just(0x3300_0000),    // 2^-25: a tie that rounds to zero
+            Just(0x477f_f000),    // 65520: rounds to infinity
+            Just(0x477f_e000),    // 65504: f16 max
+            Just(0x8000_0000),
+            Just(0x7f80_0000),
+            Just(0x3f80_1000),    // 1 + 2^-11: a tie that rounds to even
+        ], 128),
+    ) {
+        let prog = tbuffer_store_program();
+        let mut mem = Memory::new();
+        mem.map(DATA, 4096).expect("map");
+        let mut w = wave(4096);
+        for lane in 0..64 {
+            w.vgpr[0][lane] = 4 * lane as u32;
+            w.vgpr[1][lane] = 0x800 + 8 * lane as u32;
+            w.vgpr[2][lane] = bits[2 * lane];
+            w.vgpr[3][lane] = bits[2 * lane + 1];
+        }
+        run(&prog, &mut w, &mut mem, &mut vec![0; LDS]).expect("runs");
+        for lane in 0..64 {
+            let got = mem.read_u32(DATA + 4 * lane as u64).expect("read");
+            for k in 0..2 {
+                let x = f32::from_bits(bits[2 * lane + k]);
+                let h = (got >> (16 * k)) as u16;
+                if x.is_nan() {
+                    prop_assert!(h & 0x7c00 == 0x7c00 && h & 0x3ff != 0, "NaN stays NaN: {:#x}", h);
+                } else {
+                    prop_assert_eq!(h, f32_to_half(x), "lane {} comp {} x {:e}", lane, k, x);
+                }
+            }
+            prop_assert_eq!(mem.read_u32(DATA + 0x800 + 8 * lane as u64).expect("read"), bits[2 * lane]);
+            prop_assert_eq!(mem.read_u32(DATA + 0x804 + 8 * lane as u64).expect("read"), bits[2 * lane + 1]);
+        }
+    }
+}
+
+/// The program of `tbuffer_float_stores_round_to_half`, assembled once.
+fn tbuffer_store_program() -> Program {
+    use std::sync::OnceLock;
+    static WORDS: OnceLock<Vec<u32>> = OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        common::assemble(
+            Target::Gfx942,
+            "tbuffer_store_format_xy v[2:3], v0, s[0:3], dfmt:5, nfmt:7, 0 offen\n\
+             tbuffer_store_format_xy v[2:3], v1, s[0:3], dfmt:11, nfmt:4, 0 offen",
+        )
+    });
+    Program::from_words(Target::Gfx942, BASE, words)
+}
+
 // ---------------------------------------------------------------- MUBUF addressing
 
 /// The buffer offset `vgpr_offset + inst_offset` is a 32-bit sum: it wraps (v1 = -4 plus
@@ -230,6 +323,30 @@ fn loads_into_lds_write_m0_plus_offset_plus_lane() {
             let want = mem.read_u32(DATA + 4 * lane as u64 + 8).expect("read");
             assert_eq!(at(0x100 + 8 + 4 * lane), want, "{target} dword lane {lane}");
             assert_eq!(at(0x400 + 4 * lane), 0x80 + lane as u32, "{target} ubyte lane {lane} zero-extends");
+        }
+    }
+}
+
+/// MUBUF `lds` loads: lane l's element lands at `M0 + inst_offset + 4 l`; out-of-range
+/// lanes write zero; bytes are sign- or zero-extended to a dword.
+#[test]
+fn mubuf_lds_loads_write_m0_plus_offset_plus_lane() {
+    for target in Target::ALL {
+        let prog = program(target, "s_mov_b32 m0, 0x300\n buffer_load_dword v1, s[0:3], 0 offen offset:4 lds\n s_mov_b32 m0, 0x600\n buffer_load_sbyte v1, s[0:3], 0 offen lds");
+        let mut mem = Memory::new();
+        let mut w = wave(4 * 40);
+        for lane in 0..64u64 {
+            mem.write_u32(DATA + 4 * lane, 0xc0 + lane as u32).expect("fill");
+            w.vgpr[1][lane as usize] = 4 * lane as u32;
+        }
+        let mut lds = vec![0xffu8; LDS];
+        run(&prog, &mut w, &mut mem, &mut lds).unwrap_or_else(|e| panic!("{target}: {e}"));
+        for lane in 0..64usize {
+            // Dword: buffer offset 4 l + 4 is in range while 4 l + 8 <= 160.
+            let want = if 4 * lane + 8 <= 160 { 0xc1 + lane as u32 } else { 0 };
+            assert_eq!(lds_u32(&lds, 0x304 + 4 * lane), want, "{target} dword lane {lane}");
+            let byte = if 4 * lane < 160 { (0xc0 + lane as u32) as u8 as i8 as i32 as u32 } else { 0 };
+            assert_eq!(lds_u32(&lds, 0x600 + 4 * lane), byte, "{target} sbyte lane {lane}");
         }
     }
 }
