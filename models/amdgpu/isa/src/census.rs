@@ -465,7 +465,7 @@ fn probe_wave() -> Wave {
         wave.sgpr[s + 1] = 0;
         wave.sgpr[s + 2] = u32::MAX;
         // dst_sel x/y/z/w, NUM_FORMAT float (7), DATA_FORMAT 32_32_32_32 (14).
-        wave.sgpr[s + 3] = 0b100_011_010_001 | 7 << 12 | 14 << 15;
+        wave.sgpr[s + 3] = 0b111_110_101_100 | 7 << 12 | 14 << 15;
     }
     wave.sgpr[crate::exec::wave::M0] = u32::MAX;
     wave.set_exec(u64::MAX);

@@ -492,8 +492,15 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
                 write!(out, " offset:{}", m.offset)?;
             }
             let mtbuf = inst.encoding() == Encoding::Mtbuf;
+            let lds = inst.encoding() == Encoding::Mubuf && m.lds && e.flags & crate::tables::Entry::LDS_FORM != 0;
+            // `buffer_store_lds_dword` prints its (always set) lds bit before the cache
+            // policy, as LLVM's syntax for it has `lds` fixed in the operand string.
+            let lds_first = lds && e.opcode == crate::decode::Opcode::BufferStoreLdsDword;
+            if lds_first {
+                out.write_str(" lds")?;
+            }
             write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, (mtbuf || e.has(Field::B15)) && m.scc, g940)?;
-            if inst.encoding() == Encoding::Mubuf && m.lds && e.flags & crate::tables::Entry::LDS_FORM != 0 {
+            if lds && !lds_first {
                 out.write_str(" lds")?;
             }
         }

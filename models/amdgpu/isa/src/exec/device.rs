@@ -409,6 +409,34 @@ pub enum AccessKind {
     Writeback,
     /// A cache invalidation (`buffer_inv*`, `buffer_wbinvl1*`, `s_dcache_inv*`).
     Invalidate,
+    /// A global wave sync operation (`ds_gws_*`): not a memory access; always deferred,
+    /// performed by the device's [`GwsUnit`](super::gws::GwsUnit), never by
+    /// [`VmemRequest::perform`].
+    Gws {
+        /// The operation.
+        op: GwsOp,
+        /// The GWS resource id (0..64).
+        resource: u32,
+        /// The operation's value (data0 of the first active lane).
+        value: u32,
+    },
+}
+
+/// A global wave sync operation (see [`super::gws`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GwsOp {
+    /// `ds_gws_init`.
+    Init,
+    /// `ds_gws_sema_v`.
+    SemaV,
+    /// `ds_gws_sema_br`.
+    SemaBr,
+    /// `ds_gws_sema_p`.
+    SemaP,
+    /// `ds_gws_sema_release_all`.
+    SemaReleaseAll,
+    /// `ds_gws_barrier`.
+    Barrier,
 }
 
 /// Which address space an instruction names.
@@ -656,6 +684,8 @@ impl VmemRequest {
                 }
                 Ok(VmemResponse { mask, data })
             }
+            // A GWS operation is not a memory access: the device's GWS unit performs it.
+            AccessKind::Gws { resource, .. } => Err(MemFault { addr: resource as u64, kind: super::memory::MemFaultKind::GwsRequest }),
             // Only loads, stores and atomics are ever deferred; a hand-built request of
             // another kind has nothing to do.
             AccessKind::ScalarLoad | AccessKind::Writeback | AccessKind::Invalidate => Ok(VmemResponse { mask, data: Vec::new() }),

@@ -19,7 +19,10 @@
 //!   ([`Placement`]).
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3, SDWA, GPR indexing mode); `vop3p`:
 //!   packed math, dot products and mixed-precision FMA; `dpp`: the DPP lane permutations.
-//! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
+//! - `vmem`: FLAT/GLOBAL/SCRATCH handlers and the load/store/atomic machinery shared
+//!   with `buffer` (MUBUF/MTBUF addressing, formats and loads into LDS; conversions in
+//!   `buffer_format`) and `ds` (LDS).
+//! - [`gws`]: global wave sync requests and the device-wide [`GwsUnit`] that performs them.
 //! - `mfma`: matrix instructions (MFMA, SMFMAC, `v_mfma_ld_scale_b32`, AccVGPR moves).
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
 //!   kernarg layout ([`run_kernel`]).
@@ -34,10 +37,13 @@
 //! caller passes in [`step::StepEnv`] (0 under [`run_kernel`]).
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
-//! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
-//! GDS instructions, DS packed f16/bf16 atomics, most VOP3P dot products, vector
-//! memory instructions in GPR indexing mode, trap handlers. f16 arithmetic rounds per
-//! MODE but does not flush denormals; f64 arithmetic is IEEE round-to-nearest-even.
+//! something wrong): swizzled buffer resources, narrow-channel typed stores, reserved
+//! DATA_FORMAT/NUM_FORMAT codes, format components the data format lacks and other
+//! format conversions the guides leave open (see `buffer_format`), the gfx950 LDS
+//! transposing loads, DS packed f16/bf16 adds under a MODE that flushes f16 denormals,
+//! most VOP3P dot products, vector memory instructions in GPR indexing mode, image
+//! instructions, trap handlers. f16 arithmetic rounds per MODE but does not flush
+//! denormals; f64 arithmetic is IEEE round-to-nearest-even.
 //!
 //! ```no_run
 //! use amdgpu_isa::code_object::CodeObject;
@@ -61,11 +67,15 @@
 //! # }
 //! ```
 
+mod buffer;
+mod buffer_format;
 mod burst;
 pub mod device;
 pub mod dispatch;
 mod dpp;
+mod ds;
 mod fast;
+pub mod gws;
 pub mod hwreg;
 mod interp;
 mod mfma;
@@ -81,7 +91,7 @@ mod vop3p;
 pub mod wave;
 
 pub use device::{
-    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
+    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, GwsOp, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
     VmemResponse,
 };
 pub use dispatch::{
@@ -89,6 +99,7 @@ pub use dispatch::{
     init_group_waves, init_group_waves_from, initial_mode_bits, load, prepare_dispatch, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchSetup, DispatchStats, WaveLaunch,
     CODE_BASE, DISPATCH_BASE, KERNARG_BASE, QUEUE_BASE, SCRATCH_BASE,
 };
+pub use gws::GwsUnit;
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
 pub use hwreg::{GroupIds, GroupPlace, Placement};
 pub use program::{CachedInst, Extension, Program};
