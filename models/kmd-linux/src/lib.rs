@@ -8,6 +8,7 @@
 //! - [`local`]: the driver of local mode, running the simulator inside the process.
 //! - [`config`]: the environment variables that describe the machine.
 
+pub mod amdgpu_sysfs;
 pub mod backend;
 pub mod config;
 pub mod daemon;
