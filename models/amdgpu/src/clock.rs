@@ -1,7 +1,8 @@
 //! The GPU's time as its host sees it: the 100 MHz reference clock (the counter that
 //! stamps completion signals, that `s_memrealtime` reads and that a driver reports in
-//! GET_CLOCK_COUNTERS), the packet processor's current simulated time, and how busy the
-//! GPU has been recently (what a driver reports as `gpu_busy_percent`).
+//! GET_CLOCK_COUNTERS), the packet processor's current simulated time, how busy the
+//! GPU has been recently (what a driver reports as `gpu_busy_percent`) and in all (the
+//! busy accumulator of `gpu_metrics`).
 //!
 //! Everything here is simulated time: one reference-clock tick is
 //! [`REFERENCE_PERIOD`] engine ticks (10 ns), counted from the start of the
@@ -47,6 +48,8 @@ struct Activity {
     since: Tick,
     /// Ended busy stretches `[start, end)`, oldest first, trimmed to the window.
     ended: VecDeque<(Tick, Tick)>,
+    /// Total length of every ended busy stretch (ps).
+    ended_total: u64,
 }
 
 impl GpuClock {
@@ -83,6 +86,7 @@ impl GpuClock {
         if a.in_flight == 0 {
             let since = a.since;
             a.ended.push_back((since, t));
+            a.ended_total += t.0.saturating_sub(since.0);
             while a.ended.front().is_some_and(|&(_, end)| end.0 + BUSY_WINDOW.0 < t.0) {
                 a.ended.pop_front();
             }
@@ -106,6 +110,15 @@ impl GpuClock {
         }
         let now = Tick(self.now().0.max(a.since.0));
         busy_share(&a.ended, a.since, now)
+    }
+
+    /// Simulated time during which at least one dispatch was in flight, since the
+    /// simulation started and up to the packet processor's time ([`GpuClock::now`]).
+    /// It never decreases.
+    pub fn busy_time(&self) -> Tick {
+        let a = self.activity.lock().unwrap_or_else(|e| e.into_inner());
+        let open = if a.in_flight > 0 { self.now().0.saturating_sub(a.since.0) } else { 0 };
+        Tick(a.ended_total + open)
     }
 }
 
@@ -160,6 +173,7 @@ mod tests {
         assert_eq!(c.busy_percent(), 100, "the whole last window");
         c.dispatch_ended(Tick(3 * w));
         assert_eq!(c.busy_percent(), 0);
+        assert_eq!(c.busy_time(), Tick(w / 4 + 3 * w - (w + 3 * w / 4)), "both stretches, whole");
     }
 
     #[test]
@@ -175,5 +189,6 @@ mod tests {
         c.dispatch_started(Tick(w));
         c.packet_processor_at(Tick(w + w / 4));
         assert_eq!(c.busy_percent(), 50, "[w/4, w/2) and [w, 5w/4) of [w/4, 5w/4)");
+        assert_eq!(c.busy_time(), Tick(w / 2 + w / 4), "[0, w/2) ended and [w, 5w/4) open");
     }
 }
