@@ -14,6 +14,7 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
