@@ -13,7 +13,8 @@
 //!     product_name serial_number unique_id vbios_version
 //!     mem_info_vram_total mem_info_vis_vram_total mem_info_gtt_total
 //!     mem_info_vram_used mem_info_vis_vram_used       (live)
-//!     gpu_busy_percent                                (live)
+//!     gpu_busy_percent gpu_metrics                    (live)
+//!     mem_busy_percent
 //!     pp_dpm_sclk pp_dpm_mclk power_dpm_force_performance_level
 //!     current_link_speed current_link_width max_link_speed max_link_width
 //!     drm/cardN/{dev,device -> ../../../BDF}  drm/renderDM/{dev,device -> ../../../BDF}
@@ -27,16 +28,19 @@
 //!
 //! Values: identity (ids, names, sizes, clocks) from the topology's [`GpuIdentity`];
 //! live values ([`LiveValues`]) are rewritten by the driver as the simulation runs
-//! (`kfd::live`). The clocks are one DPM level each, the topology's engine and memory
-//! clocks, at which the simulated GPU always runs. Power, temperature and voltage
-//! cannot be simulated: the hwmon files hold the documented constants below, never
-//! measurements. Files the simulator has no value for (fan, memory controller
-//! activity, GTT use, RAS counters, firmware versions) are absent, so monitors print
-//! "N/A" or "not supported" rather than an invented figure.
+//! (`kfd::live`); `gpu_metrics` is the binary table of [`crate::gpu_metrics`]. The
+//! clocks are one DPM level each, the topology's engine and memory clocks, at which the
+//! simulated GPU always runs. Power, temperature and voltage cannot be simulated: the
+//! hwmon files hold the documented constants below, never measurements. Memory-
+//! controller activity is not tracked: `mem_busy_percent` holds the documented
+//! [`MEMORY_ACTIVITY_PERCENT`]. Files the simulator has no value for (fan, GTT use,
+//! RAS counters, firmware versions) are absent, so monitors print "N/A" or "not
+//! supported" rather than an invented figure.
 
 use std::io;
 use std::path::Path;
 
+use crate::gpu_metrics::{GpuMetrics, MEMORY_ACTIVITY_PERCENT};
 use crate::identity::{GpuIdentity, SystemIdentity, TargetDefaults, FIRST_RENDER_MINOR};
 
 /// The DRM class directory under a root.
@@ -65,6 +69,11 @@ pub struct LiveValues {
     pub vram_used: u64,
     /// `gpu_busy_percent` (see `amdgpu::clock::GpuClock::busy_percent`).
     pub busy_percent: u32,
+    /// Simulated time with a dispatch in flight so far, ps
+    /// (`amdgpu::clock::GpuClock::busy_time`).
+    pub busy_ps: u64,
+    /// The GPU's simulated time, ps (`amdgpu::clock::GpuClock::now`).
+    pub now_ps: u64,
 }
 
 /// The GPU's PCI address, `DDDD:BB:DD.F`, from its KFD location.
@@ -110,6 +119,7 @@ fn static_files(g: &GpuIdentity, host_mem_bytes: u64) -> Vec<(String, String)> {
         ("pp_dpm_sclk", format!("0: {}Mhz *", g.engine_clock_mhz)),
         ("pp_dpm_mclk", format!("0: {}Mhz *", g.memory_clock_mhz)),
         ("power_dpm_force_performance_level", "auto".to_string()),
+        ("mem_busy_percent", MEMORY_ACTIVITY_PERCENT.to_string()),
         ("current_link_speed", format!("{}.0 GT/s PCIe", d.host_link_gts)),
         ("max_link_speed", format!("{}.0 GT/s PCIe", d.host_link_gts)),
         ("current_link_width", "16".to_string()),
@@ -138,18 +148,19 @@ fn static_files(g: &GpuIdentity, host_mem_bytes: u64) -> Vec<(String, String)> {
     files
 }
 
-/// The live files with `values`, by path relative to the device directory.
-pub fn live_files(values: &LiveValues) -> [(&'static str, String); 3] {
+/// The live files of GPU `g` with `values`, by path relative to the device directory.
+pub fn live_files(g: &GpuIdentity, values: &LiveValues) -> [(&'static str, Vec<u8>); 4] {
     [
-        ("mem_info_vram_used", format!("{}\n", values.vram_used)),
-        ("mem_info_vis_vram_used", format!("{}\n", values.vram_used)),
-        ("gpu_busy_percent", format!("{}\n", values.busy_percent)),
+        ("mem_info_vram_used", format!("{}\n", values.vram_used).into_bytes()),
+        ("mem_info_vis_vram_used", format!("{}\n", values.vram_used).into_bytes()),
+        ("gpu_busy_percent", format!("{}\n", values.busy_percent).into_bytes()),
+        ("gpu_metrics", GpuMetrics::of(g, values).to_bytes()),
     ]
 }
 
 /// Replaces `path` with `text` atomically (a reader sees the old or the new content,
 /// never a mix).
-pub fn replace_file(path: &Path, text: &str) -> io::Result<()> {
+pub fn replace_file(path: &Path, text: impl AsRef<[u8]>) -> io::Result<()> {
     let Some(name) = path.file_name() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "a file path"));
     };
@@ -175,7 +186,8 @@ pub fn write_device_files(root: &Path, sys: &SystemIdentity) -> io::Result<()> {
         }
         let files = static_files(g, sys.cpu.mem_bytes)
             .into_iter()
-            .chain(live_files(&LiveValues::default()).map(|(k, v)| (k.to_string(), v)));
+            .map(|(k, v)| (k, v.into_bytes()))
+            .chain(live_files(g, &LiveValues::default()).map(|(k, v)| (k.to_string(), v)));
         for (rel, text) in files {
             let path = dir.join(rel);
             if let Some(parent) = path.parent() {
@@ -198,12 +210,10 @@ pub fn write_device_files(root: &Path, sys: &SystemIdentity) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load_topology;
 
     #[test]
     fn the_first_gpu_is_card0_at_its_kfd_location_and_reads_through_the_class_link() {
-        amdgpu::link_components();
-        let sys = SystemIdentity::with_fixed_host(&load_topology(None).unwrap()).unwrap();
+        let sys = SystemIdentity::of_default_topology();
         let g = &sys.gpus[0];
         assert_eq!(pci_address(g), "0000:03:00.0");
         assert_eq!(card_index(g), 0);
@@ -216,6 +226,8 @@ mod tests {
         assert_eq!(read("product_name"), "AMD Instinct MI210\n");
         assert_eq!(read("mem_info_vram_total"), format!("{}\n", g.vram_bytes));
         assert_eq!(read("mem_info_vram_used"), "0\n");
+        assert_eq!(read("mem_busy_percent"), "0\n");
+        assert_eq!(std::fs::read(dev.join("gpu_metrics")).unwrap().len(), crate::gpu_metrics::STRUCTURE_SIZE);
         assert_eq!(read("pp_dpm_sclk"), "0: 1700Mhz *\n");
         assert_eq!(read("hwmon/hwmon0/name"), "amdgpu\n");
         assert!(dev.join("drm/renderD128").is_dir());

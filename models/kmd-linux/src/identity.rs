@@ -823,6 +823,14 @@ impl SystemIdentity {
         Ok(SystemIdentity::new(cpu, GpuIdentity::all_from_topology(t)?))
     }
 
+    /// [`SystemIdentity::with_fixed_host`] of the default topology: the machine the
+    /// unit tests describe.
+    #[cfg(test)]
+    pub(crate) fn of_default_topology() -> SystemIdentity {
+        amdgpu::link_components();
+        SystemIdentity::with_fixed_host(&crate::config::load_topology(None).unwrap()).unwrap()
+    }
+
     /// The host CPU and every GPU of `t`.
     pub fn from_topology(t: &Topology) -> Result<SystemIdentity, IdentityError> {
         Ok(SystemIdentity::new(

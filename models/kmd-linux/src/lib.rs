@@ -13,6 +13,7 @@ pub mod backend;
 pub mod config;
 pub mod daemon;
 pub mod doorbell_trap;
+pub mod gpu_metrics;
 pub mod identity;
 pub mod kfd;
 pub mod local;

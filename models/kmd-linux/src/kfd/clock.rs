@@ -28,7 +28,7 @@ use crate::backend::Errno;
 use crate::kfd::{abi, lock, Kfd};
 
 /// Nanoseconds of the boot clock per reference-clock tick.
-const NS_PER_TICK: u64 = REFERENCE_PERIOD.0 / 1000;
+pub(crate) const NS_PER_TICK: u64 = REFERENCE_PERIOD.0 / 1000;
 
 /// `system_clock_freq`: the boot clock counts nanoseconds.
 const SYSTEM_CLOCK_HZ: u64 = 1_000_000_000;

@@ -3,9 +3,9 @@
 //! `system()`) or beside it (daemon mode) reads current values.
 //!
 //! Memory use is rewritten synchronously after every allocation and free, so a program
-//! that allocated and then runs a monitor sees its allocation. The busy figure changes
-//! with simulated activity and is rewritten by the `dojo-sysfs` thread every
-//! [`REFRESH`] of wall time. Files are replaced atomically and only when a value
+//! that allocated and then runs a monitor sees its allocation. The busy figure and the
+//! `gpu_metrics` table (activity, timestamps) change with simulated activity and are
+//! rewritten by the `dojo-sysfs` thread every [`REFRESH`] of wall time. Files are replaced atomically and only when a value
 //! changed. In local mode each process that opens the device keeps the files of its
 //! own simulated GPU (processes sharing one fake root overwrite each other's figures);
 //! a daemon keeps the files of the GPU all its clients share.
@@ -70,9 +70,16 @@ impl Device {
 
     /// The live values of GPU `g` now.
     pub fn live_values(&self, g: usize) -> LiveValues {
+        let vram_used = lock(&self.vram_used).get(g).copied().unwrap_or(0);
+        let Some(gpu) = self.machine.gpus.get(g) else {
+            return LiveValues { vram_used, ..LiveValues::default() };
+        };
+        let clock = gpu.shared.clock();
         LiveValues {
-            vram_used: lock(&self.vram_used).get(g).copied().unwrap_or(0),
-            busy_percent: self.machine.gpus.get(g).map_or(0, |gpu| gpu.shared.clock().busy_percent()),
+            vram_used,
+            busy_percent: clock.busy_percent(),
+            busy_ps: clock.busy_time().0,
+            now_ps: clock.now().0,
         }
     }
 
@@ -87,7 +94,9 @@ impl Device {
                 continue;
             }
             let dir = live.root.join(device_dir(&gpu.identity));
-            let result = live_files(&now).iter().try_for_each(|(name, text)| replace_file(&dir.join(name), text));
+            let result = live_files(&gpu.identity, &now)
+                .iter()
+                .try_for_each(|(name, text)| replace_file(&dir.join(name), text));
             match result {
                 Ok(()) => written[g] = Some(now),
                 Err(e) => self.warn_device(format!("updating the device files in {}: {e}", dir.display())),

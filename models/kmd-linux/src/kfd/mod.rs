@@ -12,7 +12,7 @@
 
 pub mod abi;
 pub mod backing;
-mod clock;
+pub(crate) mod clock;
 mod live;
 mod doorbells;
 pub mod events;
