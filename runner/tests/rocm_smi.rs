@@ -1,7 +1,8 @@
 //! Debian's unmodified rocm-smi (Python over librocm_smi64 and sysfs) on the simulated
 //! GPU under `dojo run`: the concise table, the device files behind `--show*` options,
-//! and memory use that follows a HIP program's allocation (the program runs rocm-smi
-//! through `system()` while it holds the memory).
+//! memory use that follows a HIP program's allocation (the program runs rocm-smi
+//! through `system()` while it holds the memory), and activity while a HIP program's
+//! wave spins (`gpu_busy_percent` and the `gpu_metrics` table).
 //!
 //! Requirements, checked at run time: rocm-smi and hipcc (`scripts/deps` installs
 //! them); a test whose tool is missing prints why and returns.
@@ -11,8 +12,9 @@ use std::path::Path;
 mod common;
 use common::*;
 
-/// `dojo run -- rocm-smi ARGS`; must exit as rocm-smi does on a healthy GPU (status 0,
-/// or 2 when an option asks for a figure the simulator does not provide).
+/// `dojo run -- rocm-smi ARGS`; must exit as rocm-smi does on a healthy MI210 (status 0,
+/// or 2 when an option asks for a figure the part does not have: the concise table
+/// reads the fan, which the passively cooled MI210 lacks).
 fn rocm_smi(args: &[&str]) -> Outcome {
     let out = dojo_run(&[], Path::new("rocm-smi"), args, &[], PROGRAM_LIMIT);
     assert!(matches!(out.code(), Some(0 | 2)), "rocm-smi {args:?}: {:?}\n{}\n{}", out.status, out.stdout, out.stderr);
@@ -25,6 +27,11 @@ fn field<'a>(out: &'a str, label: &str) -> Option<&'a str> {
     out.lines()
         .filter(|l| l.starts_with("GPU[0]"))
         .find_map(|l| l.split_once(label).map(|(_, v)| v.trim_start_matches(':').trim()))
+}
+
+/// The number rocm-smi prints after `label`.
+fn number(out: &str, label: &str) -> Option<u64> {
+    field(out, label).and_then(|v| v.parse().ok())
 }
 
 #[test]
@@ -47,12 +54,14 @@ fn rocm_smi_shows_the_simulated_mi210() {
         "--showid", "--showproductname", "--showmeminfo", "vram", "--showuse", "--showbus",
         "--showpower", "--showtemp", "--showclocks",
     ]);
+    out.expect_code(0, "rocm-smi --show* of figures the simulated GPU has");
     let s = &out.stdout;
     assert_eq!(field(s, "GPU ID"), Some(format!("{:#x}", g.device_id).as_str()), "{s}");
     assert_eq!(field(s, "Card series"), Some("AMD Instinct MI210"), "{s}");
     assert_eq!(field(s, "VRAM Total Memory (B)"), Some(g.vram_bytes.to_string().as_str()), "{s}");
     assert_eq!(field(s, "VRAM Total Used Memory (B)"), Some("0"), "nothing allocated: {s}");
     assert_eq!(field(s, "GPU use (%)"), Some("0"), "{s}");
+    expect_number(s, "GFX Activity");
     assert_eq!(field(s, "PCI Bus"), Some("0000:03:00.0"), "{s}");
     // Not simulated: the documented constants.
     assert_eq!(field(s, "Average Graphics Package Power (W)"), Some("40.0"), "{s}");
@@ -60,19 +69,56 @@ fn rocm_smi_shows_the_simulated_mi210() {
     assert_eq!(field(s, "sclk clock level"), Some(format!("0: ({}Mhz)", g.engine_clock_mhz).as_str()), "{s}");
 }
 
+/// Runs the HIP program `name` of `examples/rocm` under `dojo run FLAGS` with `args` (it runs
+/// rocm-smi through `system()` and fails unless rocm-smi exits 0) and returns its
+/// output, which includes rocm-smi's; `None` (the test is skipped) without rocm-smi or
+/// hipcc.
+fn hip_running_rocm_smi(test: &str, flags: &[&str], name: &str, args: &[&str]) -> Option<Outcome> {
+    if !have("rocm-smi", test) || !have("hipcc", test) {
+        return None;
+    }
+    let out = dojo_run(flags, &hip(name), args, &[], PROGRAM_LIMIT);
+    out.expect_pass(&format!("{name} running rocm-smi (dojo run {flags:?})"));
+    Some(out)
+}
+
+/// The number after `label` in `out`, or a panic that shows `out`.
+fn expect_number(out: &str, label: &str) -> u64 {
+    number(out, label).unwrap_or_else(|| panic!("a number after {label:?}:\n{out}"))
+}
+
 #[test]
 fn rocm_smi_sees_the_memory_a_hip_program_holds() {
-    if !have("rocm-smi", "rocm_smi_sees_the_memory_a_hip_program_holds")
-        || !have("hipcc", "rocm_smi_sees_the_memory_a_hip_program_holds")
-    {
+    let args = ["1024", "rocm-smi", "--showmeminfo", "vram", "--showuse", "--showmemuse"];
+    let Some(out) = hip_running_rocm_smi("rocm_smi_sees_the_memory_a_hip_program_holds", &[], "hold_memory", &args) else {
         return;
+    };
+    let s = &out.stdout;
+    let used = expect_number(s, "VRAM Total Used Memory (B)");
+    assert!((1 << 30..2 << 30).contains(&used), "the 1 GiB allocation (and the runtime's own buffers): {used}\n{s}");
+    assert_eq!(field(s, "GPU use (%)"), Some("0"), "no kernel runs while rocm-smi looks: {s}");
+    // gpu_metrics: the busy accumulator (the runtime's own blit kernels may have run).
+    expect_number(s, "GFX Activity");
+    assert_eq!(field(s, "GPU memory use (%)"), Some("0"), "documented constant: {s}");
+    assert_eq!(field(s, "Memory Activity"), Some("0"), "documented constant: {s}");
+}
+
+#[test]
+fn rocm_smi_sees_a_busy_gpu_while_a_wave_spins() {
+    // The wave spins until rocm-smi has exited, so the dispatch is in flight whenever
+    // rocm-smi reads; the 300 ms before it starts are three refreshes of the live files.
+    // The figures depend on how far the simulation got, so only their sign is checked,
+    // with one worker and with two.
+    let args = ["300", "rocm-smi", "--showuse"];
+    for workers in ["1", "2"] {
+        let flags = ["--workers", workers];
+        let Some(out) = hip_running_rocm_smi("rocm_smi_sees_a_busy_gpu_while_a_wave_spins", &flags, "busy_while", &args) else {
+            return;
+        };
+        let s = &out.stdout;
+        let busy = expect_number(s, "GPU use (%)");
+        assert!((1..=100).contains(&busy), "{workers} workers, a dispatch is in flight: {busy}\n{s}");
+        let activity = expect_number(s, "GFX Activity");
+        assert!(activity > 0, "{workers} workers, simulated time with a dispatch in flight: {activity}\n{s}");
     }
-    let program = hip("hold_memory");
-    let out = dojo_run(&[], &program, &["1024", "rocm-smi", "--showmeminfo", "vram", "--showuse"], &[], PROGRAM_LIMIT);
-    out.expect_pass("hold_memory running rocm-smi");
-    let used: u64 = field(&out.stdout, "VRAM Total Used Memory (B)")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("a used-memory line:\n{}", out.stdout));
-    assert!((1 << 30..2 << 30).contains(&used), "the 1 GiB allocation (and the runtime's own buffers): {used}\n{}", out.stdout);
-    assert_eq!(field(&out.stdout, "GPU use (%)"), Some("0"), "no kernel runs while rocm-smi looks");
 }
