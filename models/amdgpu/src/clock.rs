@@ -2,7 +2,9 @@
 //! stamps completion signals, that `s_memrealtime` reads and that a driver reports in
 //! GET_CLOCK_COUNTERS), the packet processor's current simulated time, how busy the
 //! GPU has been recently (what a driver reports as `gpu_busy_percent`) and in all (the
-//! busy accumulator of `gpu_metrics`).
+//! busy accumulator of `gpu_metrics`), and the same two figures for its memory: the
+//! HBM bytes moved relative to the HBM model's peak bandwidth (`mem_busy_percent` and
+//! the memory accumulator).
 //!
 //! Everything here is simulated time: one reference-clock tick is
 //! [`REFERENCE_PERIOD`] engine ticks (10 ns), counted from the start of the
@@ -29,7 +31,11 @@ pub fn reference_ticks(t: Tick) -> u64 {
     t.0 / REFERENCE_PERIOD.0
 }
 
-/// Window of simulated time over which [`GpuClock::busy_percent`] averages.
+/// Engine ticks (picoseconds) per second.
+const PS_PER_S: u128 = 1_000_000_000_000;
+
+/// Window of simulated time over which [`GpuClock::busy_percent`] and
+/// [`GpuClock::memory_percent`] average.
 pub const BUSY_WINDOW: Tick = Tick(1_000_000_000);
 
 /// See the [module docs](self).
@@ -38,6 +44,28 @@ pub struct GpuClock {
     /// Simulated time of the latest event the packet processor handled (ps).
     packet_processor: AtomicU64,
     activity: Mutex<Activity>,
+    traffic: Mutex<Traffic>,
+}
+
+/// HBM bytes moved: the running total and its recent history.
+#[derive(Debug, Default)]
+struct Traffic {
+    /// Peak bandwidth of the HBM model, bytes per second (0: no HBM model reports).
+    peak_bytes_per_s: u64,
+    /// Bytes moved so far.
+    total: u64,
+    /// `(time, total after the bytes moved then)`, oldest first; samples older than the
+    /// window before the latest one are dropped.
+    samples: VecDeque<(Tick, u64)>,
+    /// The total before the oldest sample kept.
+    before: u64,
+}
+
+impl Traffic {
+    /// The total at time `t`: the latest sample at or before it.
+    fn total_at(&self, t: Tick) -> u64 {
+        self.samples.iter().rev().find(|&&(at, _)| at.0 <= t.0).map_or(self.before, |&(_, total)| total)
+    }
 }
 
 /// Dispatches in flight and the recent stretches of simulated time with some.
@@ -112,6 +140,59 @@ impl GpuClock {
         busy_share(&a.ended, a.since, now)
     }
 
+    /// The HBM model's peak bandwidth, bytes per second (the HBM component reports it
+    /// when it is built).
+    pub fn set_memory_peak(&self, bytes_per_s: u64) {
+        self.traffic.lock().unwrap_or_else(|e| e.into_inner()).peak_bytes_per_s = bytes_per_s;
+    }
+
+    /// The HBM moved `bytes` at simulated time `t`.
+    pub fn memory_moved(&self, t: Tick, bytes: u64) {
+        let mut m = self.traffic.lock().unwrap_or_else(|e| e.into_inner());
+        m.total += bytes;
+        let total = m.total;
+        match m.samples.back_mut() {
+            Some(last) if last.0 .0 >= t.0 => last.1 = total,
+            _ => m.samples.push_back((t, total)),
+        }
+        let newest = m.samples.back().map_or(t, |&(at, _)| at);
+        while m.samples.len() > 1 && m.samples[0].0 .0 + BUSY_WINDOW.0 < newest.0 {
+            if let Some((_, total)) = m.samples.pop_front() {
+                m.before = total;
+            }
+        }
+    }
+
+    /// How busy the memory is, in percent: 0 while no dispatch is in flight (as
+    /// [`GpuClock::busy_percent`]) or without an HBM model; otherwise the bytes the HBM
+    /// moved during the last [`BUSY_WINDOW`] of simulated time (or all of it, early on)
+    /// over what its peak bandwidth moves in that time, rounded down, at most 100.
+    pub fn memory_percent(&self) -> u32 {
+        if !self.busy() {
+            return 0;
+        }
+        let now = self.now();
+        let m = self.traffic.lock().unwrap_or_else(|e| e.into_inner());
+        let start = Tick(now.0.saturating_sub(BUSY_WINDOW.0));
+        let span = now.0 - start.0;
+        if m.peak_bytes_per_s == 0 || span == 0 {
+            return 0;
+        }
+        let moved = u128::from(m.total - m.total_at(start));
+        let capacity = u128::from(m.peak_bytes_per_s) * u128::from(span);
+        (moved * 100 * PS_PER_S / capacity).min(100) as u32
+    }
+
+    /// The HBM's bytes moved so far as time at its peak bandwidth (0 without an HBM
+    /// model). It never decreases.
+    pub fn memory_busy_time(&self) -> Tick {
+        let m = self.traffic.lock().unwrap_or_else(|e| e.into_inner());
+        if m.peak_bytes_per_s == 0 {
+            return Tick(0);
+        }
+        Tick((u128::from(m.total) * PS_PER_S / u128::from(m.peak_bytes_per_s)) as u64)
+    }
+
     /// Simulated time during which at least one dispatch was in flight, since the
     /// simulation started and up to the packet processor's time ([`GpuClock::now`]).
     /// It never decreases.
@@ -174,6 +255,28 @@ mod tests {
         c.dispatch_ended(Tick(3 * w));
         assert_eq!(c.busy_percent(), 0);
         assert_eq!(c.busy_time(), Tick(w / 4 + 3 * w - (w + 3 * w / 4)), "both stretches, whole");
+    }
+
+    #[test]
+    fn memory_activity_is_the_hbm_bytes_of_the_window_over_its_peak() {
+        let c = GpuClock::default();
+        let w = BUSY_WINDOW.0;
+        // 1 GB/s: the window (1 ms) moves at most 1 MB.
+        c.set_memory_peak(1_000_000_000);
+        c.dispatch_started(Tick(0));
+        c.memory_moved(Tick(w / 2), 250_000);
+        c.memory_moved(Tick(w / 2), 250_000);
+        c.packet_processor_at(Tick(w));
+        assert_eq!(c.memory_percent(), 50, "half the window's capacity");
+        assert_eq!(c.memory_busy_time(), Tick(w / 2), "500 kB at 1 GB/s take half a millisecond");
+        c.memory_moved(Tick(2 * w), 100_000);
+        c.packet_processor_at(Tick(2 * w));
+        assert_eq!(c.memory_percent(), 10, "the first bytes left the window");
+        c.memory_moved(Tick(2 * w), 10_000_000);
+        assert_eq!(c.memory_percent(), 100, "capped");
+        c.dispatch_ended(Tick(2 * w));
+        assert_eq!(c.memory_percent(), 0, "idle");
+        assert_eq!(c.memory_busy_time(), Tick(w / 2 + w / 10 + 10 * w), "the total stays");
     }
 
     #[test]
