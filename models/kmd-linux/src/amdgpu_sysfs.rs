@@ -13,8 +13,7 @@
 //!     product_name serial_number unique_id vbios_version
 //!     mem_info_vram_total mem_info_vis_vram_total mem_info_gtt_total
 //!     mem_info_vram_used mem_info_vis_vram_used       (live)
-//!     gpu_busy_percent gpu_metrics                    (live)
-//!     mem_busy_percent
+//!     gpu_busy_percent mem_busy_percent gpu_metrics   (live)
 //!     pp_dpm_sclk pp_dpm_mclk power_dpm_force_performance_level
 //!     current_link_speed current_link_width max_link_speed max_link_width
 //!     drm/cardN/{dev,device -> ../../../BDF}  drm/renderDM/{dev,device -> ../../../BDF}
@@ -31,16 +30,14 @@
 //! (`kfd::live`); `gpu_metrics` is the binary table of [`crate::gpu_metrics`]. The
 //! clocks are one DPM level each, the topology's engine and memory clocks, at which the
 //! simulated GPU always runs. Power, temperature and voltage cannot be simulated: the
-//! hwmon files hold the documented constants below, never measurements. Memory-
-//! controller activity is not tracked: `mem_busy_percent` holds the documented
-//! [`MEMORY_ACTIVITY_PERCENT`]. Files the simulator has no value for (fan, GTT use,
-//! RAS counters, firmware versions) are absent, so monitors print "N/A" or "not
-//! supported" rather than an invented figure.
+//! hwmon files hold the documented constants below, never measurements. Files the
+//! simulator has no value for (fan, GTT use, RAS counters, firmware versions) are
+//! absent, so monitors print "N/A" or "not supported" rather than an invented figure.
 
 use std::io;
 use std::path::Path;
 
-use crate::gpu_metrics::{GpuMetrics, MEMORY_ACTIVITY_PERCENT};
+use crate::gpu_metrics::GpuMetrics;
 use crate::identity::{GpuIdentity, SystemIdentity, TargetDefaults, FIRST_RENDER_MINOR};
 
 /// The DRM class directory under a root.
@@ -72,6 +69,11 @@ pub struct LiveValues {
     /// Simulated time with a dispatch in flight so far, ps
     /// (`amdgpu::clock::GpuClock::busy_time`).
     pub busy_ps: u64,
+    /// `mem_busy_percent` (`amdgpu::clock::GpuClock::memory_percent`).
+    pub memory_percent: u32,
+    /// The HBM's bytes so far as time at its peak bandwidth, ps
+    /// (`amdgpu::clock::GpuClock::memory_busy_time`).
+    pub memory_busy_ps: u64,
     /// The GPU's simulated time, ps (`amdgpu::clock::GpuClock::now`).
     pub now_ps: u64,
 }
@@ -119,7 +121,6 @@ fn static_files(g: &GpuIdentity, host_mem_bytes: u64) -> Vec<(String, String)> {
         ("pp_dpm_sclk", format!("0: {}Mhz *", g.engine_clock_mhz)),
         ("pp_dpm_mclk", format!("0: {}Mhz *", g.memory_clock_mhz)),
         ("power_dpm_force_performance_level", "auto".to_string()),
-        ("mem_busy_percent", MEMORY_ACTIVITY_PERCENT.to_string()),
         ("current_link_speed", format!("{}.0 GT/s PCIe", d.host_link_gts)),
         ("max_link_speed", format!("{}.0 GT/s PCIe", d.host_link_gts)),
         ("current_link_width", "16".to_string()),
@@ -149,11 +150,12 @@ fn static_files(g: &GpuIdentity, host_mem_bytes: u64) -> Vec<(String, String)> {
 }
 
 /// The live files of GPU `g` with `values`, by path relative to the device directory.
-pub fn live_files(g: &GpuIdentity, values: &LiveValues) -> [(&'static str, Vec<u8>); 4] {
+pub fn live_files(g: &GpuIdentity, values: &LiveValues) -> [(&'static str, Vec<u8>); 5] {
     [
         ("mem_info_vram_used", format!("{}\n", values.vram_used).into_bytes()),
         ("mem_info_vis_vram_used", format!("{}\n", values.vram_used).into_bytes()),
         ("gpu_busy_percent", format!("{}\n", values.busy_percent).into_bytes()),
+        ("mem_busy_percent", format!("{}\n", values.memory_percent).into_bytes()),
         ("gpu_metrics", GpuMetrics::of(g, values).to_bytes()),
     ]
 }

@@ -11,14 +11,13 @@
 //! librocm_smi64 5.2.3 reads exactly these 120 bytes for content revision 3 and takes
 //! `firmware_timestamp * 10` as the sample's time in nanoseconds.
 //!
-//! Values ([`GpuMetrics::of`]): activity from the simulated dispatches
-//! ([`amdgpu::clock::GpuClock`], the share `gpu_busy_percent` shows), clocks the DPM
-//! levels the device files publish, temperatures, power and gfx voltage the documented
-//! constants of the hwmon ([`crate::amdgpu_sysfs`]), timestamps simulated time. A
-//! field the simulator has no value for holds all ones, as the driver leaves a field
-//! the firmware does not fill (it initialises the table with `0xff` bytes); the
-//! memory-controller activity, which rocm-smi reads without such a check, is
-//! [`MEMORY_ACTIVITY_PERCENT`].
+//! Values ([`GpuMetrics::of`]): activity from the simulated dispatches and the HBM
+//! model's traffic ([`amdgpu::clock::GpuClock`], the shares `gpu_busy_percent` and
+//! `mem_busy_percent` show), clocks the DPM levels the device files publish,
+//! temperatures, power and gfx voltage the documented constants of the hwmon
+//! ([`crate::amdgpu_sysfs`]), timestamps simulated time. A field the simulator has no
+//! value for holds all ones, as the driver leaves a field the firmware does not fill
+//! (it initialises the table with `0xff` bytes).
 
 use amdgpu::clock::reference_ticks;
 use simdojo::time::Tick;
@@ -39,16 +38,9 @@ pub const CONTENT_REVISION: u8 = 3;
 /// A 16-bit field the firmware did not fill.
 pub const NOT_AVAILABLE: u16 = u16::MAX;
 
-/// `average_umc_activity` (and `mem_busy_percent`), in percent: a constant 0.
-/// Memory-controller activity is not tracked while dispatches run (the HBM model counts
-/// bytes per dispatch, known only at its end), so no live figure exists; rocm-smi
-/// treats only all ones as "not supported" for the accumulator and reads the percent
-/// file unconditionally, so the documented 0 stands in for it.
-pub const MEMORY_ACTIVITY_PERCENT: u16 = 0;
-
-/// Simulated time one unit of `gfx_activity_acc` stands for: the firmware adds the
-/// activity percentage of each 1 ms sample, so the accumulator counts busy time in
-/// units of 1 % of 1 ms.
+/// Simulated time one unit of `gfx_activity_acc` and `mem_activity_acc` stands for: the
+/// firmware adds the activity percentage of each 1 ms sample, so an accumulator counts
+/// busy time in units of 1 % of 1 ms.
 pub const ACTIVITY_ACC_UNIT: Tick = Tick(10_000_000);
 
 /// Energy per unit of `energy_accumulator`, in joules: 2^-16 J (15.259 µJ).
@@ -130,7 +122,7 @@ impl GpuMetrics {
             temperature_vrsoc: NOT_AVAILABLE,
             temperature_vrmem: NOT_AVAILABLE,
             average_gfx_activity: u16_of(v.busy_percent.into()),
-            average_umc_activity: MEMORY_ACTIVITY_PERCENT,
+            average_umc_activity: u16_of(v.memory_percent.into()),
             average_mm_activity: NOT_AVAILABLE,
             average_socket_power: u16_of(POWER_AVERAGE_UW / 1_000_000),
             energy_accumulator: energy as u64,
@@ -155,9 +147,9 @@ impl GpuMetrics {
             pcie_link_width: 16,
             pcie_link_speed: u16_of(u64::from(d.host_link_gts) * 10),
             padding: NOT_AVAILABLE,
-            // Wraps, as the firmware's counter does.
+            // They wrap, as the firmware's counters do.
             gfx_activity_acc: (v.busy_ps / ACTIVITY_ACC_UNIT.0) as u32,
-            mem_activity_acc: MEMORY_ACTIVITY_PERCENT.into(),
+            mem_activity_acc: (v.memory_busy_ps / ACTIVITY_ACC_UNIT.0) as u32,
             temperature_hbm: [celsius(mem); HBM_INSTANCES],
             firmware_timestamp: ticks,
             voltage_soc: NOT_AVAILABLE,
@@ -210,8 +202,16 @@ mod tests {
     fn the_mi210_table_has_the_kernel_layout_of_gpu_metrics_v1_3() {
         let sys = SystemIdentity::of_default_topology();
         let g = &sys.gpus[0];
-        // 2.5 ms of simulated time, 1.25 ms of it busy; 30 % over the last window.
-        let v = LiveValues { vram_used: 0, busy_percent: 30, busy_ps: 1_250_000_000, now_ps: 2_500_000_000 };
+        // 2.5 ms of simulated time, 1.25 ms of it busy, 30 % over the last window; the
+        // HBM moved 0.5 ms worth of its peak bandwidth, 20 % of it in the window.
+        let v = LiveValues {
+            vram_used: 0,
+            busy_percent: 30,
+            busy_ps: 1_250_000_000,
+            memory_percent: 20,
+            memory_busy_ps: 500_000_000,
+            now_ps: 2_500_000_000,
+        };
         let b = GpuMetrics::of(g, &v).to_bytes();
         assert_eq!(b.len(), 120);
         assert_eq!((&b[0..2], b[2], b[3]), (&120u16.to_le_bytes()[..], 1, 3), "header");
@@ -221,7 +221,7 @@ mod tests {
             (4, 2, 35, "temperature_edge (°C)"),
             (6, 2, 40, "temperature_hotspot"),
             (16, 2, 30, "average_gfx_activity"),
-            (18, 2, 0, "average_umc_activity"),
+            (18, 2, 20, "average_umc_activity"),
             (22, 2, 40, "average_socket_power (W)"),
             (24, 8, 40 * 25 * 65536 / 10_000, "energy_accumulator: 40 W for 2.5 ms in 2^-16 J"),
             (32, 8, 2_500_000, "system_clock_counter (ns)"),
@@ -235,7 +235,7 @@ mod tests {
             (74, 2, 16, "pcie_link_width"),
             (76, 2, 160, "pcie_link_speed: 16.0 GT/s"),
             (80, 4, 125, "gfx_activity_acc: 1.25 ms busy = 125 units of 1 % of 1 ms"),
-            (84, 4, 0, "mem_activity_acc"),
+            (84, 4, 50, "mem_activity_acc: 0.5 ms at peak bandwidth"),
             (88, 2, 38, "temperature_hbm[0]"),
             (94, 2, 38, "temperature_hbm[3]"),
             (96, 8, 250_000, "firmware_timestamp (10 ns)"),

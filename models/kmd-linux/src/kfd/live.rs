@@ -3,7 +3,7 @@
 //! `system()`) or beside it (daemon mode) reads current values.
 //!
 //! Memory use is rewritten synchronously after every allocation and free, so a program
-//! that allocated and then runs a monitor sees its allocation. The busy figure and the
+//! that allocated and then runs a monitor sees its allocation. The busy figures and the
 //! `gpu_metrics` table (activity, timestamps) change with simulated activity and are
 //! rewritten by the `dojo-sysfs` thread every [`REFRESH`] of wall time. Files are replaced atomically and only when a value
 //! changed. In local mode each process that opens the device keeps the files of its
@@ -79,6 +79,8 @@ impl Device {
             vram_used,
             busy_percent: clock.busy_percent(),
             busy_ps: clock.busy_time().0,
+            memory_percent: clock.memory_percent(),
+            memory_busy_ps: clock.memory_busy_time().0,
             now_ps: clock.now().0,
         }
     }
