@@ -58,6 +58,7 @@ pub fn run(a: DaemonArgs) -> anyhow::Result<ExitCode> {
     let config = DriverConfig::from_env().map_err(|e| anyhow!("{e}"))?;
     let system = SystemIdentity::from_topology(&config.topology).map_err(|e| anyhow!("{e}"))?;
     let device = Device::start(&config, system).map_err(|e| anyhow!("{e}"))?;
+    device.publish_sysfs(session.fake_root());
     let daemon = Daemon::new(device.clone(), session.fake_root().to_path_buf());
     let location = location(a.dir)?;
     let listener = location.listen().map_err(|e| anyhow!("{e}"))?;

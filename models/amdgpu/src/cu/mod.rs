@@ -445,7 +445,7 @@ impl ComputeUnit {
                         next_wake = next_wake.min(slot.wake);
                         continue;
                     }
-                    let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: cycle, realtime: now.0 / 10_000, counts: Some(&mut counts.1) };
+                    let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: cycle, realtime: crate::clock::reference_ticks(now), counts: Some(&mut counts.1) };
                     match step(&mut slot.wave, &program, &mut env, self.quantum) {
                         Ok(out) => {
                             self.state.instructions.add(out.executed);

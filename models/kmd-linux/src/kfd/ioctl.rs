@@ -42,24 +42,6 @@ fn with<T: Pod>(
     Ok(r)
 }
 
-fn now_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-pointer.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
-}
-
-/// The GPU's reference clock (100 MHz), as GET_CLOCK_COUNTERS reports it and the
-/// packet processor stamps completion signals with.
-pub fn gpu_clock_counter() -> u64 {
-    now_ns(libc::CLOCK_MONOTONIC_RAW) / 10
-}
-
 impl Kfd {
     /// Handles ioctl `request` on the KFD file with its argument at `arg`.
     pub fn kfd_ioctl(&self, request: u64, arg: u64, user: &impl UserMemory) -> Result<i32, Errno> {
@@ -82,6 +64,10 @@ impl Kfd {
             );
         }
         let v = result?;
+        if matches!(r.nr, nr::ALLOC_MEMORY_OF_GPU | nr::FREE_MEMORY_OF_GPU) {
+            // Memory use in the device files is current when the call returns.
+            self.device().refresh_sysfs();
+        }
         if r.size > 0 && r.dir & dir::READ != 0 {
             user.write(arg, &buf)?;
         }
@@ -140,16 +126,7 @@ impl Kfd {
                 // Retrying faults (demand paging of GPU memory) is not simulated.
                 _ => Err(Errno::PERM),
             }),
-            nr::GET_CLOCK_COUNTERS => with(buf, |a: &mut abi::ClockCounters| {
-                let boot = now_ns(libc::CLOCK_BOOTTIME);
-                // The GPU's reference clock runs at 100 MHz; asked about no GPU (the
-                // CPU node), the driver reports the system clocks only.
-                a.gpu_clock_counter = if self.gpu_index(a.gpu_id).is_ok() { gpu_clock_counter() } else { 0 };
-                a.cpu_clock_counter = now_ns(libc::CLOCK_MONOTONIC_RAW);
-                a.system_clock_counter = boot;
-                a.system_clock_freq = 1_000_000_000;
-                Ok(0)
-            }),
+            nr::GET_CLOCK_COUNTERS => with(buf, |a: &mut abi::ClockCounters| self.clock_counters(a)),
             nr::AVAILABLE_MEMORY => with(buf, |a: &mut abi::AvailableMemory| {
                 let g = self.gpu_index(a.gpu_id)?;
                 let total = self.machine().gpus[g].identity.vram_bytes;

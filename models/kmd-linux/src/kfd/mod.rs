@@ -12,6 +12,8 @@
 
 pub mod abi;
 pub mod backing;
+pub(crate) mod clock;
+mod live;
 mod doorbells;
 pub mod events;
 pub mod ioctl;
@@ -112,6 +114,8 @@ pub(crate) struct Settings {
     scratch_va: BTreeMap<usize, u64>,
     trap_handler: BTreeMap<usize, (u64, u64)>,
     event_page: Option<u64>,
+    /// This process's latest GET_CLOCK_COUNTERS reading of each GPU (see `clock`).
+    clock_reads: BTreeMap<usize, u64>,
 }
 
 /// The simulated GPUs every process shares: the machine, the owners of its hardware
@@ -124,6 +128,8 @@ pub struct Device {
     vram_used: Mutex<Vec<u64>>,
     warned: Mutex<BTreeSet<String>>,
     trace: bool,
+    /// The live device files, once published.
+    live: std::sync::OnceLock<live::LiveSysfs>,
 }
 
 /// Which process owns each hardware queue: (GPU index, queue) -> its events.
@@ -146,10 +152,6 @@ struct Hooks {
 }
 
 impl HostHooks for Hooks {
-    fn timestamp(&self, _sim_ps: u64) -> u64 {
-        ioctl::gpu_clock_counter()
-    }
-
     fn signal_event(&self, queue: QueueId, event_id: u32) {
         if let Some(events) = self.router.owner(self.gpu, queue) {
             events.signal(EventId(event_id));
@@ -203,6 +205,7 @@ impl Device {
             vram_used: Mutex::new(vec![0; n]),
             warned: Mutex::new(BTreeSet::new()),
             trace: config.trace,
+            live: std::sync::OnceLock::new(),
         }))
     }
 
@@ -218,6 +221,9 @@ impl Device {
 
     /// Stops the simulation; returns every GPU's per-kernel statistics.
     pub fn stop(&self) -> Vec<amdgpu::stats::KernelStats> {
+        if let Some(l) = self.live.get() {
+            l.stop();
+        }
         self.machine.stop();
         self.machine.gpus.iter().flat_map(|g| g.shared.kernels()).collect()
     }
@@ -360,6 +366,7 @@ impl Kfd {
         for h in handles {
             let _ = self.free_memory(h);
         }
+        self.device.refresh_sysfs();
     }
 }
 

@@ -122,7 +122,10 @@ impl LocalDriver {
         }
         let r = self.kfd.get_or_init(|| {
             Kfd::open(&self.config, self.system.clone())
-                .map(Arc::new)
+                .map(|k| {
+                    k.device().publish_sysfs(self.root.path());
+                    Arc::new(k)
+                })
                 .map_err(|e| {
                     let msg = format!("the simulated GPU did not start: {e}");
                     eprintln!("dojo: {msg}");
