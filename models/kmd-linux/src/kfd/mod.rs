@@ -9,6 +9,8 @@
 //! - [`events`]: KFD events and WAIT_EVENTS.
 //! - [`ioctl`]: the handler of each command.
 //! - [`mapping`]: the mmaps of the KFD and render-node files.
+//! - [`svm`]: shared virtual memory (managed memory) and the XNACK mode.
+//! - [`vma`]: the application's memory areas, which SVM ranges are checked against.
 
 pub mod abi;
 pub mod backing;
@@ -17,8 +19,10 @@ pub mod events;
 pub mod ioctl;
 pub mod machine;
 pub mod mapping;
+pub mod svm;
 pub mod user;
 pub mod userptr;
+pub mod vma;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,7 +233,9 @@ pub struct Kfd {
     device: Arc<Device>,
     backing: Backing,
     events: Arc<Events>,
-    pub(crate) bos: Mutex<Bos>,
+    pub(crate) bos: Arc<Mutex<Bos>>,
+    /// Shared virtual memory and the XNACK mode.
+    pub(crate) svm: Arc<svm::SvmShared>,
     pub(crate) queues: Arc<Mutex<BTreeMap<u32, Queue>>>,
     pub(crate) settings: Mutex<Settings>,
     /// Doorbell page of each GPU, once mapped: (address, bytes, trap).
@@ -261,11 +267,20 @@ impl Kfd {
 
     /// A new process context on a running device.
     pub fn attach(device: Arc<Device>) -> Result<Kfd, KfdError> {
+        let bos = Arc::new(Mutex::new(Bos::default()));
+        let gpus: Vec<_> = device
+            .machine
+            .gpus
+            .iter()
+            .map(|g| (g.memory.clone(), g.identity.gpu_id, g.identity.hive_id, g.identity.capability))
+            .collect();
+        let svm = svm::SvmShared::new(&gpus, bos.clone());
         Ok(Kfd {
             device,
             backing: Backing::new(BACKING_BYTES)?,
             events: Arc::new(Events::default()),
-            bos: Mutex::new(Bos::default()),
+            bos,
+            svm,
             queues: Arc::new(Mutex::new(BTreeMap::new())),
             settings: Mutex::new(Settings::default()),
             doorbells: Mutex::new(BTreeMap::new()),
@@ -360,6 +375,7 @@ impl Kfd {
         for h in handles {
             let _ = self.free_memory(h);
         }
+        self.svm_close();
     }
 }
 
