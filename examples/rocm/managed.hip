@@ -6,6 +6,10 @@
 // HSA_XNACK=1), a kernel on plain malloc memory. Without SVM (the device reports no
 // managed memory, as under `dojo run --daemon`) HIP backs hipMallocManaged with pinned
 // host memory: the data checks still run, the SVM-only ones are skipped.
+//
+// `managed malloc` runs only a kernel on plain malloc memory, whatever the device says:
+// with XNACK on it passes; with XNACK off the memory is neither mapped for the GPU nor
+// registered with SVM, so the runtime must report a GPU memory access fault and abort.
 #include "check.h"
 
 #include <stdint.h>
@@ -177,11 +181,7 @@ static void alternate(int *failures) {
     HIP_CHECK(hipFree(a));
 }
 
-static void pageable(int *failures) {
-    int pageable = 0;
-    HIP_CHECK(hipDeviceGetAttribute(&pageable, hipDeviceAttributePageableMemoryAccess, 0));
-    printf("pageable memory access: %s\n", pageable ? "yes" : "no");
-    if (!pageable) return;
+static void on_malloc_memory(int *failures) {
     const long n = 70000;
     int *a = (int *)malloc(n * sizeof(int));
     for (long i = 0; i < n; i++) a[i] = (int)(i % 5);
@@ -195,7 +195,19 @@ static void pageable(int *failures) {
     free(a);
 }
 
-int main() {
+static void pageable(int *failures) {
+    int pageable = 0;
+    HIP_CHECK(hipDeviceGetAttribute(&pageable, hipDeviceAttributePageableMemoryAccess, 0));
+    printf("pageable memory access: %s\n", pageable ? "yes" : "no");
+    if (pageable) on_malloc_memory(failures);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "malloc") == 0) {
+        int failures = 0;
+        on_malloc_memory(&failures);
+        return verdict(failures);
+    }
     int managed = 0;
     HIP_CHECK(hipDeviceGetAttribute(&managed, hipDeviceAttributeManagedMemory, 0));
     printf("managed memory: %s\n", managed ? "yes" : "no");

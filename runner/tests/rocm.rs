@@ -465,6 +465,74 @@ fn a_wild_store_is_a_memory_access_fault_within_seconds() {
     );
 }
 
+/// What `managed` prints on the simulated MI210 with SVM; `pageable` is the end of its
+/// output, which depends on the XNACK mode.
+fn managed_output(pageable: &str) -> String {
+    format!(
+        "managed memory: yes\n\
+         host -> kernel -> host: 100000 ints, sum 58048758\n\
+         prefetch to device and back: last prefetch location cpu\n\
+         advice: read-mostly 1, preferred location device 0, accessed by device 0 yes\n\
+         after partial advice: read-mostly over all 0, preferred over all mixed\n\
+         large: 1280 MiB, one int per MiB\n\
+         alternating host and kernel: 6 rounds, sum 957152563\n\
+         {pageable}PASS\n"
+    )
+}
+
+#[test]
+fn managed_memory_on_one_and_two_workers_with_xnack_off_and_on() {
+    if !have("hipcc", "managed_memory_on_one_and_two_workers_with_xnack_off_and_on") {
+        return;
+    }
+    let program = hip("managed");
+    let on: &[(&str, &OsStr)] = &[("HSA_XNACK", OsStr::new("1"))];
+    let modes = [
+        ("XNACK off", &[][..], managed_output("pageable memory access: no\n")),
+        ("XNACK on", on, managed_output("pageable memory access: yes\nkernel on malloc memory: 70000 ints\n")),
+    ];
+    for (mode, env, want) in modes {
+        for workers in ["1", "2"] {
+            let out = dojo_run(&["--workers", workers], &program, &[], env, PROGRAM_LIMIT);
+            let what = format!("managed, {mode}, {workers} worker(s)");
+            out.expect_pass(&what);
+            assert_eq!(out.stdout, want, "{what}");
+        }
+    }
+}
+
+#[test]
+fn a_kernel_on_malloc_memory_faults_without_xnack() {
+    if !have("hipcc", "a_kernel_on_malloc_memory_faults_without_xnack") {
+        return;
+    }
+    let out = dojo_run(&[], &hip("managed"), &["malloc"], &[], FAULT_LIMIT);
+    assert_ne!(out.code(), Some(0), "the program must fail\n{}\n{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains("PASS"), "the kernel ran on unmapped memory:\n{}", out.stdout);
+    assert!(out.stderr.contains("Memory access fault"), "no fault message in stderr:\n{}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "the simulator crashed:\n{}", out.stderr);
+}
+
+#[test]
+fn managed_memory_under_the_daemon_is_pinned_host_memory() {
+    if !have("hipcc", "managed_memory_under_the_daemon_is_pinned_host_memory") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = dojo_run(&["--daemon"], &hip("managed"), &[], &[("TMPDIR", tmp.path().as_os_str())], PROGRAM_LIMIT);
+    out.expect_pass("managed under dojo run --daemon");
+    assert_eq!(
+        out.stdout,
+        "managed memory: no\n\
+         host -> kernel -> host: 100000 ints, sum 58048758\n\
+         prefetch to device and back: last prefetch location not recorded\n\
+         advice: skipped (no SVM)\n\
+         alternating host and kernel: 6 rounds, sum 957152563\n\
+         pageable memory access: no\n\
+         PASS\n"
+    );
+}
+
 #[test]
 fn results_do_not_depend_on_the_worker_count() {
     if !have("hipcc", "results_do_not_depend_on_the_worker_count") {
