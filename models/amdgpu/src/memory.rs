@@ -434,10 +434,19 @@ impl GpuMemory {
     /// `addr`.
     fn check(&self, addr: u64, len: u64, write: bool) -> Result<u64, MemFault> {
         let end = addr.checked_add(len).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
+        let (_, region) = self.accessible_region(addr, end, write)?;
+        Ok(addr.wrapping_add(region.delta))
+    }
+
+    /// The region holding all of `[addr, end)` (a writable one for `write`), with its
+    /// span; a missing page is first offered to the resolver, and the lookup retried
+    /// while it maps pages.
+    fn accessible_region(&self, addr: u64, end: u64, write: bool) -> Result<(Range<u64>, Region), MemFault> {
         let mut attempts = 0;
         loop {
+            // The read guard is gone before the resolver runs (it takes the write lock).
             let missing = match self.regions().find(addr) {
-                Some((r, region)) if end <= r.end && (region.writable || !write) => return Ok(addr.wrapping_add(region.delta)),
+                Some((r, region)) if end <= r.end && (region.writable || !write) => return Ok((r, region)),
                 Some((r, region)) if region.writable || !write => r.end,
                 _ => addr,
             };
@@ -632,26 +641,16 @@ impl MemView {
 
     #[cold]
     fn check_slow(&mut self, addr: u64, end: u64, write: bool) -> Result<u64, MemFault> {
-        let mut attempts = 0;
-        loop {
-            let generation = self.mem.generation.load(Ordering::Acquire);
-            let missing = match self.mem.regions().find(addr) {
-                Some((r, region)) if end <= r.end && (region.writable || !write) => {
-                    self.cached = r;
-                    self.cached_kind = region.kind;
-                    self.cached_writable = region.writable;
-                    self.cached_delta = region.delta;
-                    self.generation = generation;
-                    return Ok(addr.wrapping_add(region.delta));
-                }
-                Some((r, region)) if region.writable || !write => r.end,
-                _ => addr,
-            };
-            attempts += 1;
-            if attempts > RESOLVE_ATTEMPTS || !self.mem.resolve(PageFault { addr: GpuAddr(missing), write }) {
-                return Err(MemFault { addr: missing, kind: MemFaultKind::Unmapped });
-            }
-        }
+        // Read before the lookup: a region removed meanwhile bumps it past this value,
+        // so the cache is dropped at the next access.
+        let generation = self.mem.generation.load(Ordering::Acquire);
+        let (r, region) = self.mem.accessible_region(addr, end, write)?;
+        self.cached = r;
+        self.cached_kind = region.kind;
+        self.cached_writable = region.writable;
+        self.cached_delta = region.delta;
+        self.generation = generation;
+        Ok(addr.wrapping_add(region.delta))
     }
 
     /// Whether `addr` lies in fine-grained memory (false for unmapped addresses: their
