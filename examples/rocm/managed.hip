@@ -193,6 +193,20 @@ static void on_malloc_memory(int *failures) {
     }
     printf("kernel on malloc memory: %ld ints\n", n);
     free(a);
+    // A small allocation, from the initial heap (brk) rather than its own mapping.
+    const long m = 1000;
+    int *b = (int *)malloc(m * sizeof(int));
+    for (long i = 0; i < m; i++) b[i] = (int)i;
+    launch_add(b, m, 4, 0);
+    LAUNCH_CHECK();
+    long sum = 0;
+    for (long i = 0; i < m; i++) {
+        int want = (int)i * 3 + 4;
+        if (b[i] != want) report_mismatch(failures, "small malloc", i, b[i], want);
+        sum += b[i];
+    }
+    printf("kernel on a small malloc: %ld ints, sum %ld\n", m, sum);
+    free(b);
 }
 
 static void pageable(int *failures) {

@@ -489,7 +489,11 @@ fn managed_memory_on_one_and_two_workers_with_xnack_off_and_on() {
     let on: &[(&str, &OsStr)] = &[("HSA_XNACK", OsStr::new("1"))];
     let modes = [
         ("XNACK off", &[][..], managed_output("pageable memory access: no\n")),
-        ("XNACK on", on, managed_output("pageable memory access: yes\nkernel on malloc memory: 70000 ints\n")),
+        ("XNACK on", on, managed_output(
+            "pageable memory access: yes\n\
+             kernel on malloc memory: 70000 ints\n\
+             kernel on a small malloc: 1000 ints, sum 1502500\n",
+        )),
     ];
     for (mode, env, want) in modes {
         for workers in ["1", "2"] {

@@ -83,7 +83,8 @@ impl SvmShared {
         };
         let Some(r) = next.ranges.get(start).copied() else { return false };
         let Some(best) = self.best_restore_location(gpu, &r) else { return false };
-        let window = (PAGE << r.granularity).max(PAGE);
+        // 2^granularity pages, at most 2^63 bytes (a granularity of 0x3f is "all of it").
+        let window = if u32::from(r.granularity) + PAGE.trailing_zeros() < 63 { PAGE << r.granularity } else { 1 << 63 };
         let from = (page - page % window).max(start);
         let to = page.saturating_add(PAGE).checked_next_multiple_of(window).unwrap_or(u64::MAX).min(r.end);
         if r.actual_loc != LOCATION_SYSMEM || best != LOCATION_SYSMEM {

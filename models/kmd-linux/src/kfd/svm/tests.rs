@@ -218,6 +218,11 @@ fn with_xnack_on_gpu_faults_are_served_by_the_driver() {
     unsafe { *area.word(3) = 5 };
     assert_eq!(mem.read_u64(GpuAddr(area.addr + 24)), Ok(5), "the fault maps the page");
     assert!(mem.allocations().iter().any(|r| r.contains(&(area.addr + 24))));
+    // The largest granularity: one fault maps the whole range.
+    let whole = Area::rw(16);
+    svm(&k, OP_SET_ATTR, whole.addr, 16 * P, &mut [a(attr::ACCESS, gpu), a(attr::GRANULARITY, 0x3f)]).unwrap();
+    assert_eq!(mem.read_u64(GpuAddr(whole.addr + 9 * P)), Ok(0));
+    assert!(mem.allocations().iter().any(|r| r.start <= whole.addr && whole.addr + 16 * P <= r.end));
     // Plain memory the application never registered: a range is made for it.
     let mut heap = vec![0u64; 4096];
     heap[100] = 42;
