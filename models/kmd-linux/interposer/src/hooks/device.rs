@@ -50,11 +50,11 @@ unsafe fn mmap_common(
     offset: i64,
     real: impl FnOnce() -> *mut c_void,
 ) -> *mut c_void {
+    if flags & libc::MAP_FIXED != 0 {
+        // The new mapping (of a device or not) replaces the old pages at `addr`.
+        unmapping(addr, len);
+    }
     let Some(node) = state::node_of(fd) else {
-        if flags & libc::MAP_FIXED != 0 {
-            // The new mapping replaces the old pages at `addr`.
-            unmapping(addr, len);
-        }
         return real();
     };
     let Some(_inside) = guard::enter() else {
