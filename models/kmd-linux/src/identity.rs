@@ -812,8 +812,8 @@ impl SystemIdentity {
     }
 
     /// The same machine with GPUs that offer no SVM API (no `SVM_API_SUPPORTED`
-    /// capability, as a kernel built without `CONFIG_HSA_AMD_SVM`): what daemon mode
-    /// presents, since the daemon does not share its clients' address spaces.
+    /// capability): what daemon mode presents, since the daemon does not share its
+    /// clients' address spaces.
     pub fn without_svm(mut self) -> SystemIdentity {
         for g in &mut self.gpus {
             g.capability &= !cap::SVM_API_SUPPORTED;
