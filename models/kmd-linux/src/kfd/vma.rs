@@ -3,6 +3,7 @@
 //! is read-only where the CPU's is). Local mode reads them from `/proc/self/maps`.
 
 use crate::backend::Errno;
+use crate::kfd::backing::MEMFD_NAME;
 
 /// What backs a [`Vma`], as far as the driver cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,8 +34,6 @@ pub struct Vma {
     pub kind: VmaKind,
 }
 
-/// The name the buffer store's memfd shows in `/proc/self/maps`.
-const DEVICE_MEMFD: &str = "/memfd:dojo-gpu-buffers";
 
 /// Parses one `/proc/<pid>/maps` line (`start-end perms offset dev inode [path]`).
 fn parse_line(line: &str) -> Option<Vma> {
@@ -45,7 +44,7 @@ fn parse_line(line: &str) -> Option<Vma> {
     let kind = match path {
         "[heap]" => VmaKind::Heap,
         "[stack]" => VmaKind::Stack,
-        p if p.starts_with(DEVICE_MEMFD) => VmaKind::Device,
+        p if p.strip_prefix("/memfd:").is_some_and(|name| name.starts_with(MEMFD_NAME)) => VmaKind::Device,
         _ => VmaKind::Other,
     };
     let write = perms.get(1) == Some(&b'w');

@@ -256,3 +256,37 @@ fn xnack_changes_only_without_queues() {
     assert_eq!(xnack(&k, -1), Ok(0));
     finish(k);
 }
+
+#[test]
+fn buffer_objects_are_not_svm_memory() {
+    let (k, gpu, _) = setup();
+    let alloc = |va: u64, flags: u32| {
+        let mut b = abi::AllocMemory { va_addr: va, size: 4 * P, gpu_id: gpu, flags: flags | alloc_flags::WRITABLE, ..Default::default() };
+        call(&k, request::ALLOC_MEMORY_OF_GPU, &mut b).unwrap();
+        b
+    };
+    let map_on_gpu = |handle: u64| {
+        let ids = [gpu];
+        let mut m = abi::MapMemory { handle, device_ids_array_ptr: ids.as_ptr() as u64, n_devices: 1, n_success: 0 };
+        call(&k, request::MAP_MEMORY_TO_GPU, &mut m).unwrap();
+    };
+    // The application's mapping of a VRAM buffer is a device mapping: EFAULT.
+    let vram_va = Area::new(4, rustix::mm::ProtFlags::empty());
+    let vram = alloc(vram_va.addr, alloc_flags::VRAM);
+    // SAFETY: maps the buffer over our reservation.
+    let p = unsafe {
+        k.render_mmap(vram_va.addr as *mut _, 4 * P as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_FIXED, vram.mmap_offset)
+    }
+    .unwrap();
+    assert_eq!(p as u64, vram_va.addr);
+    assert_eq!(svm(&k, OP_SET_ATTR, vram_va.addr, P, &mut [a(attr::ACCESS, gpu)]), Err(Errno::FAULT));
+    // A span holding a buffer mapped on the GPU (at the application's own memory):
+    // EADDRINUSE.
+    let plain = Area::rw(8);
+    let gtt = alloc(plain.addr + 4 * P, alloc_flags::GTT);
+    map_on_gpu(gtt.handle);
+    assert_eq!(svm(&k, OP_SET_ATTR, plain.addr, 8 * P, &mut [a(attr::ACCESS, gpu)]), Err(Errno::ADDRINUSE));
+    // Beside it is fine.
+    svm(&k, OP_SET_ATTR, plain.addr, 4 * P, &mut [a(attr::ACCESS, gpu)]).unwrap();
+    finish(k);
+}
