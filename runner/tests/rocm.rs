@@ -465,6 +465,11 @@ fn a_wild_store_is_a_memory_access_fault_within_seconds() {
     );
 }
 
+/// The environment of a run with XNACK on or off, whatever the test's environment says.
+fn xnack(on: bool) -> [(&'static str, &'static OsStr); 1] {
+    [("HSA_XNACK", OsStr::new(if on { "1" } else { "0" }))]
+}
+
 /// What `managed` prints on the simulated MI210 with SVM; `pageable` is the end of its
 /// output, which depends on the XNACK mode.
 fn managed_output(pageable: &str) -> String {
@@ -486,10 +491,11 @@ fn managed_memory_on_one_and_two_workers_with_xnack_off_and_on() {
         return;
     }
     let program = hip("managed");
-    let on: &[(&str, &OsStr)] = &[("HSA_XNACK", OsStr::new("1"))];
+    // Both modes are set explicitly, so an HSA_XNACK in the test's environment does not
+    // change them.
     let modes = [
-        ("XNACK off", &[][..], managed_output("pageable memory access: no\n")),
-        ("XNACK on", on, managed_output(
+        ("XNACK off", xnack(false), managed_output("pageable memory access: no\n")),
+        ("XNACK on", xnack(true), managed_output(
             "pageable memory access: yes\n\
              kernel on malloc memory: 70000 ints\n\
              kernel on a small malloc: 1000 ints, sum 1502500\n",
@@ -497,7 +503,7 @@ fn managed_memory_on_one_and_two_workers_with_xnack_off_and_on() {
     ];
     for (mode, env, want) in modes {
         for workers in ["1", "2"] {
-            let out = dojo_run(&["--workers", workers], &program, &[], env, PROGRAM_LIMIT);
+            let out = dojo_run(&["--workers", workers], &program, &[], &env, PROGRAM_LIMIT);
             let what = format!("managed, {mode}, {workers} worker(s)");
             out.expect_pass(&what);
             assert_eq!(out.stdout, want, "{what}");
@@ -510,7 +516,7 @@ fn a_kernel_on_malloc_memory_faults_without_xnack() {
     if !have("hipcc", "a_kernel_on_malloc_memory_faults_without_xnack") {
         return;
     }
-    let out = dojo_run(&[], &hip("managed"), &["malloc"], &[], FAULT_LIMIT);
+    let out = dojo_run(&[], &hip("managed"), &["malloc"], &xnack(false), FAULT_LIMIT);
     assert_ne!(out.code(), Some(0), "the program must fail\n{}\n{}", out.stdout, out.stderr);
     assert!(!out.stdout.contains("PASS"), "the kernel ran on unmapped memory:\n{}", out.stdout);
     assert!(out.stderr.contains("Memory access fault"), "no fault message in stderr:\n{}", out.stderr);
