@@ -409,6 +409,11 @@ impl GpuMemory {
         self.regions().find(addr.0).map(|(r, _)| r)
     }
 
+    /// Whether `addr` is mapped read-only for the GPU (a store there faults).
+    pub fn is_read_only(&self, addr: GpuAddr) -> bool {
+        self.regions().find(addr.0).is_some_and(|(_, r)| !r.writable)
+    }
+
     /// The cache kind of the allocation holding `addr`.
     pub fn kind_of(&self, addr: GpuAddr) -> Option<MemKind> {
         self.regions().find(addr.0).map(|(_, r)| r.kind)

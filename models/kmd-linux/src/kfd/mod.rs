@@ -26,9 +26,10 @@ pub mod vma;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use amdgpu::ids::QueueId;
+use amdgpu::ids::{GpuAddr, QueueId};
+use amdgpu::memory::GpuMemory;
 use amdgpu::shared::{GpuFault, HostHooks};
 
 use crate::config::DriverConfig;
@@ -130,10 +131,12 @@ pub struct Device {
     trace: bool,
 }
 
-/// Which process owns each hardware queue: (GPU index, queue) -> its events.
+/// Which process owns each hardware queue: (GPU index, queue) -> its events; and each
+/// GPU's memory (set once the machine runs), which tells a fault's kind.
 #[derive(Default)]
 struct Router {
     owners: Mutex<BTreeMap<(usize, QueueId), Weak<Events>>>,
+    memories: OnceLock<Vec<Arc<GpuMemory>>>,
 }
 
 impl Router {
@@ -162,8 +165,17 @@ impl HostHooks for Hooks {
 
     fn fault(&self, queue: Option<QueueId>, fault: &GpuFault) {
         eprintln!("dojo: {fault}");
+        // A faulting access to a mapped page was a store to a read-only one (the GPU's
+        // protection fault); anything else found no page.
+        let memory = self.router.memories.get().and_then(|m| m.get(self.gpu));
+        let read_only = fault.addr.zip(memory).is_some_and(|(a, m)| m.is_read_only(GpuAddr(a)));
+        let failure = if read_only {
+            abi::MemoryExceptionFailure { read_only: 1, ..Default::default() }
+        } else {
+            abi::MemoryExceptionFailure { not_present: 1, ..Default::default() }
+        };
         let data = abi::MemoryExceptionData {
-            failure: abi::MemoryExceptionFailure { not_present: 1, ..Default::default() },
+            failure,
             va: fault.addr.unwrap_or(0),
             gpu_id: self.gpu_id,
             error_type: 0,
@@ -200,6 +212,8 @@ impl Device {
             Arc::new(Hooks { router: router.clone(), gpu: i, gpu_id: ids[i] }) as Arc<dyn HostHooks>
         })?;
         let n = machine.gpus.len();
+        // Set once, here: the router was made empty above.
+        let _ = router.memories.set(machine.gpus.iter().map(|g| g.memory.clone()).collect());
         Ok(Arc::new(Device {
             system,
             machine: Arc::new(machine),

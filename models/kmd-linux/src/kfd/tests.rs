@@ -236,6 +236,8 @@ fn interrupts_and_faults_reach_only_the_process_that_owns_the_queue() {
     hooks.fault(Some(hw2), &fault);
     let (r, data) = second.events.wait(&[e2], false, 0).unwrap();
     assert_eq!((r, data[0].memory_exception_data.va), (abi::wait_result::COMPLETE, 0xdead_0000));
+    let failure = data[0].memory_exception_data.failure;
+    assert_eq!((failure.not_present, failure.read_only), (1, 0), "nothing is mapped there");
     assert_eq!(first.events.wait(&[e1], false, 0).unwrap().0, abi::wait_result::TIMEOUT);
     // Signal events the same way: the owner of the queue only.
     let signal = |k: &Kfd| {

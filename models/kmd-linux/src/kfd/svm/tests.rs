@@ -290,3 +290,29 @@ fn buffer_objects_are_not_svm_memory() {
     svm(&k, OP_SET_ATTR, plain.addr, 4 * P, &mut [a(attr::ACCESS, gpu)]).unwrap();
     finish(k);
 }
+
+#[test]
+fn a_store_to_read_only_memory_is_reported_as_one() {
+    use amdgpu::shared::{GpuFault, HostHooks};
+    let (k, gpu, mem) = setup();
+    let ro = Area::new(1, rustix::mm::ProtFlags::READ);
+    svm(&k, OP_SET_ATTR, ro.addr, P, &mut [a(attr::ACCESS, gpu)]).unwrap();
+    let mut q = aql_queue(gpu);
+    call(&k, request::CREATE_QUEUE, &mut q).unwrap();
+    let hw = crate::kfd::lock(&k.queues)[&q.queue_id].hw;
+    let mut e = abi::CreateEvent { event_type: abi::event_type::MEMORY, ..Default::default() };
+    call(&k, request::CREATE_EVENT, &mut e).unwrap();
+    let hooks = crate::kfd::Hooks { router: k.device().router.clone(), gpu: 0, gpu_id: gpu };
+    let failure_of = |addr: u64| {
+        let fault = GpuFault { kernel: "k".into(), dispatch: 1, place: "test".into(), message: "fault".into(), addr: Some(addr) };
+        hooks.fault(Some(hw), &fault);
+        let (_, data) = k.events.wait(&[e.event_id], false, 0).unwrap();
+        let f = data[0].memory_exception_data.failure;
+        (f.not_present, f.read_only)
+    };
+    let store = mem.write_u64(GpuAddr(ro.addr + 8), 1).unwrap_err();
+    assert_eq!(failure_of(store.addr), (0, 1), "ROCR: Write access to a read-only page");
+    let wild = mem.read_u64(GpuAddr(NOWHERE)).unwrap_err();
+    assert_eq!(failure_of(wild.addr), (1, 0), "ROCR: Page not present");
+    finish(k);
+}
