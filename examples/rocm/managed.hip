@@ -10,10 +10,13 @@
 // `managed malloc` runs only a kernel on plain malloc memory, whatever the device says:
 // with XNACK on it passes; with XNACK off the memory is neither mapped for the GPU nor
 // registered with SVM, so the runtime must report a GPU memory access fault and abort.
+// `managed readonly` stores from a kernel into read-only (PROT_READ) memory: with XNACK
+// on, the runtime must report a write access to a read-only page and abort.
 #include "check.h"
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 __global__ void add_index(int *a, long n, int k) {
     long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -216,12 +219,29 @@ static void pageable(int *failures) {
     if (pageable) on_malloc_memory(failures);
 }
 
+// Stores into memory the host mapped read-only: the kernel must fault.
+static void store_to_read_only(void) {
+    const long n = 1024;
+    int *a = (int *)mmap(NULL, n * sizeof(int), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED) {
+        printf("FAIL (mmap)\n");
+        exit(1);
+    }
+    launch_add(a, n, 1, 0);
+    hipError_t sync = hipDeviceSynchronize();
+    // Reached only if the runtime did not abort on the fault.
+    fprintf(stderr, "managed readonly: synchronize: %s\n", hipGetErrorString(sync));
+    printf("FAIL (the store to read-only memory did not fault)\n");
+    exit(1);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "malloc") == 0) {
         int failures = 0;
         on_malloc_memory(&failures);
         return verdict(failures);
     }
+    if (argc > 1 && strcmp(argv[1], "readonly") == 0) store_to_read_only();
     int managed = 0;
     HIP_CHECK(hipDeviceGetAttribute(&managed, hipDeviceAttributeManagedMemory, 0));
     printf("managed memory: %s\n", managed ? "yes" : "no");

@@ -228,6 +228,26 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// Panics unless the program died of a GPU memory fault that the runtime reported
+    /// (ROCR's "Memory access fault by GPU ... Reason: `reason`"), the simulator intact.
+    fn expect_gpu_fault(&self, what: &str, reason: &str) {
+        assert_ne!(self.code(), Some(0), "{what}: the program must fail\n{}\n{}", self.stdout, self.stderr);
+        assert!(
+            !self.stdout.contains("PASS") && !self.stdout.contains("did not fault"),
+            "{what}: the runtime did not report the fault:\n{}\n{}",
+            self.stdout,
+            self.stderr
+        );
+        assert!(
+            self.stderr.contains("Memory access fault") && self.stderr.contains(&format!("Reason: {reason}")),
+            "{what}: no fault with the reason {reason:?} in stderr:\n{}",
+            self.stderr
+        );
+        assert!(!self.stderr.contains("panicked"), "{what}: the simulator crashed:\n{}", self.stderr);
+    }
+}
+
 /// Reads a pipe to its end on a thread.
 fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
@@ -441,28 +461,7 @@ fn a_wild_store_is_a_memory_access_fault_within_seconds() {
         return;
     }
     let out = dojo_run(&[], &hip("out_of_bounds"), &[], &[], FAULT_LIMIT);
-    assert_ne!(
-        out.code(),
-        Some(0),
-        "the program must fail\n{}\n{}",
-        out.stdout,
-        out.stderr
-    );
-    assert!(
-        !out.stdout.contains("did not fault"),
-        "the runtime did not report the fault:\n{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("Memory access fault"),
-        "no fault message in stderr:\n{}",
-        out.stderr
-    );
-    assert!(
-        !out.stderr.contains("panicked"),
-        "the simulator crashed:\n{}",
-        out.stderr
-    );
+    out.expect_gpu_fault("a wild store", "Page not present");
 }
 
 /// The environment of a run with XNACK on or off, whatever the test's environment says.
@@ -517,10 +516,16 @@ fn a_kernel_on_malloc_memory_faults_without_xnack() {
         return;
     }
     let out = dojo_run(&[], &hip("managed"), &["malloc"], &xnack(false), FAULT_LIMIT);
-    assert_ne!(out.code(), Some(0), "the program must fail\n{}\n{}", out.stdout, out.stderr);
-    assert!(!out.stdout.contains("PASS"), "the kernel ran on unmapped memory:\n{}", out.stdout);
-    assert!(out.stderr.contains("Memory access fault"), "no fault message in stderr:\n{}", out.stderr);
-    assert!(!out.stderr.contains("panicked"), "the simulator crashed:\n{}", out.stderr);
+    out.expect_gpu_fault("a kernel on malloc memory without XNACK", "Page not present");
+}
+
+#[test]
+fn a_kernel_storing_to_read_only_memory_faults_with_xnack() {
+    if !have("hipcc", "a_kernel_storing_to_read_only_memory_faults_with_xnack") {
+        return;
+    }
+    let out = dojo_run(&[], &hip("managed"), &["readonly"], &xnack(true), FAULT_LIMIT);
+    out.expect_gpu_fault("a store to read-only memory with XNACK", "Write access to a read-only page");
 }
 
 #[test]
