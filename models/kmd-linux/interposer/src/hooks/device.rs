@@ -2,7 +2,8 @@
 //! takes memory away from the application tells the backend first, which forgets device
 //! mappings and SVM ranges there (as the kernel's MMU notifiers tell the real driver):
 //! `munmap`, an `mmap` with `MAP_FIXED` over whatever was there, and the pages a `mremap`
-//! leaves behind.
+//! leaves behind; `mprotect` tells it before and after, so GPU mappings follow the new
+//! protection.
 
 use std::ffi::{c_int, c_ulong, c_void};
 
@@ -128,6 +129,33 @@ fn unmapping(addr: *mut c_void, len: usize) {
             b.unmapping(addr as usize, len);
         }
     });
+}
+
+/// Tells the running backend that `[addr, addr + len)` changes protection: before the
+/// call (`done` false) and after it succeeded.
+fn protecting(addr: *mut c_void, len: usize, done: bool) {
+    let Some(_inside) = guard::enter() else {
+        return;
+    };
+    guard::ffi((), || {
+        if let Some(b) = state::owned() {
+            b.protecting(addr as usize, len, done);
+        }
+    });
+}
+
+/// `mprotect(2)`: the GPU's mappings of the pages follow their new protection.
+///
+/// # Safety
+/// As the C function.
+#[no_mangle]
+pub unsafe extern "C" fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int {
+    protecting(addr, len, false);
+    let r = real::mprotect(addr, len, prot);
+    if r == 0 {
+        protecting(addr, len, true);
+    }
+    r
 }
 
 /// `munmap(2)`.

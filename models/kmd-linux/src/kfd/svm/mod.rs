@@ -399,6 +399,44 @@ impl SvmShared {
         }
     }
 
+    /// The protection of `[start, end)` changes (MMU_NOTIFY_PROTECTION_VMA): before the
+    /// change the GPUs' mappings there go; after it, with XNACK off, the ranges that
+    /// were mapped are mapped again as the new protection allows (none where the
+    /// memory is no longer readable). With XNACK on, faults map them again.
+    fn cpu_protecting(&self, start: u64, end: u64, done: bool) {
+        let mut state = lock(&self.state);
+        let mut next = state.clone();
+        if !done {
+            if state.maps.iter().all(|m| !m.covers_any(start, end)) {
+                return;
+            }
+            for m in &mut next.maps {
+                m.unmap(start, end);
+            }
+        } else {
+            if next.xnack {
+                return;
+            }
+            let mapped: Vec<u64> = next.ranges.overlapping(start, end).filter(|(_, r)| r.mapped).map(|(s, _)| s).collect();
+            if mapped.is_empty() {
+                return;
+            }
+            let Ok(vmas) = vma::own_mappings(start, end) else { return };
+            for s in mapped {
+                let Some(r) = next.ranges.get(s).copied() else { continue };
+                let (from, to) = (s.max(start), r.end.min(end));
+                // Memory that is no longer readable stays unmapped, as in the driver.
+                let mut trial = next.clone();
+                if self.validate_and_map(&mut trial, s, from, to, None, &vmas).is_ok() {
+                    next = trial;
+                }
+            }
+        }
+        if let Err(e) = self.commit(&mut state, next) {
+            eprintln!("dojo: SVM: updating the GPU mappings of {start:#x}..{end:#x} after mprotect failed: {e}");
+        }
+    }
+
     /// Ends the process's SVM: every mapping goes, and the GPUs stop asking it about faults.
     fn close(&self) {
         for g in self.supported.iter() {
@@ -422,6 +460,17 @@ fn fold_location(looking: &mut bool, location: &mut u32, range_location: u32) {
     } else {
         *location = range_location;
     }
+}
+
+/// The pages `munmap(addr, len)` or `mprotect(addr, len)` affect; `None` when the call
+/// fails with EINVAL (an unaligned address, no length) and changes nothing.
+fn page_span(addr: usize, len: usize) -> Option<(u64, u64)> {
+    let start = addr as u64;
+    if !start.is_multiple_of(PAGE) || len == 0 {
+        return None;
+    }
+    let end = start.saturating_add(len as u64).checked_next_multiple_of(PAGE).unwrap_or(u64::MAX - (PAGE - 1));
+    Some((start, end))
 }
 
 /// The GPU mapping of `[from, to)` of range `r` over the application's areas `vmas`:
@@ -523,12 +572,17 @@ impl Kfd {
 
     /// The application unmaps `[addr, addr + len)`: SVM ranges and GPU mappings there go.
     pub(crate) fn svm_unmapping(&self, addr: usize, len: usize) {
-        let start = addr as u64;
-        if !start.is_multiple_of(PAGE) || len == 0 {
-            return; // munmap fails with EINVAL: nothing is unmapped
+        if let Some((start, end)) = page_span(addr, len) {
+            self.svm.cpu_unmapped(start, end);
         }
-        let end = start.saturating_add(len as u64).checked_next_multiple_of(PAGE).unwrap_or(u64::MAX - (PAGE - 1));
-        self.svm.cpu_unmapped(start, end);
+    }
+
+    /// The application changes the protection of `[addr, addr + len)`: before the call
+    /// (`done` false) and after it succeeded (`done` true).
+    pub fn svm_protecting(&self, addr: usize, len: usize, done: bool) {
+        if let Some((start, end)) = page_span(addr, len) {
+            self.svm.cpu_protecting(start, end, done);
+        }
     }
 
     /// Ends the process's SVM (its context closes).

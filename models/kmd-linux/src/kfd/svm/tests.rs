@@ -316,3 +316,34 @@ fn a_store_to_read_only_memory_is_reported_as_one() {
     assert_eq!(failure_of(wild.addr), (1, 0), "ROCR: Page not present");
     finish(k);
 }
+
+#[test]
+fn gpu_mappings_follow_mprotect() {
+    let (k, gpu, mem) = setup();
+    let area = Area::rw(4);
+    svm(&k, OP_SET_ATTR, area.addr, 4 * P, &mut [a(attr::ACCESS, gpu)]).unwrap();
+    mem.write_u64(GpuAddr(area.addr + P), 5).unwrap();
+    let protect = |page: u64, prot: rustix::mm::MprotectFlags| {
+        let (addr, len) = ((area.addr + page * P) as usize, P as usize);
+        k.svm_protecting(addr, len, false);
+        // SAFETY: our own mapping.
+        unsafe { rustix::mm::mprotect(addr as *mut _, len, prot) }.unwrap();
+        k.svm_protecting(addr, len, true);
+    };
+    // XNACK off: the page is mapped again at once, read-only now.
+    protect(1, rustix::mm::MprotectFlags::READ);
+    assert_eq!(mem.read_u64(GpuAddr(area.addr + P)), Ok(5));
+    assert!(mem.write_u64(GpuAddr(area.addr + P), 6).is_err());
+    mem.write_u64(GpuAddr(area.addr), 7).unwrap();
+    // No access at all: the GPU loses the page (it would fault, not crash the simulator).
+    protect(2, rustix::mm::MprotectFlags::empty());
+    assert!(mem.read_u64(GpuAddr(area.addr + 2 * P)).is_err());
+    // Writable again.
+    protect(1, rustix::mm::MprotectFlags::READ | rustix::mm::MprotectFlags::WRITE);
+    protect(2, rustix::mm::MprotectFlags::READ | rustix::mm::MprotectFlags::WRITE);
+    mem.write_u64(GpuAddr(area.addr + P), 6).unwrap();
+    mem.write_u64(GpuAddr(area.addr + 2 * P), 8).unwrap();
+    // SAFETY: inside the area.
+    assert_eq!(unsafe { (*area.word(P / 8), *area.word(2 * P / 8)) }, (6, 8));
+    finish(k);
+}
