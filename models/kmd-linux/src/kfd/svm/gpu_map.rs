@@ -92,6 +92,11 @@ impl GpuMap {
         before || self.pieces.range(start..end).next().is_some()
     }
 
+    /// The mapped runs, in address order: (start, piece).
+    pub fn pieces(&self) -> impl Iterator<Item = (u64, Piece)> + '_ {
+        self.pieces.iter().map(|(&s, &p)| (s, p))
+    }
+
     /// Whether nothing is mapped.
     pub fn is_empty(&self) -> bool {
         self.pieces.is_empty()

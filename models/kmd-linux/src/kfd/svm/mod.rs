@@ -437,6 +437,38 @@ impl SvmShared {
         }
     }
 
+    /// Drops the GPU mappings of memory the application no longer has, or has with less
+    /// permission than the GPU mapping gives, and the ranges of memory it no longer has: what calls inside the C
+    /// library did, which the interposer cannot see (`free` unmaps a large block with an
+    /// internal `munmap`, `realloc` moves one with an internal `mremap`). Run before a
+    /// doorbell wakes the GPU, so a kernel finds such memory unmapped (and faults, or with
+    /// XNACK on maps what is there now) instead of the simulator touching a dead page.
+    pub(crate) fn revalidate(&self) {
+        let mut state = lock(&self.state);
+        if state.maps.iter().all(GpuMap::is_empty) && state.ranges.is_empty() {
+            return;
+        }
+        let Ok(vmas) = vma::own_mappings(0, u64::MAX) else { return };
+        let mut next = state.clone();
+        for m in &mut next.maps {
+            let stale: Vec<(u64, u64)> =
+                m.pieces().flat_map(|(s, p)| uncovered(&vmas, s, p.end, |v| v.read && (v.write || !p.writable))).collect();
+            for (s, e) in stale {
+                m.unmap(s, e);
+            }
+        }
+        // Ranges go only where the memory is gone (protection changes keep them).
+        let gone: Vec<(u64, u64)> = next.ranges.overlapping(0, u64::MAX).flat_map(|(s, r)| uncovered(&vmas, s, r.end, |_| true)).collect();
+        for (s, e) in gone {
+            next.ranges.remove(s, e);
+        }
+        if next.maps != state.maps || next.ranges != state.ranges {
+            if let Err(e) = self.commit(&mut state, next) {
+                eprintln!("dojo: SVM: dropping the GPU mappings of memory the application no longer has failed: {e}");
+            }
+        }
+    }
+
     /// Ends the process's SVM: every mapping goes, and the GPUs stop asking it about faults.
     fn close(&self) {
         for g in self.supported.iter() {
@@ -460,6 +492,27 @@ fn fold_location(looking: &mut bool, location: &mut u32, range_location: u32) {
     } else {
         *location = range_location;
     }
+}
+
+/// The parts of `[start, end)` that `vmas` (in address order) do not cover with areas
+/// that are `fit`.
+fn uncovered(vmas: &[Vma], start: u64, end: u64, fit: impl Fn(&Vma) -> bool) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut at = start;
+    for v in vmas.iter().filter(|v| v.end > start && v.start < end) {
+        if v.start > at {
+            out.push((at, v.start));
+        }
+        let (s, e) = (v.start.max(start), v.end.min(end));
+        if !fit(v) {
+            out.push((s, e));
+        }
+        at = e;
+    }
+    if at < end {
+        out.push((at, end));
+    }
+    out
 }
 
 /// The pages `munmap(addr, len)` or `mprotect(addr, len)` affect; `None` when the call

@@ -347,3 +347,26 @@ fn gpu_mappings_follow_mprotect() {
     assert_eq!(unsafe { (*area.word(P / 8), *area.word(2 * P / 8)) }, (6, 8));
     finish(k);
 }
+
+#[test]
+fn a_doorbell_drops_mappings_of_memory_changed_behind_the_drivers_back() {
+    let (k, gpu, mem) = setup();
+    let area = Area::rw(4);
+    svm(&k, OP_SET_ATTR, area.addr, 4 * P, &mut [a(attr::ACCESS, gpu)]).unwrap();
+    // Changed without telling the driver (as the C library's own calls do): page 1
+    // inaccessible, page 2 read-only.
+    // SAFETY: our own mapping.
+    unsafe {
+        rustix::mm::mprotect((area.addr + P) as *mut _, P as usize, rustix::mm::MprotectFlags::empty()).unwrap();
+        rustix::mm::mprotect((area.addr + 2 * P) as *mut _, P as usize, rustix::mm::MprotectFlags::READ).unwrap();
+    }
+    k.svm.revalidate();
+    assert!(mem.read_u64(GpuAddr(area.addr + P)).is_err(), "no mapping of the inaccessible page");
+    assert!(mem.write_u64(GpuAddr(area.addr + 2 * P), 1).is_err(), "no writable mapping of the read-only page");
+    mem.write_u64(GpuAddr(area.addr + 3 * P), 1).unwrap();
+    mem.write_u64(GpuAddr(area.addr), 1).unwrap();
+    for page in [1, 2] {
+        assert_eq!(get_all(&k, area.addr + page * P, P, gpu)[2].ty, attr::ACCESS, "page {page} keeps its range");
+    }
+    finish(k);
+}
