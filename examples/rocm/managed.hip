@@ -12,6 +12,8 @@
 // registered with SVM, so the runtime must report a GPU memory access fault and abort.
 // `managed readonly` stores from a kernel into read-only (PROT_READ) memory: with XNACK
 // on, the runtime must report a write access to a read-only page and abort.
+// `managed freed` (XNACK on) runs a kernel on a large malloc block, frees it and runs the
+// kernel on it again: the second run must be a memory access fault (page not present).
 #include "check.h"
 
 #include <stdint.h>
@@ -235,6 +237,24 @@ static void store_to_read_only(void) {
     exit(1);
 }
 
+// A kernel on a freed malloc block (its own mapping, which free unmaps): must fault.
+static void use_after_free(void) {
+    const long n = 1L << 20;  // 4 MiB
+    int *a = (int *)malloc(n * sizeof(int));
+    for (long i = 0; i < n; i++) a[i] = 0;
+    launch_add(a, n, 1, 0);
+    LAUNCH_CHECK();
+    printf("kernel on the block: a[7] = %d\n", a[7]);
+    fflush(stdout);
+    free(a);
+    launch_add(a, n, 1, 0);
+    hipError_t sync = hipDeviceSynchronize();
+    // Reached only if the runtime did not abort on the fault.
+    fprintf(stderr, "managed freed: synchronize: %s\n", hipGetErrorString(sync));
+    printf("FAIL (the kernel on freed memory did not fault)\n");
+    exit(1);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "malloc") == 0) {
         int failures = 0;
@@ -242,6 +262,7 @@ int main(int argc, char **argv) {
         return verdict(failures);
     }
     if (argc > 1 && strcmp(argv[1], "readonly") == 0) store_to_read_only();
+    if (argc > 1 && strcmp(argv[1], "freed") == 0) use_after_free();
     int managed = 0;
     HIP_CHECK(hipDeviceGetAttribute(&managed, hipDeviceAttributeManagedMemory, 0));
     printf("managed memory: %s\n", managed ? "yes" : "no");

@@ -529,6 +529,16 @@ fn a_kernel_storing_to_read_only_memory_faults_with_xnack() {
 }
 
 #[test]
+fn a_kernel_on_freed_malloc_memory_faults_with_xnack() {
+    if !have("hipcc", "a_kernel_on_freed_malloc_memory_faults_with_xnack") {
+        return;
+    }
+    let out = dojo_run(&[], &hip("managed"), &["freed"], &xnack(true), FAULT_LIMIT);
+    assert!(out.stdout.contains("kernel on the block: a[7] = 8"), "the first kernel ran:\n{}\n{}", out.stdout, out.stderr);
+    out.expect_gpu_fault("a kernel on freed malloc memory with XNACK", "Page not present");
+}
+
+#[test]
 fn managed_memory_under_the_daemon_is_pinned_host_memory() {
     if !have("hipcc", "managed_memory_under_the_daemon_is_pinned_host_memory") {
         return;
