@@ -120,6 +120,17 @@ pub struct Session {
 impl Session {
     /// Checks `options`, finds the interposer and writes the sysfs tree.
     pub fn new(options: &RunOptions) -> anyhow::Result<Session> {
+        Session::build(options, false)
+    }
+
+    /// [`Session::new`] for `dojo daemon`: its GPUs offer no SVM (shared virtual memory
+    /// needs the application's address space, which the daemon does not share), so
+    /// ROCm's managed memory falls back to pinned host memory.
+    pub fn for_daemon(options: &RunOptions) -> anyhow::Result<Session> {
+        Session::build(options, true)
+    }
+
+    fn build(options: &RunOptions, daemon: bool) -> anyhow::Result<Session> {
         let (mut topology, file) = match &options.topology {
             Some(path) => {
                 let t = topology::load(path).map_err(|e| anyhow!("{e}"))?;
@@ -150,6 +161,7 @@ impl Session {
         if system.gpus.is_empty() {
             bail!("{display_name}: the topology has no GPU for the driver to present");
         }
+        let system = if daemon { system.without_svm() } else { system };
         let interposer = find_interposer()?;
 
         let root = tree_directory()?;

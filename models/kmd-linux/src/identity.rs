@@ -838,6 +838,16 @@ impl SystemIdentity {
             GpuIdentity::all_from_topology(t)?,
         ))
     }
+
+    /// The same machine with GPUs that offer no SVM API (no `SVM_API_SUPPORTED`
+    /// capability): what daemon mode presents, since the daemon does not share its
+    /// clients' address spaces.
+    pub fn without_svm(mut self) -> SystemIdentity {
+        for g in &mut self.gpus {
+            g.capability &= !cap::SVM_API_SUPPORTED;
+        }
+        self
+    }
 }
 
 impl fmt::Display for GpuIdentity {

@@ -218,6 +218,24 @@ impl Outcome {
             self.stdout
         );
     }
+
+    /// Panics unless the program died of a GPU memory fault that the runtime reported
+    /// (ROCR's "Memory access fault by GPU ... Reason: `reason`"), the simulator intact.
+    pub fn expect_gpu_fault(&self, what: &str, reason: &str) {
+        assert_ne!(self.code(), Some(0), "{what}: the program must fail\n{}\n{}", self.stdout, self.stderr);
+        assert!(
+            !self.stdout.contains("PASS") && !self.stdout.contains("did not fault"),
+            "{what}: the runtime did not report the fault:\n{}\n{}",
+            self.stdout,
+            self.stderr
+        );
+        assert!(
+            self.stderr.contains("Memory access fault") && self.stderr.contains(&format!("Reason: {reason}")),
+            "{what}: no fault with the reason {reason:?} in stderr:\n{}",
+            self.stderr
+        );
+        assert!(!self.stderr.contains("panicked"), "{what}: the simulator crashed:\n{}", self.stderr);
+    }
 }
 
 /// Reads a pipe to its end on a thread.

@@ -117,15 +117,8 @@ impl Kfd {
                 // for every policy.
                 Ok(0)
             }),
-            nr::SET_XNACK_MODE => with(buf, |a: &mut abi::SetXnackMode| match a.xnack_enabled {
-                x if x < 0 => {
-                    a.xnack_enabled = 0;
-                    Ok(0)
-                }
-                0 => Ok(0),
-                // Retrying faults (demand paging of GPU memory) is not simulated.
-                _ => Err(Errno::PERM),
-            }),
+            nr::SET_XNACK_MODE => with(buf, |a: &mut abi::SetXnackMode| self.set_xnack_mode(a)),
+            nr::SVM => self.svm_ioctl(buf, user),
             nr::GET_CLOCK_COUNTERS => with(buf, |a: &mut abi::ClockCounters| self.clock_counters(a)),
             nr::AVAILABLE_MEMORY => with(buf, |a: &mut abi::AvailableMemory| {
                 let g = self.gpu_index(a.gpu_id)?;
@@ -310,6 +303,11 @@ impl Kfd {
         }
         let size = a.size.checked_next_multiple_of(PAGE).ok_or(Errno::INVAL)?;
         let end = a.va_addr.checked_add(size).ok_or(Errno::INVAL)?;
+        if self.svm_overlaps(a.va_addr, end)
+            || (domain == alloc_flags::USERPTR && self.svm_overlaps(a.mmap_offset, a.mmap_offset.saturating_add(size)))
+        {
+            return Err(Errno::ADDRINUSE);
+        }
         let mut bos = lock(&self.bos);
         if bos
             .by_handle

@@ -9,6 +9,8 @@
 //! - [`events`]: KFD events and WAIT_EVENTS.
 //! - [`ioctl`]: the handler of each command.
 //! - [`mapping`]: the mmaps of the KFD and render-node files.
+//! - [`svm`]: shared virtual memory (managed memory) and the XNACK mode.
+//! - [`vma`]: the application's memory areas, which SVM ranges are checked against.
 
 pub mod abi;
 pub mod backing;
@@ -19,14 +21,17 @@ pub mod events;
 pub mod ioctl;
 pub mod machine;
 pub mod mapping;
+pub mod svm;
 pub mod user;
 pub mod userptr;
+pub mod vma;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use amdgpu::ids::QueueId;
+use amdgpu::ids::{GpuAddr, QueueId};
+use amdgpu::memory::GpuMemory;
 use amdgpu::shared::{GpuFault, HostHooks};
 
 use crate::config::DriverConfig;
@@ -132,10 +137,12 @@ pub struct Device {
     live: std::sync::OnceLock<live::LiveSysfs>,
 }
 
-/// Which process owns each hardware queue: (GPU index, queue) -> its events.
+/// Which process owns each hardware queue: (GPU index, queue) -> its events; and each
+/// GPU's memory (set once the machine runs), which tells a fault's kind.
 #[derive(Default)]
 struct Router {
     owners: Mutex<BTreeMap<(usize, QueueId), Weak<Events>>>,
+    memories: OnceLock<Vec<Arc<GpuMemory>>>,
 }
 
 impl Router {
@@ -160,8 +167,17 @@ impl HostHooks for Hooks {
 
     fn fault(&self, queue: Option<QueueId>, fault: &GpuFault) {
         eprintln!("dojo: {fault}");
+        // A faulting access to a mapped page was a store to a read-only one (the GPU's
+        // protection fault); anything else found no page.
+        let memory = self.router.memories.get().and_then(|m| m.get(self.gpu));
+        let read_only = fault.addr.zip(memory).is_some_and(|(a, m)| m.is_read_only(GpuAddr(a)));
+        let failure = if read_only {
+            abi::MemoryExceptionFailure { read_only: 1, ..Default::default() }
+        } else {
+            abi::MemoryExceptionFailure { not_present: 1, ..Default::default() }
+        };
         let data = abi::MemoryExceptionData {
-            failure: abi::MemoryExceptionFailure { not_present: 1, ..Default::default() },
+            failure,
             va: fault.addr.unwrap_or(0),
             gpu_id: self.gpu_id,
             error_type: 0,
@@ -198,6 +214,8 @@ impl Device {
             Arc::new(Hooks { router: router.clone(), gpu: i, gpu_id: ids[i] }) as Arc<dyn HostHooks>
         })?;
         let n = machine.gpus.len();
+        // Set once, here: the router was made empty above.
+        let _ = router.memories.set(machine.gpus.iter().map(|g| g.memory.clone()).collect());
         Ok(Arc::new(Device {
             system,
             machine: Arc::new(machine),
@@ -235,7 +253,9 @@ pub struct Kfd {
     device: Arc<Device>,
     backing: Backing,
     events: Arc<Events>,
-    pub(crate) bos: Mutex<Bos>,
+    pub(crate) bos: Arc<Mutex<Bos>>,
+    /// Shared virtual memory and the XNACK mode.
+    pub(crate) svm: Arc<svm::SvmShared>,
     pub(crate) queues: Arc<Mutex<BTreeMap<u32, Queue>>>,
     pub(crate) settings: Mutex<Settings>,
     /// Doorbell page of each GPU, once mapped: (address, bytes, trap).
@@ -267,11 +287,20 @@ impl Kfd {
 
     /// A new process context on a running device.
     pub fn attach(device: Arc<Device>) -> Result<Kfd, KfdError> {
+        let bos = Arc::new(Mutex::new(Bos::default()));
+        let gpus: Vec<_> = device
+            .machine
+            .gpus
+            .iter()
+            .map(|g| (g.memory.clone(), g.identity.gpu_id, g.identity.hive_id, g.identity.capability))
+            .collect();
+        let svm = svm::SvmShared::new(&gpus, bos.clone());
         Ok(Kfd {
             device,
             backing: Backing::new(BACKING_BYTES)?,
             events: Arc::new(Events::default()),
-            bos: Mutex::new(Bos::default()),
+            bos,
+            svm,
             queues: Arc::new(Mutex::new(BTreeMap::new())),
             settings: Mutex::new(Settings::default()),
             doorbells: Mutex::new(BTreeMap::new()),
@@ -367,6 +396,7 @@ impl Kfd {
             let _ = self.free_memory(h);
         }
         self.device.refresh_sysfs();
+        self.svm_close();
     }
 }
 

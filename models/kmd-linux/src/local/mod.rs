@@ -205,6 +205,12 @@ impl KfdBackend for LocalDriver {
         }
     }
 
+    fn protecting(&self, addr: usize, len: usize, done: bool) {
+        if let Some(kfd) = self.opened_device() {
+            kfd.svm_protecting(addr, len, done);
+        }
+    }
+
     fn is_internal_fd(&self, fd: RawFd) -> bool {
         self.opened_device().is_some_and(|k| k.backing_fd() == fd)
     }
