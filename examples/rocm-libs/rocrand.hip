@@ -98,26 +98,35 @@ template <class T> static std::vector<T> reference(size_t n, unsigned width, con
     return v;
 }
 
-// The u32 / uniform / normal / log-normal checks of a per-thread-engine generator
-// (XORWOW, MRG32k3a): element group k is drawn from engine k's first values.
+// Engine k of a per-thread-engine generator (XORWOW, MRG32k3a) as the library seeds it.
+template <class State> static State engine(size_t k) {
+    State s;
+    rocrand_init(SEED, k, 0, &s);
+    return s;
+}
+
+// The u32 and uniform checks of a per-thread-engine generator: element k is engine k's
+// first value.
 template <class State>
-static void per_thread_engine(const char *name, rocrand_rng_type type, size_t n) {
-    auto engine = [](size_t k) {
-        State s;
-        rocrand_init(SEED, k, 0, &s);
-        return s;
-    };
+static void per_thread_uniform(const char *name, rocrand_rng_type type, size_t n) {
     std::string base(name);
     expect((base + ".u32").c_str(),
            generate<unsigned>(type, n, [&](auto g, auto d) { return rocrand_generate(g, d, n); }),
-           reference<unsigned>(n, 1, [&](size_t k, unsigned *o) { auto s = engine(k); o[0] = rocrand(&s); }), 0);
+           reference<unsigned>(n, 1, [&](size_t k, unsigned *o) { auto s = engine<State>(k); o[0] = rocrand(&s); }), 0);
     expect((base + ".uniform").c_str(),
            generate<float>(type, n, [&](auto g, auto d) { return rocrand_generate_uniform(g, d, n); }),
-           reference<float>(n, 1, [&](size_t k, float *o) { auto s = engine(k); o[0] = rocrand_uniform(&s); }), 1);
+           reference<float>(n, 1, [&](size_t k, float *o) { auto s = engine<State>(k); o[0] = rocrand_uniform(&s); }), 1);
+}
+
+// The normal and log-normal checks of a per-thread-engine generator: element pair k
+// comes from engine k's first two values.
+template <class State>
+static void per_thread_normal(const char *name, rocrand_rng_type type, size_t n) {
+    std::string base(name);
     expect((base + ".normal").c_str(),
            generate<float>(type, n, [&](auto g, auto d) { return rocrand_generate_normal(g, d, n, 1.5f, 2.0f); }),
            reference<float>(n, 2, [&](size_t k, float *o) {
-               auto s = engine(k);
+               auto s = engine<State>(k);
                float2 v = rocrand_normal2(&s);
                o[0] = 1.5f + v.x * 2.0f;
                o[1] = 1.5f + v.y * 2.0f;
@@ -125,7 +134,7 @@ static void per_thread_engine(const char *name, rocrand_rng_type type, size_t n)
     expect((base + ".log_normal").c_str(),
            generate<float>(type, n, [&](auto g, auto d) { return rocrand_generate_log_normal(g, d, n, 0.25f, 0.5f); }),
            reference<float>(n, 2, [&](size_t k, float *o) {
-               auto s = engine(k);
+               auto s = engine<State>(k);
                float2 v = rocrand_log_normal2(&s, 0.25f, 0.5f);
                o[0] = v.x;
                o[1] = v.y;
@@ -148,31 +157,21 @@ static void poisson(const char *name, rocrand_rng_type type, size_t n, double la
 
 int main(int argc, char **argv) {
     const size_t n = argc > 1 ? strtoul(argv[1], nullptr, 10) & ~size_t(1) : 4096;
+    // Line-buffered: the lines so far survive a GPU fault's abort.
+    setvbuf(stdout, nullptr, _IOLBF, 0);
 
-    per_thread_engine<rocrand_state_xorwow>("xorwow", ROCRAND_RNG_PSEUDO_XORWOW, n);
-    per_thread_engine<rocrand_state_mrg32k3a>("mrg32k3a", ROCRAND_RNG_PSEUDO_MRG32K3A, n);
-
+    // Integer and uniform outputs first, then Poisson, then the distributions that need
+    // sin/cos/log/exp on the device (Box-Muller).
+    rocrand_state_philox4x32_10 philox;
+    auto restart = [&] { rocrand_init(SEED, 0, 0, &philox); };
+    const auto PHILOX = ROCRAND_RNG_PSEUDO_PHILOX4_32_10;
     {  // Philox: one stream in order.
-        const auto type = ROCRAND_RNG_PSEUDO_PHILOX4_32_10;
-        rocrand_state_philox4x32_10 s;
-        auto restart = [&] { rocrand_init(SEED, 0, 0, &s); };
         restart();
-        expect("philox.u32", generate<unsigned>(type, n, [&](auto g, auto d) { return rocrand_generate(g, d, n); }),
-               reference<unsigned>(n, 1, [&](size_t, unsigned *o) { o[0] = rocrand(&s); }), 0);
+        expect("philox.u32", generate<unsigned>(PHILOX, n, [&](auto g, auto d) { return rocrand_generate(g, d, n); }),
+               reference<unsigned>(n, 1, [&](size_t, unsigned *o) { o[0] = rocrand(&philox); }), 0);
         restart();
-        expect("philox.uniform", generate<float>(type, n, [&](auto g, auto d) { return rocrand_generate_uniform(g, d, n); }),
-               reference<float>(n, 1, [&](size_t, float *o) { o[0] = rocrand_uniform(&s); }), 1);
-        restart();
-        expect("philox.normal",
-               generate<float>(type, n, [&](auto g, auto d) { return rocrand_generate_normal(g, d, n, -1.0f, 0.5f); }),
-               reference<float>(n, 2, [&](size_t, float *o) {
-                   unsigned a = rocrand(&s), b = rocrand(&s);
-                   float2 v = rocrand_device::detail::normal_distribution2(a, b);
-                   o[0] = -1.0f + v.x * 0.5f;
-                   o[1] = -1.0f + v.y * 0.5f;
-               }), 4);
-        poisson("philox.poisson(4)", type, n, 4.0);
-        poisson("philox.poisson(300)", type, n, 300.0);
+        expect("philox.uniform", generate<float>(PHILOX, n, [&](auto g, auto d) { return rocrand_generate_uniform(g, d, n); }),
+               reference<float>(n, 1, [&](size_t, float *o) { o[0] = rocrand_uniform(&philox); }), 1);
     }
     {  // Sobol32: dimension 0, point j for element j.
         const auto type = ROCRAND_RNG_QUASI_SOBOL32;
@@ -186,6 +185,22 @@ int main(int argc, char **argv) {
         expect("sobol32.uniform", generate<float>(type, n, [&](auto g, auto d) { return rocrand_generate_uniform(g, d, n); }),
                reference<float>(n, 1, [&](size_t j, float *o) { auto s = point(j); o[0] = rocrand_uniform(&s); }), 1);
     }
-    poisson("xorwow.poisson(10)", ROCRAND_RNG_PSEUDO_XORWOW, n, 10.0);
+    per_thread_uniform<rocrand_state_mrg32k3a>("mrg32k3a", ROCRAND_RNG_PSEUDO_MRG32K3A, n);
+    per_thread_uniform<rocrand_state_xorwow>("xorwow", ROCRAND_RNG_PSEUDO_XORWOW, n);
+
+    poisson("philox.poisson(4)", PHILOX, n, 4.0);
+    poisson("philox.poisson(300)", PHILOX, n, 300.0);
+
+    restart();
+    expect("philox.normal",
+           generate<float>(PHILOX, n, [&](auto g, auto d) { return rocrand_generate_normal(g, d, n, -1.0f, 0.5f); }),
+           reference<float>(n, 2, [&](size_t, float *o) {
+               unsigned a = rocrand(&philox), b = rocrand(&philox);
+               float2 v = rocrand_device::detail::normal_distribution2(a, b);
+               o[0] = -1.0f + v.x * 0.5f;
+               o[1] = -1.0f + v.y * 0.5f;
+           }), 4);
+    per_thread_normal<rocrand_state_mrg32k3a>("mrg32k3a", ROCRAND_RNG_PSEUDO_MRG32K3A, n);
+    per_thread_normal<rocrand_state_xorwow>("xorwow", ROCRAND_RNG_PSEUDO_XORWOW, n);
     return verdict(failures);
 }
