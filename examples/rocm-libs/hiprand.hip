@@ -6,17 +6,9 @@
 // within 4 ULP. The program ends with PASS or FAIL.
 //
 // argv[1] (optional): element count (default 4096, even).
-#include <hip/hip_runtime.h>
-#define FQUALIFIERS __forceinline__ __device__ __host__
+#include "random.h"
+
 #include <hiprand/hiprand.h>
-#include <rocrand/rocrand_kernel.h>
-#include <rocrand/rocrand_sobol32_precomputed.h>
-
-#include <cstdint>
-#include <cstring>
-#include <vector>
-
-#include "../rocm/check.h"
 
 #define HIPRAND_CHECK(expr)                                                          \
     do {                                                                             \
@@ -30,31 +22,8 @@
     } while (0)
 
 static const unsigned long long SEED = 42;
-static int failures = 0;
 
-static uint32_t ulps(float a, float b) {
-    int32_t ia, ib;
-    memcpy(&ia, &a, 4);
-    memcpy(&ib, &b, 4);
-    if (ia < 0) ia = INT32_MIN - ia;
-    if (ib < 0) ib = INT32_MIN - ib;
-    int64_t d = (int64_t)ia - (int64_t)ib;
-    return (uint32_t)std::min<int64_t>(d < 0 ? -d : d, UINT32_MAX);
-}
 
-template <class T> static void expect(const char *name, const std::vector<T> &got, const std::vector<T> &want, uint32_t max_ulps) {
-    int bad = 0;
-    for (size_t i = 0; i < want.size(); i++) {
-        bool same;
-        if constexpr (std::is_same_v<T, float>)
-            same = ulps(got[i], want[i]) <= max_ulps;
-        else
-            same = got[i] == want[i];
-        if (!same && bad++ < 4) fprintf(stderr, "%s[%zu]: got %.9g, want %.9g\n", name, i, (double)got[i], (double)want[i]);
-    }
-    printf("%s %s\n", name, bad ? "FAIL" : "ok");
-    failures += bad != 0;
-}
 
 // A fresh generator of `type` fills n T through `fill`.
 template <class T, class Fill> static std::vector<T> generate(hiprandRngType_t type, size_t n, Fill fill) {
@@ -99,8 +68,7 @@ int main(int argc, char **argv) {
         std::vector<unsigned> raw(n);
         std::vector<float> uni(n);
         for (size_t j = 0; j < n; j++) {
-            rocrand_state_sobol32 s;
-            rocrand_init(h_sobol32_direction_vectors, (unsigned)j, &s);
+            auto s = sobol_point(j);
             raw[j] = rocrand(&s);
             uni[j] = rocrand_device::detail::uniform_distribution(raw[j]);
         }

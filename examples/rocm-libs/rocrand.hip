@@ -13,19 +13,13 @@
 // element j; Sobol32 element j is point `offset + j` of dimension 0.
 //
 // argv[1] (optional): element count (default 4096, even; at most one per thread).
-#include <hip/hip_runtime.h>
-#define FQUALIFIERS __forceinline__ __device__ __host__
+#include "random.h"
+
 #include <rocrand/rocrand.h>
-#include <rocrand/rocrand_kernel.h>
-#include <rocrand/rocrand_sobol32_precomputed.h>
 
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <functional>
-#include <vector>
-
-#include "../rocm/check.h"
+#include <string>
 
 #define ROCRAND_CHECK(expr)                                                          \
     do {                                                                             \
@@ -39,37 +33,8 @@
     } while (0)
 
 static const unsigned long long SEED = 0x5eed1234abcdull;
-static int failures = 0;
 
-// Distance in units in the last place between two finite floats.
-static uint32_t ulps(float a, float b) {
-    int32_t ia, ib;
-    memcpy(&ia, &a, 4);
-    memcpy(&ib, &b, 4);
-    if (ia < 0) ia = INT32_MIN - ia;
-    if (ib < 0) ib = INT32_MIN - ib;
-    int64_t d = (int64_t)ia - (int64_t)ib;
-    return (uint32_t)std::min<int64_t>(d < 0 ? -d : d, UINT32_MAX);
-}
 
-// Compares element by element: `max_ulps` 0 asks for equal bits.
-template <class T>
-static void expect(const char *name, const std::vector<T> &got, const std::vector<T> &want, uint32_t max_ulps) {
-    int bad = 0;
-    for (size_t i = 0; i < want.size(); i++) {
-        bool same;
-        if constexpr (std::is_same_v<T, float>)
-            same = ulps(got[i], want[i]) <= max_ulps;
-        else
-            same = got[i] == want[i];
-        if (!same) {
-            if (bad < 4) fprintf(stderr, "%s[%zu]: got %.9g, want %.9g\n", name, i, (double)got[i], (double)want[i]);
-            bad++;
-        }
-    }
-    printf("%s %s\n", name, bad ? "FAIL" : "ok");
-    failures += bad != 0;
-}
 
 // Runs `fill` on a fresh generator of `type` (seed SEED) into a device buffer of n T.
 template <class T>
@@ -175,15 +140,10 @@ int main(int argc, char **argv) {
     }
     {  // Sobol32: dimension 0, point j for element j.
         const auto type = ROCRAND_RNG_QUASI_SOBOL32;
-        auto point = [](size_t j) {
-            rocrand_state_sobol32 s;
-            rocrand_init(h_sobol32_direction_vectors, (unsigned)j, &s);
-            return s;
-        };
         expect("sobol32.u32", generate<unsigned>(type, n, [&](auto g, auto d) { return rocrand_generate(g, d, n); }),
-               reference<unsigned>(n, 1, [&](size_t j, unsigned *o) { auto s = point(j); o[0] = rocrand(&s); }), 0);
+               reference<unsigned>(n, 1, [&](size_t j, unsigned *o) { auto s = sobol_point(j); o[0] = rocrand(&s); }), 0);
         expect("sobol32.uniform", generate<float>(type, n, [&](auto g, auto d) { return rocrand_generate_uniform(g, d, n); }),
-               reference<float>(n, 1, [&](size_t j, float *o) { auto s = point(j); o[0] = rocrand_uniform(&s); }), 1);
+               reference<float>(n, 1, [&](size_t j, float *o) { auto s = sobol_point(j); o[0] = rocrand_uniform(&s); }), 1);
     }
     per_thread_uniform<rocrand_state_mrg32k3a>("mrg32k3a", ROCRAND_RNG_PSEUDO_MRG32K3A, n);
     per_thread_uniform<rocrand_state_xorwow>("xorwow", ROCRAND_RNG_PSEUDO_XORWOW, n);

@@ -56,6 +56,7 @@ fn check(program: Program) {
     let inputs = [
         repo("examples/rocm/check.h"),
         repo("examples/rocm-libs/sparse.h"),
+        repo("examples/rocm-libs/random.h"),
     ];
     let inputs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
     let exe = build_and_link(
