@@ -75,6 +75,8 @@ static std::vector<uint32_t> sequence(size_t n, uint32_t seed, uint32_t range) {
 
 int main(int argc, char **argv) {
     const size_t n = argc > 1 ? strtoul(argv[1], nullptr, 10) : 100000;
+    // Line-buffered: the lines so far survive a GPU fault's abort.
+    setvbuf(stdout, nullptr, _IOLBF, 0);
     const auto keys = sequence(n, 1, 1u << 30);
     const auto small = sequence(n, 2, 64);
 
@@ -156,6 +158,54 @@ int main(int argc, char **argv) {
         expect("reduce.max", download(kmax, 1), {*std::max_element(keys.begin(), keys.end())});
         HIP_CHECK(hipFree(in)); HIP_CHECK(hipFree(out)); HIP_CHECK(hipFree(kin)); HIP_CHECK(hipFree(kmax));
     }
+    {  // segmented reduce and segmented radix sort over uneven segments.
+        std::vector<uint32_t> offsets{0};
+        while (offsets.back() < n) offsets.push_back(std::min<uint32_t>(offsets.back() + 1 + small[offsets.size() % n] * 37, n));
+        const unsigned segments = offsets.size() - 1;
+        uint32_t *in = upload(small), *off = upload(offsets), *out = dev<uint32_t>(segments);
+        Temp t;
+        HIP_CHECK(rocprim::segmented_reduce(t.ptr, t.bytes, in, out, segments, off, off + 1, rocprim::plus<uint32_t>(), 0u));
+        t.alloc();
+        HIP_CHECK(rocprim::segmented_reduce(t.ptr, t.bytes, in, out, segments, off, off + 1, rocprim::plus<uint32_t>(), 0u));
+        std::vector<uint32_t> want(segments);
+        for (unsigned s = 0; s < segments; s++)
+            want[s] = std::accumulate(small.begin() + offsets[s], small.begin() + offsets[s + 1], 0u);
+        expect("segmented_reduce", download(out, segments), want);
+
+        uint32_t *kin = upload(keys), *kout = dev<uint32_t>(n);
+        Temp t2;
+        HIP_CHECK(rocprim::segmented_radix_sort_keys(t2.ptr, t2.bytes, kin, kout, n, segments, off, off + 1));
+        t2.alloc();
+        HIP_CHECK(rocprim::segmented_radix_sort_keys(t2.ptr, t2.bytes, kin, kout, n, segments, off, off + 1));
+        auto want_k = keys;
+        for (unsigned s = 0; s < segments; s++) std::sort(want_k.begin() + offsets[s], want_k.begin() + offsets[s + 1]);
+        expect("segmented_radix_sort_keys", download(kout, n), want_k);
+        HIP_CHECK(hipFree(in)); HIP_CHECK(hipFree(off)); HIP_CHECK(hipFree(out)); HIP_CHECK(hipFree(kin)); HIP_CHECK(hipFree(kout));
+    }
+    {  // histograms: 64 even bins over [0, 1<<30), and bins at explicit levels.
+        uint32_t *in = upload(keys), *hist = dev<uint32_t>(64);
+        Temp t;
+        HIP_CHECK(rocprim::histogram_even(t.ptr, t.bytes, in, (unsigned)n, hist, 65u, 0u, 1u << 30));
+        t.alloc();
+        HIP_CHECK(rocprim::histogram_even(t.ptr, t.bytes, in, (unsigned)n, hist, 65u, 0u, 1u << 30));
+        std::vector<uint32_t> want(64, 0);
+        for (auto k : keys) want[k / ((1u << 30) / 64)]++;
+        expect("histogram_even", download(hist, 64), want);
+
+        std::vector<uint32_t> levels{0, 10, 100, 1000, 10000, 100000, 1000000, 1u << 30};
+        uint32_t *lv = upload(levels);
+        Temp t2;
+        HIP_CHECK(rocprim::histogram_range(t2.ptr, t2.bytes, in, (unsigned)n, hist, (unsigned)levels.size(), lv));
+        t2.alloc();
+        HIP_CHECK(rocprim::histogram_range(t2.ptr, t2.bytes, in, (unsigned)n, hist, (unsigned)levels.size(), lv));
+        std::vector<uint32_t> want_r(levels.size() - 1, 0);
+        for (auto k : keys)
+            for (size_t b = 0; b + 1 < levels.size(); b++)
+                if (k >= levels[b] && k < levels[b + 1]) want_r[b]++;
+        expect("histogram_range", download(hist, levels.size() - 1), want_r);
+        HIP_CHECK(hipFree(in)); HIP_CHECK(hipFree(hist)); HIP_CHECK(hipFree(lv));
+    }
+    // The algorithms built on the decoupled-lookback scan come last.
     {  // inclusive and exclusive scan (u32 sums, wrapping like the host).
         uint32_t *in = upload(small), *out = dev<uint32_t>(n);
         Temp t;
@@ -262,53 +312,6 @@ int main(int argc, char **argv) {
         expect("reduce_by_key", download(sums, std::min<size_t>(got_n, n)), want_sums);
         HIP_CHECK(hipFree(in)); HIP_CHECK(hipFree(out)); HIP_CHECK(hipFree(count)); HIP_CHECK(hipFree(lens));
         HIP_CHECK(hipFree(vals)); HIP_CHECK(hipFree(sums));
-    }
-    {  // segmented reduce and segmented radix sort over uneven segments.
-        std::vector<uint32_t> offsets{0};
-        while (offsets.back() < n) offsets.push_back(std::min<uint32_t>(offsets.back() + 1 + small[offsets.size() % n] * 37, n));
-        const unsigned segments = offsets.size() - 1;
-        uint32_t *in = upload(small), *off = upload(offsets), *out = dev<uint32_t>(segments);
-        Temp t;
-        HIP_CHECK(rocprim::segmented_reduce(t.ptr, t.bytes, in, out, segments, off, off + 1, rocprim::plus<uint32_t>(), 0u));
-        t.alloc();
-        HIP_CHECK(rocprim::segmented_reduce(t.ptr, t.bytes, in, out, segments, off, off + 1, rocprim::plus<uint32_t>(), 0u));
-        std::vector<uint32_t> want(segments);
-        for (unsigned s = 0; s < segments; s++)
-            want[s] = std::accumulate(small.begin() + offsets[s], small.begin() + offsets[s + 1], 0u);
-        expect("segmented_reduce", download(out, segments), want);
-
-        uint32_t *kin = upload(keys), *kout = dev<uint32_t>(n);
-        Temp t2;
-        HIP_CHECK(rocprim::segmented_radix_sort_keys(t2.ptr, t2.bytes, kin, kout, n, segments, off, off + 1));
-        t2.alloc();
-        HIP_CHECK(rocprim::segmented_radix_sort_keys(t2.ptr, t2.bytes, kin, kout, n, segments, off, off + 1));
-        auto want_k = keys;
-        for (unsigned s = 0; s < segments; s++) std::sort(want_k.begin() + offsets[s], want_k.begin() + offsets[s + 1]);
-        expect("segmented_radix_sort_keys", download(kout, n), want_k);
-        HIP_CHECK(hipFree(in)); HIP_CHECK(hipFree(off)); HIP_CHECK(hipFree(out)); HIP_CHECK(hipFree(kin)); HIP_CHECK(hipFree(kout));
-    }
-    {  // histograms: 64 even bins over [0, 1<<30), and bins at explicit levels.
-        uint32_t *in = upload(keys), *hist = dev<uint32_t>(64);
-        Temp t;
-        HIP_CHECK(rocprim::histogram_even(t.ptr, t.bytes, in, (unsigned)n, hist, 65u, 0u, 1u << 30));
-        t.alloc();
-        HIP_CHECK(rocprim::histogram_even(t.ptr, t.bytes, in, (unsigned)n, hist, 65u, 0u, 1u << 30));
-        std::vector<uint32_t> want(64, 0);
-        for (auto k : keys) want[k / ((1u << 30) / 64)]++;
-        expect("histogram_even", download(hist, 64), want);
-
-        std::vector<uint32_t> levels{0, 10, 100, 1000, 10000, 100000, 1000000, 1u << 30};
-        uint32_t *lv = upload(levels);
-        Temp t2;
-        HIP_CHECK(rocprim::histogram_range(t2.ptr, t2.bytes, in, (unsigned)n, hist, (unsigned)levels.size(), lv));
-        t2.alloc();
-        HIP_CHECK(rocprim::histogram_range(t2.ptr, t2.bytes, in, (unsigned)n, hist, (unsigned)levels.size(), lv));
-        std::vector<uint32_t> want_r(levels.size() - 1, 0);
-        for (auto k : keys)
-            for (size_t b = 0; b + 1 < levels.size(); b++)
-                if (k >= levels[b] && k < levels[b + 1]) want_r[b]++;
-        expect("histogram_range", download(hist, levels.size() - 1), want_r);
-        HIP_CHECK(hipFree(in)); HIP_CHECK(hipFree(hist)); HIP_CHECK(hipFree(lv));
     }
     return verdict(failures);
 }
