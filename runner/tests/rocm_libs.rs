@@ -23,15 +23,15 @@ const PROGRAM_LIMIT: Duration = Duration::from_secs(300);
 /// Programs that stop on an unsupported instruction, with the instruction's mnemonic
 /// as the simulator's fault message names it.
 const KNOWN_ISA_GAPS: &[(&str, &str)] = &[
-    // rocprim::inclusive_scan's lookback_scan_kernel.
+    // histogram_range's histogram_shared_kernel, then the lookback scan kernels.
     ("rocprim", "v_xad_u32"),
     // Box-Muller in the normal distributions (rocrand_generate_normal).
     ("rocrand", "v_sin_f32"),
     ("hiprand", "v_sin_f32"),
 ];
 
-/// A program of `examples/rocm-libs`: its name, the header that tells its library is
-/// installed, the libraries it links, and its arguments (small sizes).
+/// A program of `examples/rocm-libs`: its name, the header (under /usr/include) that
+/// tells its library is installed, the libraries it links, and its arguments (small sizes).
 struct Program {
     name: &'static str,
     header: &'static str,
@@ -39,16 +39,52 @@ struct Program {
     args: &'static [&'static str],
 }
 
+const fn program(
+    name: &'static str,
+    header: &'static str,
+    link: &'static [&'static str],
+    args: &'static [&'static str],
+) -> Program {
+    Program {
+        name,
+        header,
+        link,
+        args,
+    }
+}
+
+const ROCPRIM: Program = program("rocprim", "rocprim/rocprim.hpp", &[], &["5000"]);
+const ROCRAND: Program = program("rocrand", "rocrand/rocrand.h", &["-lrocrand"], &["1024"]);
+const HIPRAND: Program = program("hiprand", "hiprand/hiprand.h", &["-lhiprand"], &["1024"]);
+const ROCSPARSE: Program = program(
+    "rocsparse",
+    "rocsparse/rocsparse.h",
+    &["-lrocsparse"],
+    &["300"],
+);
+const HIPSPARSE: Program = program(
+    "hipsparse",
+    "hipsparse/hipsparse.h",
+    &["-lhipsparse"],
+    &["300"],
+);
+
 /// Builds and runs `program`; it must pass, or fail on its listed ISA gap.
 fn check(program: Program) {
+    check_with(&[], program);
+}
+
+/// [`check`] with `dojo run FLAGS`.
+fn check_with(flags: &[&str], program: Program) {
     let name = program.name;
     if !have("hipcc", name) {
         return;
     }
-    if !Path::new(program.header).is_file() {
+    let header = Path::new("/usr/include").join(program.header);
+    if !header.is_file() {
         eprintln!(
             "skipped {name}: {} not found (install Debian's ROCm libraries: bash scripts/deps)",
-            program.header
+            header.display()
         );
         return;
     }
@@ -66,7 +102,7 @@ fn check(program: Program) {
         &inputs,
         program.link,
     );
-    let out = dojo_run(&[], &exe, program.args, &[], PROGRAM_LIMIT);
+    let out = dojo_run(flags, &exe, program.args, &[], PROGRAM_LIMIT);
     let gap = KNOWN_ISA_GAPS
         .iter()
         .find(|(p, _)| *p == name)
@@ -100,50 +136,31 @@ fn check(program: Program) {
 
 #[test]
 fn rocprim_device_algorithms_match_the_host() {
-    check(Program {
-        name: "rocprim",
-        header: "/usr/include/rocprim/rocprim.hpp",
-        link: &[],
-        args: &["5000"],
-    });
+    check(ROCPRIM);
 }
 
 #[test]
 fn rocrand_generators_match_the_device_api_on_the_host() {
-    check(Program {
-        name: "rocrand",
-        header: "/usr/include/rocrand/rocrand.h",
-        link: &["-lrocrand"],
-        args: &["1024"],
-    });
+    check(ROCRAND);
 }
 
 #[test]
 fn hiprand_generators_match_the_device_api_on_the_host() {
-    check(Program {
-        name: "hiprand",
-        header: "/usr/include/hiprand/hiprand.h",
-        link: &["-lhiprand"],
-        args: &["1024"],
-    });
+    check(HIPRAND);
 }
 
 #[test]
 fn rocsparse_routines_match_the_host() {
-    check(Program {
-        name: "rocsparse",
-        header: "/usr/include/rocsparse/rocsparse.h",
-        link: &["-lrocsparse"],
-        args: &["300"],
-    });
+    check(ROCSPARSE);
+}
+
+/// The results do not depend on the worker count: the same checks on two workers.
+#[test]
+fn rocsparse_routines_match_the_host_on_two_workers() {
+    check_with(&["--workers", "2"], ROCSPARSE);
 }
 
 #[test]
 fn hipsparse_routines_match_the_host() {
-    check(Program {
-        name: "hipsparse",
-        header: "/usr/include/hipsparse/hipsparse.h",
-        link: &["-lhipsparse"],
-        args: &["300"],
-    });
+    check(HIPSPARSE);
 }
