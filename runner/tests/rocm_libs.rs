@@ -39,6 +39,7 @@ struct Program {
     args: &'static [&'static str],
 }
 
+/// A [`Program`] (a const fn, so that each program is one line).
 const fn program(
     name: &'static str,
     header: &'static str,
