@@ -129,9 +129,21 @@ pub static BUILDING: Mutex<()> = Mutex::new(());
 /// `-o`), once per content: the result is kept under a name hashing the sources and
 /// the command.
 pub fn build(compiler: &str, flags: &[&str], source: &Path, extra_inputs: &[&Path]) -> PathBuf {
+    build_and_link(compiler, flags, source, extra_inputs, &[])
+}
+
+/// [`build`], with `link` (libraries) after the source on the command line.
+pub fn build_and_link(
+    compiler: &str,
+    flags: &[&str],
+    source: &Path,
+    extra_inputs: &[&Path],
+    link: &[&str],
+) -> PathBuf {
     let mut hasher = DefaultHasher::new();
     compiler.hash(&mut hasher);
     flags.hash(&mut hasher);
+    link.hash(&mut hasher);
     for input in std::iter::once(&source).chain(extra_inputs) {
         let text = std::fs::read(input).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
         text.hash(&mut hasher);
@@ -154,6 +166,7 @@ pub fn build(compiler: &str, flags: &[&str], source: &Path, extra_inputs: &[&Pat
         .arg("-o")
         .arg(&partial)
         .arg(source)
+        .args(link)
         .output()
         .unwrap_or_else(|e| panic!("running {compiler}: {e}"));
     assert!(
