@@ -9,6 +9,7 @@
 #include <rocrand/rocrand_sobol32_precomputed.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -44,6 +45,26 @@ static void expect(const char *name, const std::vector<T> &got, const std::vecto
     }
     printf("%s %s\n", name, bad ? "FAIL" : "ok");
     failures += bad != 0;
+}
+
+// Compares floats within the absolute tolerance `tol`; prints `name ok` or `name FAIL`.
+// For normal draws: the device's Box-Muller goes through the GPU's fast log and its
+// sin/cos in revolutions (the angle rounded twice on the way), the host's through libm,
+// so values near zero differ by far more ULPs than their size suggests, while the
+// absolute difference stays a few 2^-20 of the distribution's scale.
+static void expect_near(const char *name, const std::vector<float> &got, const std::vector<float> &want, float tol) {
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); i++) {
+        bool same = std::fabs(got[i] - want[i]) <= tol;
+        if (!same && bad++ < 4) fprintf(stderr, "%s[%zu]: got %.9g, want %.9g\n", name, i, (double)got[i], (double)want[i]);
+    }
+    printf("%s %s\n", name, bad ? "FAIL" : "ok");
+    failures += bad != 0;
+}
+
+// The tolerance of normal draws with `mean` and `stddev`: 2^-18 of |mean| + 4 stddev.
+static float normal_tolerance(float mean, float stddev) {
+    return std::ldexp(std::fabs(mean) + 4.0f * stddev, -18);
 }
 
 // Sobol32 dimension 0's point j, as the host API's element j.

@@ -22,13 +22,7 @@ const PROGRAM_LIMIT: Duration = Duration::from_secs(300);
 
 /// Programs that stop on an unsupported instruction, with the instruction's mnemonic
 /// as the simulator's fault message names it.
-const KNOWN_ISA_GAPS: &[(&str, &str)] = &[
-    // histogram_range's histogram_shared_kernel, then the lookback scan kernels.
-    ("rocprim", "v_xad_u32"),
-    // Box-Muller in the normal distributions (rocrand_generate_normal).
-    ("rocrand", "v_sin_f32"),
-    ("hiprand", "v_sin_f32"),
-];
+const KNOWN_ISA_GAPS: &[(&str, &str)] = &[];
 
 /// A program of `examples/rocm-libs`: its name, the header (under /usr/include) that
 /// tells its library is installed, the libraries it links, and its arguments (small sizes).
