@@ -790,9 +790,10 @@ proptest! {
                 let packed = (c[l] & !(0xff << shift)) | (u8v << shift);
                 prop_assert_eq!(w.vgpr[10][l], packed, "cvt_pk_u8 lane {}", l);
                 prop_assert_eq!(w.vgpr[11][l], packed, "cvt_pkaccum lane {}", l);
-                let sn = if x.is_nan() { 0 } else { (x.clamp(-1.0, 1.0) * 32767.0).round_ties_even() as i32 as u16 as u32 };
+                // Scaled exactly, then rounded once (the f16 forms' reference does the same).
+                let sn = if x.is_nan() { 0 } else { (f64::from(x.clamp(-1.0, 1.0)) * 32767.0).round_ties_even() as i32 as u16 as u32 };
                 prop_assert_eq!(w.vgpr[12][l], sn | (sn << 16));
-                let un = if x.is_nan() { 0 } else { (x.clamp(0.0, 1.0) * 65535.0).round_ties_even() as u32 };
+                let un = if x.is_nan() { 0 } else { (f64::from(x.clamp(0.0, 1.0)) * 65535.0).round_ties_even() as u32 };
                 prop_assert_eq!(w.vgpr[13][l], un | (un << 16));
             }
         }

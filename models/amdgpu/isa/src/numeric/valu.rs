@@ -1303,7 +1303,8 @@ pub fn f32_to_snorm(x: f32) -> i16 {
     if x.is_nan() {
         return 0;
     }
-    (x.clamp(-1.0, 1.0) * 32767.0).round_ties_even() as i16
+    // The product is exact in f64: one rounding, to the nearest integer.
+    (f64::from(x.clamp(-1.0, 1.0)) * 32767.0).round_ties_even() as i16
 }
 
 /// `f32_to_unorm`: clamp to [0, 1], scale by 65535, round to nearest even; NaN -> 0.
@@ -1312,7 +1313,8 @@ pub fn f32_to_unorm(x: f32) -> u16 {
     if x.is_nan() {
         return 0;
     }
-    (x.clamp(0.0, 1.0) * 65535.0).round_ties_even() as u16
+    // The product is exact in f64: one rounding, to the nearest integer.
+    (f64::from(x.clamp(0.0, 1.0)) * 65535.0).round_ties_even() as u16
 }
 
 /// `v_cvt_pknorm_i16_f32`.
