@@ -11,6 +11,7 @@ use simdojo::phold::{self, PholdConfig};
 use simdojo::time::Tick;
 
 use crate::sysinfo::peak_rss_bytes;
+use crate::output::outln;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -19,6 +20,9 @@ pub enum BenchCommand {
     Phold(PholdArgs),
     /// A GPU program (`benches/gpu/*.c`) on a whole simulated GPU: wave-instructions/s.
     Gpu(crate::bench_gpu::GpuArgs),
+    /// A matrix multiply with MFMA instructions on a whole simulated GPU, checked against
+    /// a host reference: wall time and MFMA/s.
+    Gemm(crate::bench_gemm::GemmArgs),
     /// An unmodified ROCm program under `dojo run`: wall time against the simulator's start.
     Run(crate::bench_run::BenchRunArgs),
 }
@@ -83,6 +87,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Phold(a) => phold(a),
         BenchCommand::Gpu(a) => crate::bench_gpu::run(a),
+        BenchCommand::Gemm(a) => crate::bench_gemm::run(a),
         BenchCommand::Run(a) => crate::bench_run::run(a),
     }
 }
@@ -159,7 +164,7 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
     let rate = (events * u64::from(a.copies)) as f64 / wall;
     let per_copy: Vec<f64> = runs.iter().map(|r| r.events as f64 / r.wall).collect();
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({
                 "engine": "simdojo",
@@ -178,27 +183,27 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
                 "digest": digest,
                 "exit": status,
             })
-        );
+        )?;
     } else {
-        println!("exit:            {status}");
-        println!("events:          {events}");
-        println!("wall:            {wall:.3} s");
-        println!("events/s:        {:.3} M", rate / 1e6);
+        outln!("exit:            {status}")?;
+        outln!("events:          {events}")?;
+        outln!("wall:            {wall:.3} s")?;
+        outln!("events/s:        {:.3} M", rate / 1e6)?;
         if a.copies > 1 {
-            println!("copies:          {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 3));
+            outln!("copies:          {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 3))?;
         }
-        println!("workers:         {} ({} partitions)", first.workers, first.partitions);
-        println!("epochs:          {epochs}");
-        println!("events/epoch:    {:.1}", events as f64 / epochs.max(1) as f64);
-        println!(
+        outln!("workers:         {} ({} partitions)", first.workers, first.partitions)?;
+        outln!("epochs:          {epochs}")?;
+        outln!("events/epoch:    {:.1}", events as f64 / epochs.max(1) as f64)?;
+        outln!(
             "epoch duration:  p50 {} ns, p90 {} ns, p99 {} ns, max {} ns",
             hist.value_at_quantile(0.5),
             hist.value_at_quantile(0.9),
             hist.value_at_quantile(0.99),
             hist.max()
-        );
-        println!("peak RSS:        {}", rss.map_or("unknown".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0)));
-        println!("digest:          {digest}");
+        )?;
+        outln!("peak RSS:        {}", rss.map_or("unknown".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0)))?;
+        outln!("digest:          {digest}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

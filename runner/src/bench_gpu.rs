@@ -12,6 +12,7 @@ use serde_json::json;
 use simdojo::topology::{self, Format};
 
 use crate::sysinfo::peak_rss_bytes;
+use crate::output::outln;
 
 /// Arguments of `dojo bench gpu`.
 #[derive(Args, Debug)]
@@ -50,6 +51,8 @@ pub struct GpuArgs {
     /// ceiling for `--workers 2`.
     #[arg(long, default_value_t = 1)]
     copies: u32,
+    #[command(flatten)]
+    set: crate::set_args::SetArgs,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -82,6 +85,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         })
         .unwrap_or(Target::Gfx942);
     amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
+    a.set.apply(&mut t)?;
     let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
     let blocks = a.blocks.unwrap_or(4 * cus.max(1));
 
@@ -146,7 +150,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
     let per_copy: Vec<f64> = runs.iter().map(|(o, _)| instructions as f64 / o.run_seconds).collect();
     let output = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({
                 "kernel": a.kernel, "mode": a.mode, "target": target.name(), "blocks": blocks, "threads": a.threads,
@@ -156,22 +160,22 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
                 "epochs": out.epochs, "simulated_ps": out.end.0, "peak_rss_bytes": peak_rss_bytes(),
                 "digest": format!("{digest:016x}"), "output": output, "status": out.status,
             })
-        );
+        )?;
     } else {
-        println!("program:             {} on {} ({blocks} x {} work-items, {} iterations, {} mode)", a.kernel, target, a.threads, a.iterations, a.mode);
-        println!("output:              {output}");
-        println!("wave-instructions:   {instructions}");
-        println!("run:                 {seconds:.3} s");
-        println!("wave-instructions/s: {:.2} M", rate / 1e6);
+        outln!("program:             {} on {} ({blocks} x {} work-items, {} iterations, {} mode)", a.kernel, target, a.threads, a.iterations, a.mode)?;
+        outln!("output:              {output}")?;
+        outln!("wave-instructions:   {instructions}")?;
+        outln!("run:                 {seconds:.3} s")?;
+        outln!("wave-instructions/s: {:.2} M", rate / 1e6)?;
         if a.copies > 1 {
-            println!("copies:              {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 2));
+            outln!("copies:              {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 2))?;
         }
-        println!("workers:             {} ({} partitions at the end, {} epochs)", a.workers, out.partitions, out.epochs);
-        println!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6);
+        outln!("workers:             {} ({} partitions at the end, {} epochs)", a.workers, out.partitions, out.epochs)?;
+        outln!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6)?;
         if let Some(rss) = peak_rss_bytes() {
-            println!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0));
+            outln!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0))?;
         }
-        println!("digest:              {digest:016x}");
+        outln!("digest:              {digest:016x}")?;
     }
     Ok(if out.status == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

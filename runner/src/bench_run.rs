@@ -20,6 +20,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::run::{shell_status, RunOptions, Session};
+use crate::output::outln;
 
 /// The start probe: opens the KFD device (read-only: a shell's read-write redirection
 /// would create the file where there is no interposer), then exits.
@@ -115,7 +116,7 @@ pub fn run(a: BenchRunArgs) -> anyhow::Result<ExitCode> {
         .collect();
     if a.json {
         let pair = |s: Summary| json!({ "min": s.min, "median": s.median });
-        println!(
+        outln!(
             "{}",
             json!({
                 "command": name,
@@ -124,22 +125,22 @@ pub fn run(a: BenchRunArgs) -> anyhow::Result<ExitCode> {
                 "run_seconds": pair(app),
                 "added_seconds": pair(add),
             })
-        );
+        )?;
     } else {
-        println!("command:          {}", name.join(" "));
-        println!("repetitions:      {}", a.repeat);
-        println!(
+        outln!("command:          {}", name.join(" "))?;
+        outln!("repetitions:      {}", a.repeat)?;
+        outln!(
             "simulator start:  min {:.3} s, median {:.3} s",
             start.min, start.median
-        );
-        println!(
+        )?;
+        outln!(
             "whole run:        min {:.3} s, median {:.3} s",
             app.min, app.median
-        );
-        println!(
+        )?;
+        outln!(
             "added over start: min {:.3} s, median {:.3} s",
             add.min, add.median
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -51,13 +51,14 @@ fn block_stop_signals() -> libc::sigset_t {
 /// Runs `dojo daemon`.
 pub fn run(a: DaemonArgs) -> anyhow::Result<ExitCode> {
     let stop = block_stop_signals();
-    let session = Session::new(&a.options)?;
+    let session = Session::for_daemon(&a.options)?;
     for (k, v) in session.vars() {
         std::env::set_var(k, v);
     }
     let config = DriverConfig::from_env().map_err(|e| anyhow!("{e}"))?;
-    let system = SystemIdentity::from_topology(&config.topology).map_err(|e| anyhow!("{e}"))?;
+    let system = SystemIdentity::from_topology(&config.topology).map_err(|e| anyhow!("{e}"))?.without_svm();
     let device = Device::start(&config, system).map_err(|e| anyhow!("{e}"))?;
+    device.publish_sysfs(session.fake_root());
     let daemon = Daemon::new(device.clone(), session.fake_root().to_path_buf());
     let location = location(a.dir)?;
     let listener = location.listen().map_err(|e| anyhow!("{e}"))?;

@@ -5,9 +5,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
-use amdgpu::isa::code_object::{CodeObject, SymbolKind};
-use amdgpu::isa::disasm::{disassemble_section, Symbol};
+use amdgpu::isa::code_object::CodeObject;
+use amdgpu::isa::disasm::{disassemble_section, text_symbols};
 use amdgpu::isa::Target;
+use crate::output::{out, outln};
 
 pub fn run(file: &Path, mcpu: Option<&str>) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
@@ -22,18 +23,11 @@ pub fn run(file: &Path, mcpu: Option<&str>) -> anyhow::Result<ExitCode> {
     };
     let text = co.text();
     let start = text.address.0;
-    let end = start + text.bytes.len() as u64;
-    let symbols: Vec<Symbol> = co
-        .symbols()
-        .iter()
-        .filter(|s| !matches!(s.kind, SymbolKind::Section | SymbolKind::File) && !s.name.is_empty())
-        .filter(|s| (start..end).contains(&s.value.0))
-        .map(|s| Symbol { name: s.name.clone(), address: s.value.0 })
-        .collect();
-    println!();
-    println!("{}:\tfile format elf64-amdgpu", file.display());
-    println!();
-    println!("Disassembly of section .text:");
-    print!("{}", disassemble_section(target, &text.bytes, start, &symbols));
+    let symbols = text_symbols(&co);
+    outln!()?;
+    outln!("{}:\tfile format elf64-amdgpu", file.display())?;
+    outln!()?;
+    outln!("Disassembly of section .text:")?;
+    out!("{}", disassemble_section(target, &text.bytes, start, &symbols))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -54,6 +54,8 @@ pub struct ExecArgs {
     /// Stop after this much simulated time (e.g. `10ms`).
     #[arg(long)]
     max_ticks: Option<String>,
+    #[command(flatten)]
+    set: crate::set_args::SetArgs,
     /// The GPU program (a code object built by `dojo cc`).
     image: PathBuf,
     /// Its arguments.
@@ -89,6 +91,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         }
     };
     amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
+    a.set.apply(&mut t)?;
     let (partitions, workers) = plan::gpu_partitions(&t, a.workers, a.partitions);
     let plan = plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
     let max_ticks = match &a.max_ticks {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use amdgpu::isa::census::{census, Category, Verdict};
 use amdgpu::isa::Target;
+use crate::output::outln;
 
 /// `dojo isa ...`.
 #[derive(clap::Subcommand, Debug)]
@@ -48,25 +49,26 @@ pub fn run(cmd: IsaCommand) -> anyhow::Result<ExitCode> {
             );
             continue;
         }
-        println!("{target}: {}/{} instruction forms execute ({:.1}%)", report.executed(), report.total(), percent(report.executed(), report.total()));
+        outln!("{target}: {}/{} instruction forms execute ({:.1}%)", report.executed(), report.total(), percent(report.executed(), report.total()))?;
         for cat in Category::ALL {
             if let Some(&(total, ok)) = report.per_category.get(&cat) {
-                println!("  {:14} {ok:>5}/{total:<5} {:5.1}%", cat.name(), percent(ok, total));
+                outln!("  {:14} {ok:>5}/{total:<5} {:5.1}%", cat.name(), percent(ok, total))?;
             }
         }
         if gaps {
             for (form, verdict) in &report.gaps {
                 let why = match verdict {
                     Verdict::Missing { fault, .. } => fault.to_string(),
+                    Verdict::OnlyIllegal { fault, .. } => format!("every variant is refused: {fault}"),
                     Verdict::Unencodable { words } => format!("table words {words:08x?} do not decode back"),
                     Verdict::Executes => continue,
                 };
-                println!("  missing {} {}: {why}", form.encoding.name(), form.opcode.mnemonic());
+                outln!("  missing {} {}: {why}", form.encoding.name(), form.opcode.mnemonic())?;
             }
         }
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
     }
     Ok(if complete { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

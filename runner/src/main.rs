@@ -4,6 +4,7 @@
 //! a thin layer over the library crates.
 
 mod bench;
+mod bench_gemm;
 mod bench_gpu;
 mod bench_run;
 mod copies;
@@ -11,10 +12,13 @@ mod daemon_cmd;
 mod disasm;
 mod exec;
 mod isa_cmd;
+mod output;
 mod plan;
 mod plugins;
 mod run;
+mod set_args;
 mod sim;
+mod sweep;
 mod sysinfo;
 mod topology_cmd;
 
@@ -72,6 +76,9 @@ enum Command {
     /// Run benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// A parameter study: run a command at every point of a `--set` grid, collect the
+    /// statistics in CSV and JSON, and plot one of them.
+    Sweep(sweep::SweepArgs),
     /// Facts about the simulated instruction sets (`dojo isa coverage`).
     #[command(subcommand)]
     Isa(isa_cmd::IsaCommand),
@@ -93,9 +100,13 @@ fn main() -> ExitCode {
         Command::Daemon(a) => daemon_cmd::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Isa(c) => isa_cmd::run(c),
+        Command::Sweep(a) => sweep::run(a),
     };
     match result {
         Ok(code) => code,
+        // The reader of the output went away (`dojo plugins | head -1`): stop quietly,
+        // with the status of a process a SIGPIPE ended.
+        Err(e) if e.is::<output::BrokenPipe>() => ExitCode::from(141),
         Err(e) => {
             eprintln!("dojo: {e:#}");
             ExitCode::from(2)

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use simdojo::registry::{self, ComponentType, PortDir};
+use crate::output::out;
 
 pub fn run(name: Option<&str>) -> anyhow::Result<ExitCode> {
     let types: Vec<&ComponentType> = match name {
@@ -17,7 +18,7 @@ pub fn run(name: Option<&str>) -> anyhow::Result<ExitCode> {
         None => registry::component_types(),
     };
     for t in types {
-        print!("{}", describe(t));
+        out!("{}", describe(t))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -45,7 +45,7 @@ pub const INTERPOSER_FILE: &str = "libdojo_interposer.so";
 pub const ENV_INTERPOSER: &str = "DOJO_INTERPOSER";
 
 /// The variables of `kmd_linux::config` that a run sets or clears.
-const OWNED_VARS: [&str; 8] = [
+const OWNED_VARS: [&str; 9] = [
     config::ENV_TOPOLOGY,
     config::ENV_WORKERS,
     config::ENV_PARTITIONER,
@@ -54,6 +54,7 @@ const OWNED_VARS: [&str; 8] = [
     config::ENV_FAKE_ROOT,
     config::ENV_TRACE,
     config::ENV_DAEMON,
+    config::ENV_SET,
 ];
 
 /// How to simulate the machine: the options shared by `dojo run` and `dojo bench run`.
@@ -79,6 +80,8 @@ pub struct RunOptions {
     /// Log every device call of the program on stderr.
     #[arg(long)]
     pub trace: bool,
+    #[command(flatten)]
+    pub set: crate::set_args::SetArgs,
 }
 
 /// Arguments of `dojo run`.
@@ -117,6 +120,17 @@ pub struct Session {
 impl Session {
     /// Checks `options`, finds the interposer and writes the sysfs tree.
     pub fn new(options: &RunOptions) -> anyhow::Result<Session> {
+        Session::build(options, false)
+    }
+
+    /// [`Session::new`] for `dojo daemon`: its GPUs offer no SVM (shared virtual memory
+    /// needs the application's address space, which the daemon does not share), so
+    /// ROCm's managed memory falls back to pinned host memory.
+    pub fn for_daemon(options: &RunOptions) -> anyhow::Result<Session> {
+        Session::build(options, true)
+    }
+
+    fn build(options: &RunOptions, daemon: bool) -> anyhow::Result<Session> {
         let (mut topology, file) = match &options.topology {
             Some(path) => {
                 let t = topology::load(path).map_err(|e| anyhow!("{e}"))?;
@@ -139,12 +153,15 @@ impl Session {
         if let Some(mode) = &options.mode {
             amdgpu::cu::mode::set_mode(&mut topology, mode).map_err(|e| anyhow!("--mode {e}"))?;
         }
+        // Overrides come last: the most specific setting wins.
+        options.set.apply(&mut topology)?;
         crate::plan::choose(&topology, options.workers, options.partitioner.as_deref())?;
         let system = SystemIdentity::from_topology(&topology)
             .map_err(|e| identity_error(&topology, &display_name, e))?;
         if system.gpus.is_empty() {
             bail!("{display_name}: the topology has no GPU for the driver to present");
         }
+        let system = if daemon { system.without_svm() } else { system };
         let interposer = find_interposer()?;
 
         let root = tree_directory()?;
@@ -158,6 +175,9 @@ impl Session {
         ));
         if let Some(abs) = file {
             vars.push((config::ENV_TOPOLOGY, abs.into_os_string()));
+        }
+        if let Some(set) = options.set.to_env() {
+            vars.push((config::ENV_SET, set.into()));
         }
         if let Some(n) = options.workers {
             vars.push((config::ENV_WORKERS, n.to_string().into()));

@@ -9,6 +9,7 @@ use clap::Args;
 use simdojo::engine::{Checkpoint, ExitReason, SimConfig, Simulation};
 use simdojo::time::Tick;
 use simdojo::topology;
+use crate::output::{out, outln};
 
 #[derive(Args, Debug)]
 pub struct SimArgs {
@@ -33,12 +34,22 @@ pub struct SimArgs {
     /// Pause at this time and write a checkpoint to `--checkpoint-out`.
     #[arg(long, requires = "checkpoint_out")]
     checkpoint_at: Option<String>,
-    /// Where `--checkpoint-at` writes the checkpoint.
+    /// Where `--checkpoint-at` writes the checkpoint; with `--checkpoint-every`, the
+    /// prefix of the periodic checkpoints (`PREFIX.<picoseconds>.ckpt`).
     #[arg(long)]
     checkpoint_out: Option<PathBuf>,
+    /// Write a checkpoint every this much simulated time (such as `10us`), to
+    /// `--checkpoint-out` with the time in the name, keeping the last `--keep`.
+    #[arg(long, requires = "checkpoint_out", conflicts_with = "checkpoint_at")]
+    checkpoint_every: Option<String>,
+    /// Periodic checkpoints to keep (the oldest are deleted).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    keep: u32,
     /// Start from this checkpoint instead of time zero.
     #[arg(long)]
     restore: Option<PathBuf>,
+    #[command(flatten)]
+    set: crate::set_args::SetArgs,
 }
 
 fn duration(flag: &str, text: &str) -> anyhow::Result<Tick> {
@@ -46,14 +57,16 @@ fn duration(flag: &str, text: &str) -> anyhow::Result<Tick> {
 }
 
 pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
-    let t = match topology::load(&a.file) {
+    let mut t = match topology::load(&a.file) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{e}");
             return Ok(ExitCode::from(2));
         }
     };
+    a.set.apply(&mut t)?;
     let plan = crate::plan::choose(&t, a.workers, a.partitioner.as_deref())?;
+    let workers = plan.n_partitions;
     let max_ticks = a.max_ticks.as_deref().map(|m| duration("max-ticks", m)).transpose()?;
     let config = SimConfig {
         assignment: Some(plan.assignment),
@@ -63,13 +76,10 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         ..SimConfig::default()
     };
     let mut sim = match &a.restore {
-        Some(path) => {
-            let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let saved = Checkpoint::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
-            Simulation::restore(&t, &config, &saved)?
-        }
+        Some(path) => Simulation::restore(&t, &config, &Checkpoint::read_file(path)?)?,
         None => Simulation::build(&t, &config)?,
     };
+    let events_before = sim.summary().events;
     let start = Instant::now();
     if let (Some(at), Some(out)) = (&a.checkpoint_at, &a.checkpoint_out) {
         let at = duration("checkpoint-at", at)?;
@@ -77,9 +87,11 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         if status.reason != ExitReason::Paused {
             bail!("the run ended before --checkpoint-at: {status}");
         }
-        let bytes = sim.checkpoint()?.to_bytes()?;
-        std::fs::write(out, bytes).with_context(|| format!("writing {}", out.display()))?;
+        sim.checkpoint()?.write_file(out)?;
         eprintln!("checkpoint at {at} written to {}", out.display());
+    }
+    if let (Some(every), Some(prefix)) = (&a.checkpoint_every, &a.checkpoint_out) {
+        periodic_checkpoints(&mut sim, duration("checkpoint-every", every)?, prefix, a.keep as usize)?;
     }
     let status = sim.run();
     let wall = start.elapsed().as_secs_f64();
@@ -89,17 +101,46 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         let json = serde_json::to_string_pretty(&report.to_json())?;
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
-    print!("{}", report.to_table());
-    let events = sim.summary().events;
-    println!("{status}");
-    println!(
-        "{events} events in {wall:.3} s ({:.2} M events/s) on {} worker(s), {} epochs",
+    out!("{}", report.to_table())?;
+    // Only the events this invocation ran (a restored run starts with the saved count).
+    let events = sim.summary().events - events_before;
+    outln!("{status}")?;
+    outln!(
+        "{events} events in {wall:.3} s ({:.2} M events/s) on {} worker(s), {} partition(s) at the end, {} epochs",
         events as f64 / wall.max(1e-9) / 1e6,
+        workers,
         sim.partitions(),
         sim.summary().sync.epochs
-    );
+    )?;
     Ok(match status.reason {
         ExitReason::Error => ExitCode::from(1),
         _ => ExitCode::from(status.code.clamp(0, 255) as u8),
     })
+}
+
+/// Runs in steps of `every`, writing `PREFIX.<picoseconds>.ckpt` at each and keeping the
+/// last `keep`; returns when the run ends (the caller reports how).
+fn periodic_checkpoints(sim: &mut Simulation, every: Tick, prefix: &std::path::Path, keep: usize) -> anyhow::Result<()> {
+    if every == Tick::ZERO {
+        bail!("--checkpoint-every must be more than zero");
+    }
+    let mut written: std::collections::VecDeque<PathBuf> = std::collections::VecDeque::new();
+    let mut next = sim.now().saturating_add(every);
+    loop {
+        let status = sim.run_until(next);
+        if status.reason != ExitReason::Paused {
+            return Ok(());
+        }
+        let mut name = prefix.as_os_str().to_owned();
+        name.push(format!(".{}.ckpt", next.0));
+        let path = PathBuf::from(name);
+        sim.checkpoint()?.write_file(&path)?;
+        written.push_back(path);
+        while written.len() > keep {
+            if let Some(old) = written.pop_front() {
+                std::fs::remove_file(&old).with_context(|| format!("removing {}", old.display()))?;
+            }
+        }
+        next = next.saturating_add(every);
+    }
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use simdojo::partition;
 use simdojo::topology;
+use crate::output::{out, outln};
 
 /// Runs the command; a malformed file is reported with its location and exit status 2.
 pub fn run(file: &Path, workers: Option<u32>, partitioner: Option<&str>, dot: bool) -> anyhow::Result<ExitCode> {
@@ -17,11 +18,11 @@ pub fn run(file: &Path, workers: Option<u32>, partitioner: Option<&str>, dot: bo
         }
     };
     if dot {
-        print!("{}", topology::to_dot(&t));
+        out!("{}", topology::to_dot(&t))?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}", topology::summarize(&t));
+    outln!("{}", topology::summarize(&t))?;
     let plan = crate::plan::choose(&t, workers, partitioner)?;
-    print!("{}", partition::report(&t, &plan));
+    out!("{}", partition::report(&t, &plan))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -166,3 +166,130 @@ fn disasm_prints_what_llvm_objdump_prints() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
 }
+
+/// A reader that goes away (`dojo topology ... --dot | head -1`) ends the command
+/// quietly with the status of a process a SIGPIPE ended; it once panicked on the broken
+/// pipe. The graph (~100 KB) is larger than a pipe's buffer, so dojo is still writing
+/// when the reader leaves.
+#[test]
+fn a_closed_output_pipe_stops_the_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dojo"))
+        .args(["topology", &repo("topologies/mi300x.toml"), "--dot"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dojo runs");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("piped")).read_line(&mut first).expect("one line");
+    // The pipe's read end is dropped here, before dojo has written everything.
+    let out = child.wait_with_output().expect("dojo ends");
+    assert!(!first.is_empty());
+    assert_eq!(out.status.code(), Some(141), "stderr: {}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no message, no panic");
+}
+
+/// Output to a full disk is an error naming what failed, with status 2; it once panicked.
+#[test]
+fn output_to_a_full_disk_is_reported_not_a_panic() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full exists on Linux");
+    let out = Command::new(env!("CARGO_BIN_EXE_dojo")).arg("plugins").stdout(full).output().expect("dojo runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("writing to standard output") && err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `--checkpoint-every` writes a checkpoint every period and keeps the last `--keep`;
+/// restoring the last one on another worker count finishes with the uninterrupted
+/// run's statistics, and counts only the events it ran itself.
+#[test]
+fn periodic_checkpoints_keep_the_last_ones_and_restore_identically() {
+    let ring = repo("topologies/examples/ring.toml");
+    let dir = scratch("every");
+    let (whole, part) = (dir.join("whole.json"), dir.join("part.json"));
+    let prefix = dir.join("ring");
+    let out = dojo(&["sim", &ring, "--workers", "1", "--stats", whole.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let total: u64 = stdout(&out).lines().find_map(|l| l.split(" events in ").next()?.parse().ok()).expect("event count");
+    let out = dojo(&["sim", &ring, "--workers", "2", "--checkpoint-every", "150ns", "--keep", "2", "--checkpoint-out", prefix.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut kept: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".ckpt"))
+        .collect();
+    kept.sort_by_key(|n| n.split('.').nth(1).and_then(|t| t.parse::<u64>().ok()));
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    let last = dir.join(kept.last().unwrap());
+    let out = dojo(&["sim", &ring, "--workers", "3", "--restore", last.to_str().unwrap(), "--stats", part.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let resumed: u64 = stdout(&out).lines().find_map(|l| l.split(" events in ").next()?.parse().ok()).expect("event count");
+    assert!(resumed > 0 && resumed < total, "the restored run counts only its own events: {resumed} of {total}");
+    let a: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&whole).unwrap()).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&part).unwrap()).unwrap();
+    assert_eq!(a, b);
+    let err = dojo(&["sim", &ring, "--restore", "/dev/zero"]);
+    assert_eq!(err.status.code(), Some(2));
+    assert!(stderr(&err).contains("not a simdojo checkpoint"), "{}", stderr(&err));
+}
+
+/// `--set` changes a parameter like the file would, and refuses a key it cannot apply
+/// with the key, the component and what it has.
+#[test]
+fn set_overrides_parameters_and_names_what_is_wrong() {
+    let ring = repo("topologies/examples/ring.toml");
+    let events = |args: &[&str]| -> u64 {
+        let out = dojo(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).lines().find_map(|l| l.split(" events in ").next()?.parse().ok()).expect("event count")
+    };
+    let base = events(&["sim", &ring]);
+    let slower = events(&["sim", &ring, "--set", "lp.mean=4ns"]);
+    assert!(slower < base, "a longer mean delay gives fewer events in the same time: {slower} vs {base}");
+    for (set, says) in [
+        ("lp.meen=4ns", "has no parameter `meen`"),
+        ("lp.mean=soon", "lp.mean=soon"),
+        ("nowhere.mean=1ns", "matches no component"),
+        ("mean=1ns", "is not SELECTOR.PARAM=VALUE"),
+    ] {
+        let out = dojo(&["sim", &ring, "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
+        assert!(stderr(&out).contains(says), "{set}: {}", stderr(&out));
+    }
+}
+
+/// `dojo sweep` runs the grid, writes one row per point with its statistics, and a plot.
+#[test]
+fn sweep_writes_a_row_per_point_and_a_plot() {
+    let ring = repo("topologies/examples/ring.toml");
+    let dir = scratch("sweep");
+    let out = dojo(&["sweep", "--out", dir.to_str().unwrap(), "--set", "lp.mean=1ns,2ns,4ns", "--set", "lp.seed=1,2", "--", "sim", &ring]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 6, "{csv}");
+    assert!(lines[0].starts_with("lp.mean,lp.seed,status,"), "{}", lines[0]);
+    let events_col = lines[0].split(',').position(|c| c == "by_type.phold.lp.events").expect("an events column");
+    let events: Vec<f64> = lines[1..].iter().map(|l| l.split(',').nth(events_col).unwrap().parse().unwrap()).collect();
+    assert!(events[0] > events[4], "mean 1ns runs more events than 4ns: {events:?}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 6);
+    let svg = std::fs::read_to_string(dir.join("plot.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("lp.seed=2"), "the plot has a line per seed");
+    let bad = dojo(&["sweep", "--out", dir.to_str().unwrap(), "--set", "lp.mean=1ns", "--", "topology", &ring]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// A cache's replacement policy is its type: `--set l2.policy=srrip` swaps the type and
+/// keeps every parameter; a swap to a type lacking some of them is refused, naming them.
+#[test]
+fn set_swaps_a_caches_policy_and_never_drops_parameters() {
+    let out = dojo(&["bench", "gpu", "--iterations", "2", "--blocks", "8", "--set", "l2.policy=srrip", "--set", "l2.size=1MiB", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = dojo(&["bench", "gpu", "--iterations", "2", "--set", "gpu.xcd[0].l2.type=amdgpu.hbm"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("amdgpu.hbm has no parameters") && err.contains("mshrs") && err.contains("drops none"), "{err}");
+}

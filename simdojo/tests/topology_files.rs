@@ -559,3 +559,16 @@ fn independent_problems_are_all_reported_once() {
     let kinds: Vec<K> = e.diagnostics().iter().map(|d| d.kind).collect();
     assert_eq!(kinds, [K::UnknownKey, K::WrongValue, K::ParamValue, K::ParamValue, K::Latency, K::ZipMismatch]);
 }
+
+/// Defaults for a type no component has are an error at the block's key: changing a
+/// component's type (`test.lp` to `test.sink`) once made its old type's defaults stop
+/// applying without a word.
+#[test]
+fn defaults_for_an_unused_type_are_an_error() {
+    let d = first_error(toml(
+        "[defaults.\"test.lp\"]\nevents = 3\n[[component]]\npath = \"a\"\ntype = \"test.sink\"\n",
+    ));
+    assert_diag(&d, K::UnusedDefaults, "t.toml:1:11", "applies to no component");
+    let ok = toml("[defaults.\"test.lp\"]\nevents = 3\n[[component]]\npath = \"a\"\ntype = \"test.lp\"\nparams = { seed = 1 }\n");
+    assert!(ok.is_ok(), "{:?}", ok.err().map(|e| e.to_string()));
+}

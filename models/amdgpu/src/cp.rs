@@ -7,17 +7,30 @@
 //! The CP keeps the authoritative picture of every CU's free resources: it chooses the
 //! wave slots (contiguous per group, slot `k` on SIMD `k % simds`) and the CU just
 //! instantiates them, so the two never disagree.
+//!
+//! It also tells each group where it runs, for the waves' HW_ID and XCC_ID registers:
+//! XCC_ID is the XCD's index, and compute unit `c` of the XCD is CU_ID `c / ses` of shader
+//! engine `c % ses` (shader array 0), `ses` being the `shader_engines` parameter (by
+//! default the target's: 8 per XCD on gfx90a, 4 on gfx942 and gfx950, as the KFD topology
+//! reports them); a CU_ID that does not fit its 4 bits is unknown to the waves. The
+//! queue's ids come from the GPU queue number ([`GroupPlace::queue_slot`]).
+
+use std::sync::Arc;
 
 use amdgpu_isa::code_object::{KernelDescriptor, KERNEL_DESCRIPTOR_SIZE};
+use amdgpu_isa::exec::hwreg::{fit, MODEL_VMID};
+use amdgpu_isa::exec::{GroupIds, GroupPlace};
+use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
-use simdojo::registry::{ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::params::ParamKind;
+use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::ids::DispatchSeq;
 use crate::messages::{CuCapacity, CuMsg, DispatchOrder, GroupLaunch, XcdMsg};
-use crate::shared::GpuFault;
+use crate::shared::{GpuFault, GpuShared};
 use crate::stats::DispatchCounters;
 
 /// Resources of one kernel's wave and group.
@@ -141,6 +154,9 @@ struct CpState {
 pub struct CommandProcessor {
     soc: Port<XcdMsg>,
     cu: Vec<Port<CuMsg>>,
+    /// Shader engines of the XCD (0: the target's).
+    shader_engines: u32,
+    shared: Arc<GpuShared>,
     state: CpState,
 }
 
@@ -169,8 +185,42 @@ impl CommandProcessor {
         if cu.is_empty() {
             return Err(BuildError::Invalid("a command processor needs at least one `cu[i]` link".into()));
         }
+        let p = ctx.params().clone();
+        let shader_engines = u32::try_from(p.uint("shader_engines")?).map_err(|_| BuildError::Invalid("shader_engines exceeds u32".into()))?;
+        let shared = ctx.resource(&p.string("gpu")?, GpuShared::default);
         let state = CpState { cus: vec![CuMirror::default(); cu.len()], ..CpState::default() };
-        Ok(Box::new(CommandProcessor { soc, cu, state }))
+        Ok(Box::new(CommandProcessor { soc, cu, shader_engines, shared, state }))
+    }
+
+    /// Where compute unit `c` of this XCD is, for a group of `order` placed at slot `first`.
+    fn place(&self, order: &DispatchOrder, c: usize, first: u32) -> GroupPlace {
+        let ses = match (self.shader_engines, self.shared.target()) {
+            (0, Some(Target::Gfx90a)) => 8,
+            (0, Some(_)) => 4,
+            (0, None) => 0,
+            (n, _) => n,
+        };
+        let c = c as u32;
+        let (me, pipe, queue) = GroupPlace::queue_slot(order.queue);
+        let ids = GroupIds {
+            pipe_id: Some(pipe),
+            cu_id: c.checked_div(ses).and_then(|v| fit(v, 4)),
+            sh_id: (ses != 0).then_some(0),
+            se_id: c.checked_rem(ses).and_then(|v| fit(v, 3)),
+            tg_id: None,
+            vm_id: Some(MODEL_VMID),
+            queue_id: Some(queue),
+            me_id: Some(me),
+            xcc_id: fit(order.xcd, 4),
+        };
+        GroupPlace {
+            ids,
+            lds_base: None,
+            first_slot: first,
+            simds: self.state.cus[c as usize].cap.map_or(0, |cap| cap.simds),
+            packed_bases: false,
+            counters_idle: true,
+        }
     }
 
     fn fault(&mut self, ctx: &mut Context<'_>, i: usize, fault: GpuFault) {
@@ -220,7 +270,7 @@ impl CommandProcessor {
                 let slots = u64::from(self.state.cus[c].cap.map_or(0, |cap| cap.slots));
                 let wave_bytes = 64 * u64::from(a.order.lane_scratch);
                 let scratch = a.order.scratch_base.0 + (a.order.first_slot + c as u64 * slots) * wave_bytes;
-                let launch = GroupLaunch {
+                let mut launch = GroupLaunch {
                     seq: a.order.seq,
                     kernel: a.order.kernel.clone(),
                     group,
@@ -233,8 +283,10 @@ impl CommandProcessor {
                     lds_bytes: needs.lds,
                     scratch_base: crate::ids::GpuAddr(scratch),
                     lane_scratch: a.order.lane_scratch,
+                    place: GroupPlace::unknown(),
                 };
-                let seq = a.order.seq;
+                launch.place = self.place(&self.state.active[i].order, c, first);
+                let seq = launch.seq;
                 self.state.cus[c].take(seq, first, needs);
                 self.state.groups_launched.inc();
                 ctx.send(&self.cu[c], CuMsg::Launch(Box::new(launch)));
@@ -354,7 +406,15 @@ simdojo::register_component!(ComponentType {
     name: "amdgpu.cp",
     doc: "An XCD's command processor: runs the XCD's share of each dispatch (work-group g on XCD g % xcds), \
           placing work-groups on compute units by free wave slots, VGPRs, SGPRs and LDS.",
-    params: &[],
+    params: &[
+        ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
+        ParamSpec {
+            name: "shader_engines",
+            kind: ParamKind::UInt,
+            default: Some("0"),
+            doc: "shader engines of the XCD, for the waves' HW_ID (CU c is CU_ID c / this of SE c % this); 0: the target's (8 on gfx90a, 4 on gfx942 and gfx950)",
+        },
+    ],
     ports: &[
         PortSpec { name: "soc", doc: "to the SoC's packet processor", dir: PortDir::InOut, array: false, message: MessageKind::of::<XcdMsg> },
         PortSpec { name: "cu", doc: "to each compute unit of the XCD", dir: PortDir::InOut, array: true, message: MessageKind::of::<CuMsg> },

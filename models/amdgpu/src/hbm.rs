@@ -4,10 +4,13 @@
 //! per-dispatch counts. In timing mode it receives `Access` messages and answers each
 //! with `Done` at the model's completion cycle of its last line (bandwidth per
 //! pseudo-channel, banks, open rows), and answers a dispatch's statistics flush only when
-//! the dispatch's last transfer (write-backs included) has moved. The part's geometry can be shrunk per topology
+//! the dispatch's last transfer (write-backs included) has moved. Either way it reports
+//! the bytes it moves, and its peak bandwidth, to the GPU's clock
+//! ([`crate::clock::GpuClock::memory_moved`]) for the driver's memory-activity figures. The part's geometry can be shrunk per topology
 //! (`stacks`, `channels_per_stack`, `memory_clock`) for small test systems.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
@@ -18,6 +21,7 @@ use simdojo::stats::{Counter, StatsSink};
 
 use crate::ids::DispatchSeq;
 use crate::messages::MemMsg;
+use crate::shared::GpuShared;
 use crate::stats::CacheCounts;
 use crate::timing::{ByteAddr, Cycle, HbmConfig, HbmModel, Part};
 
@@ -32,6 +36,7 @@ struct HbmState {
 
 /// See the [module docs](self).
 pub struct Hbm {
+    shared: Arc<GpuShared>,
     up: Vec<Port<MemMsg>>,
     soc: Option<Port<MemMsg>>,
     line_bytes: u64,
@@ -55,9 +60,11 @@ impl Hbm {
         if !line_bytes.is_power_of_two() || line_bytes > 4096 {
             return Err(BuildError::Invalid(format!("line_bytes = {line_bytes}: expected a power of two up to 4096")));
         }
+        let shared = ctx.resource(&p.string("gpu")?, GpuShared::default);
+        shared.clock().set_memory_peak(config.peak_bytes_per_second() as u64);
         let up = ctx.port_array::<MemMsg>("up")?;
         let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
-        Ok(Box::new(Hbm { up, soc, line_bytes, clock, state: HbmState { model, per_dispatch: BTreeMap::new(), last_done: BTreeMap::new() } }))
+        Ok(Box::new(Hbm { shared, up, soc, line_bytes, clock, state: HbmState { model, per_dispatch: BTreeMap::new(), last_done: BTreeMap::new() } }))
     }
 
     /// A timed access: every line goes through the model; the answer leaves when the
@@ -77,6 +84,7 @@ impl Hbm {
                 d.0 += self.line_bytes;
             }
         }
+        self.shared.clock().memory_moved(ctx.now(), lines.len() as u64 * self.line_bytes);
         let last = self.state.last_done.entry(seq).or_insert(done);
         *last = (*last).max(done);
         if reply {
@@ -134,6 +142,7 @@ impl Component for Hbm {
                 if let Ok(MemMsg::Access { tag, seq, lines, reply }) = msg {
                     self.access(i, tag, seq, &lines, reply, ctx);
                 } else if let Ok(MemMsg::Lines { seq, lines }) = msg {
+                    self.shared.clock().memory_moved(ctx.now(), lines.len() as u64 * self.line_bytes);
                     let now = Cycle(self.clock.to_cycles(ctx.now()));
                     let d = self.state.per_dispatch.entry(seq).or_default();
                     for l in lines {
@@ -175,6 +184,7 @@ simdojo::register_component!(ComponentType {
     doc: "The HBM controllers of one GPU (stacks, channels, pseudo-channels, banks; open-row model) with the part's defaults.",
     params: &[
         ParamSpec { name: "part", kind: ParamKind::String, default: Some("\"mi300x\""), doc: "mi210 (HBM2e), mi300x (HBM3) or mi355x (HBM3E)" },
+        ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
         ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "bytes per line transfer" },
         ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (the model's caller clock)" },
         ParamSpec { name: "stacks", kind: ParamKind::UInt, default: Some("0"), doc: "HBM stacks (0: the part's, 4 on MI210, 8 on MI300X/MI355X)" },

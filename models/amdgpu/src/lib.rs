@@ -22,6 +22,7 @@ pub use amdgpu_isa as isa;
 
 pub mod aql;
 pub mod cc;
+pub mod clock;
 pub mod cp;
 pub mod cu;
 pub mod hbm;

@@ -258,6 +258,8 @@ pub struct Prepared {
     sim: Simulation,
     shared: Arc<GpuShared>,
     poller: Arc<RpcPoller>,
+    /// GPU address of each named symbol of the loaded image (empty after a restore).
+    symbols: std::collections::HashMap<String, GpuAddr>,
 }
 
 fn shared_and_poller(opts: &ExecOptions) -> Result<(Resources, Arc<GpuShared>, Arc<RpcPoller>), ExecError> {
@@ -368,7 +370,13 @@ pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> 
     // No doorbell: the SoC processes every queue when its XCDs first report (a
     // simulated-time event), while an external doorbell would enter at whatever epoch
     // the worker threads had reached, and results would depend on their timing.
-    Ok(Prepared { sim, shared, poller })
+    let symbols = code
+        .symbols()
+        .iter()
+        .filter(|s| !s.name.is_empty())
+        .map(|s| (s.name.clone(), GpuAddr(base.0 + s.value.0)))
+        .collect();
+    Ok(Prepared { sim, shared, poller, symbols })
 }
 
 impl Prepared {
@@ -386,6 +394,18 @@ impl Prepared {
             guard.1.captured = Some(Default::default());
         }
         (out, err)
+    }
+
+    /// The GPU address of the loaded image's symbol `name` (a global variable a host
+    /// tool fills before the run or reads after it); `None` for an unknown name or after
+    /// a restore.
+    pub fn symbol(&self, name: &str) -> Option<GpuAddr> {
+        self.symbols.get(name).copied()
+    }
+
+    /// The GPU's memory; it stays readable after [`Prepared::finish`].
+    pub fn memory(&self) -> Option<Arc<GpuMemory>> {
+        self.shared.memory().cloned()
     }
 
     /// Simulated time now.
@@ -407,7 +427,7 @@ impl Prepared {
         let (resources, shared, poller) = shared_and_poller(opts)?;
         let config = sim_config(opts, resources);
         let sim = Simulation::restore(&opts.topology, &config, &ck).map_err(|e| ExecError::Checkpoint(e.to_string()))?;
-        Ok(Prepared { sim, shared, poller })
+        Ok(Prepared { sim, shared, poller, symbols: Default::default() })
     }
 
     /// Runs to the end and reports.

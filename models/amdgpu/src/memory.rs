@@ -10,6 +10,13 @@
 //! [`MemView`] is one component's handle (a compute unit's, an L2's): it caches the
 //! last region it hit, and implements the executor's `DeviceMemory`.
 //!
+//! Host memory mapped into the GPU's address space ([`GpuMemory::map_host`],
+//! [`GpuMemory::replace_host`]) may be read-only for the GPU. An access that finds no
+//! region (or a store to a read-only one) first asks the [`FaultResolver`], if one is
+//! installed: a driver serving recoverable page faults (XNACK) maps the page there and
+//! the access is retried, as the GPU retries a faulting access until the driver has
+//! updated its page table. Without a resolver, or when it declines, the access faults.
+//!
 //! **Architecture Invariant:** memory is shared by worker threads without locks on the
 //! data. Results stay deterministic because every access whose order across partitions
 //! matters (device- and system-scope atomics and coherent accesses) is carried to its
@@ -102,6 +109,8 @@ pub enum MemKind {
 struct Region {
     end: u64,
     kind: MemKind,
+    /// Whether GPU stores and atomics may write it (a read-only page faults them).
+    writable: bool,
     /// Host address minus GPU address (wrapping): 0 for the arena's own allocations,
     /// which are identity-mapped; another value for host memory mapped into the GPU's
     /// address space at another address ([`GpuMemory::map_host`]).
@@ -119,11 +128,48 @@ impl Regions {
         let (&start, &r) = self.by_start.range(..=addr).next_back()?;
         (addr < r.end).then_some((start..r.end, r))
     }
-
-    fn overlaps(&self, range: &Range<u64>) -> bool {
-        self.by_start.range(..range.end).next_back().is_some_and(|(_, r)| r.end > range.start)
-    }
 }
+
+/// Host memory to make accessible to the GPU ([`GpuMemory::replace_host`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct HostMapping {
+    /// First GPU address.
+    pub addr: GpuAddr,
+    /// Bytes (a multiple of nothing in particular; usually pages).
+    pub len: u64,
+    /// The host address `addr` reads and writes.
+    pub host: u64,
+    /// The cache kind (MTYPE) of its pages.
+    pub kind: MemKind,
+    /// Whether GPU stores and atomics may write it.
+    pub writable: bool,
+}
+
+/// A GPU access that found no mapping (or wrote a read-only page), as the driver's
+/// page-fault handler gets it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PageFault {
+    /// The first address of the access with no (writable) mapping.
+    pub addr: GpuAddr,
+    /// Whether the access writes (a store or an atomic).
+    pub write: bool,
+}
+
+/// The driver's handler of recoverable GPU page faults (XNACK): called, on the accessing
+/// thread, for an access that found no mapping. It may map the page (with
+/// [`GpuMemory::replace_host`], never with a lock the accessing thread holds) and
+/// returns whether it did, so that the access is retried.
+///
+/// **Determinism:** the answer must depend only on the driver's state (which the
+/// application sets up through system calls), never on timing.
+pub trait FaultResolver: Send + Sync {
+    /// Resolves `fault`; `true` when the faulting page is now mapped.
+    fn resolve(&self, fault: PageFault) -> bool;
+}
+
+/// How many times one access asks the resolver before it faults (an access may span
+/// two unmapped pages).
+const RESOLVE_ATTEMPTS: usize = 4;
 
 /// The memory of one simulated GPU. See the [module docs](self).
 pub struct GpuMemory {
@@ -133,6 +179,8 @@ pub struct GpuMemory {
     free: Mutex<BTreeMap<u64, u64>>,
     /// Bumped on every free, so views drop cached regions.
     generation: AtomicU64,
+    /// The driver's page-fault handler, if faults are recoverable.
+    resolver: RwLock<Option<Arc<dyn FaultResolver>>>,
 }
 
 impl std::fmt::Debug for GpuMemory {
@@ -193,7 +241,20 @@ impl GpuMemory {
             regions: RwLock::new(Regions::default()),
             free: Mutex::new(free),
             generation: AtomicU64::new(0),
+            resolver: RwLock::new(None),
         })
+    }
+
+    /// Installs (or, with `None`, removes) the handler of recoverable page faults.
+    pub fn set_fault_resolver(&self, resolver: Option<Arc<dyn FaultResolver>>) {
+        *self.resolver.write().unwrap_or_else(|e| e.into_inner()) = resolver;
+    }
+
+    /// Asks the resolver to map the page of `fault`; false without one.
+    fn resolve(&self, fault: PageFault) -> bool {
+        // Cloned out, so the resolver runs without this lock held.
+        let resolver = self.resolver.read().unwrap_or_else(|e| e.into_inner()).clone();
+        resolver.is_some_and(|r| r.resolve(fault))
     }
 
     /// First address of the arena.
@@ -240,44 +301,75 @@ impl GpuMemory {
             free.insert(at + len, end);
         }
         drop(free);
-        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(at, Region { end: at + len, kind, delta: 0 });
+        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(at, Region { end: at + len, kind, writable: true, delta: 0 });
         Ok(GpuAddr(at))
     }
 
     /// Makes `len` bytes of host memory at `host` accessible to the GPU at
-    /// `[addr, addr + len)` (the KFD emulation's buffer objects and user pointers).
+    /// `[addr, addr + len)` (the KFD emulation's buffer objects and user pointers),
+    /// readable and writable.
     ///
     /// # Safety
     /// `host .. host + len` must stay mapped, readable and writable until
     /// [`GpuMemory::unmap_host`] removes the range (the GPU reads and writes it from
     /// any thread).
     pub unsafe fn map_host(&self, addr: GpuAddr, len: u64, host: u64, kind: MemKind) -> Result<(), AllocError> {
-        if len == 0 {
-            return Err(AllocError::Zero);
-        }
-        let end = addr.0.checked_add(len).ok_or(AllocError::Overlap(addr))?;
-        let range = addr.0..end;
+        // SAFETY: the caller's contract.
+        unsafe { self.replace_host(&[], &[HostMapping { addr, len, host, kind, writable: true }]) }
+    }
+
+    /// In one step (no access sees a state in between): removes the host mappings
+    /// starting at each address of `remove`, then adds `add`. Either all of it happens
+    /// or, on an error, nothing. A mapping in `add` must not overlap the arena, a
+    /// remaining mapping or another one of `add`.
+    ///
+    /// # Safety
+    /// Each mapping of `add` must stay mapped, readable, and writable if it says so,
+    /// until it is removed (the GPU reads and writes it from any thread).
+    pub unsafe fn replace_host(&self, remove: &[GpuAddr], add: &[HostMapping]) -> Result<(), AllocError> {
         let arena = self.arena.base..self.arena.base + self.arena.len;
-        if range.start < arena.end && arena.start < range.end {
-            return Err(AllocError::Overlap(addr));
-        }
         let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
-        if regions.overlaps(&range) {
-            return Err(AllocError::Overlap(addr));
+        for &at in remove {
+            if arena.contains(&at.0) || !regions.by_start.contains_key(&at.0) {
+                return Err(AllocError::NotAllocated(at));
+            }
         }
-        regions.by_start.insert(addr.0, Region { end, kind, delta: host.wrapping_sub(addr.0) });
+        let mut ranges: Vec<Range<u64>> = Vec::with_capacity(add.len());
+        for m in add {
+            if m.len == 0 {
+                return Err(AllocError::Zero);
+            }
+            let end = m.addr.0.checked_add(m.len).ok_or(AllocError::Overlap(m.addr))?;
+            let range = m.addr.0..end;
+            let overlaps = |r: &Range<u64>| r.start < range.end && range.start < r.end;
+            let kept_overlap = regions
+                .by_start
+                .range(..range.end)
+                .rev()
+                .take_while(|(_, r)| r.end > range.start)
+                .any(|(s, _)| !remove.contains(&GpuAddr(*s)));
+            if overlaps(&arena) || kept_overlap || ranges.iter().any(overlaps) {
+                return Err(AllocError::Overlap(m.addr));
+            }
+            ranges.push(range);
+        }
+        for at in remove {
+            regions.by_start.remove(&at.0);
+        }
+        for m in add {
+            regions.by_start.insert(m.addr.0, Region { end: m.addr.0 + m.len, kind: m.kind, writable: m.writable, delta: m.host.wrapping_sub(m.addr.0) });
+        }
+        drop(regions);
+        if !remove.is_empty() {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
         Ok(())
     }
 
     /// Removes a range added by [`GpuMemory::map_host`]; later accesses fault.
     pub fn unmap_host(&self, addr: GpuAddr) -> Result<(), AllocError> {
-        let arena = self.arena.base..self.arena.base + self.arena.len;
-        if arena.contains(&addr.0) {
-            return Err(AllocError::NotAllocated(addr));
-        }
-        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.remove(&addr.0).ok_or(AllocError::NotAllocated(addr))?;
-        self.generation.fetch_add(1, Ordering::Release);
-        Ok(())
+        // SAFETY: removes a mapping and adds none.
+        unsafe { self.replace_host(&[addr], &[]) }
     }
 
     /// Frees the allocation starting at `addr`; its pages return to the OS and read as
@@ -317,6 +409,11 @@ impl GpuMemory {
         self.regions().find(addr.0).map(|(r, _)| r)
     }
 
+    /// Whether `addr` is mapped read-only for the GPU (a store there faults).
+    pub fn is_read_only(&self, addr: GpuAddr) -> bool {
+        self.regions().find(addr.0).is_some_and(|(_, r)| !r.writable)
+    }
+
     /// The cache kind of the allocation holding `addr`.
     pub fn kind_of(&self, addr: GpuAddr) -> Option<MemKind> {
         self.regions().find(addr.0).map(|(_, r)| r.kind)
@@ -334,23 +431,40 @@ impl GpuMemory {
 
     /// A view for one component.
     pub fn view(self: &Arc<Self>) -> MemView {
-        MemView { mem: self.clone(), cached: 0..0, cached_kind: MemKind::Coarse, cached_delta: 0, generation: u64::MAX }
+        MemView { mem: self.clone(), cached: 0..0, cached_kind: MemKind::Coarse, cached_writable: false, cached_delta: 0, generation: u64::MAX }
     }
 
-    /// Checks that `[addr, addr + len)` lies inside one region; returns the host address
-    /// of `addr`.
-    fn check(&self, addr: u64, len: u64) -> Result<u64, MemFault> {
+    /// Checks that `[addr, addr + len)` lies inside one region (a writable one for
+    /// `write`), asking the resolver about a missing page; returns the host address of
+    /// `addr`.
+    fn check(&self, addr: u64, len: u64, write: bool) -> Result<u64, MemFault> {
         let end = addr.checked_add(len).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
-        match self.regions().find(addr) {
-            Some((r, region)) if end <= r.end => Ok(addr.wrapping_add(region.delta)),
-            Some((r, _)) => Err(MemFault { addr: r.end, kind: MemFaultKind::Unmapped }),
-            None => Err(MemFault { addr, kind: MemFaultKind::Unmapped }),
+        let (_, region) = self.accessible_region(addr, end, write)?;
+        Ok(addr.wrapping_add(region.delta))
+    }
+
+    /// The region holding all of `[addr, end)` (a writable one for `write`), with its
+    /// span; a missing page is first offered to the resolver, and the lookup retried
+    /// while it maps pages.
+    fn accessible_region(&self, addr: u64, end: u64, write: bool) -> Result<(Range<u64>, Region), MemFault> {
+        let mut attempts = 0;
+        loop {
+            // The read guard is gone before the resolver runs (it takes the write lock).
+            let missing = match self.regions().find(addr) {
+                Some((r, region)) if end <= r.end && (region.writable || !write) => return Ok((r, region)),
+                Some((r, region)) if region.writable || !write => r.end,
+                _ => addr,
+            };
+            attempts += 1;
+            if attempts > RESOLVE_ATTEMPTS || !self.resolve(PageFault { addr: GpuAddr(missing), write }) {
+                return Err(MemFault { addr: missing, kind: MemFaultKind::Unmapped });
+            }
         }
     }
 
     /// Copies bytes out of GPU memory (for loaders and host services).
     pub fn read(&self, addr: GpuAddr, buf: &mut [u8]) -> Result<(), MemFault> {
-        let host = self.check(addr.0, buf.len() as u64)?;
+        let host = self.check(addr.0, buf.len() as u64, false)?;
         // SAFETY: `check` proved the range is inside a live region (an arena allocation
         // or host memory its mapper keeps mapped).
         unsafe { std::ptr::copy_nonoverlapping(host as *const u8, buf.as_mut_ptr(), buf.len()) };
@@ -359,7 +473,7 @@ impl GpuMemory {
 
     /// Copies bytes into GPU memory (for loaders and host services).
     pub fn write(&self, addr: GpuAddr, data: &[u8]) -> Result<(), MemFault> {
-        let host = self.check(addr.0, data.len() as u64)?;
+        let host = self.check(addr.0, data.len() as u64, true)?;
         // SAFETY: as in `read`.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), host as *mut u8, data.len()) };
         Ok(())
@@ -379,7 +493,7 @@ impl GpuMemory {
 
     /// Atomically applies `op` to the u64 at `addr` (naturally aligned), returning the old value.
     pub fn atomic_u64(&self, addr: GpuAddr, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
-        let host = self.check(addr.0, 8)?;
+        let host = self.check(addr.0, 8, true)?;
         if !addr.0.is_multiple_of(8) || !host.is_multiple_of(8) {
             return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
         }
@@ -393,7 +507,7 @@ impl GpuMemory {
 
     /// Atomically applies `op` to the u32 at `addr` (naturally aligned), returning the old value.
     pub fn atomic_u32(&self, addr: GpuAddr, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
-        let host = self.check(addr.0, 4)?;
+        let host = self.check(addr.0, 4, true)?;
         if !addr.0.is_multiple_of(4) || !host.is_multiple_of(4) {
             return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
         }
@@ -448,7 +562,7 @@ impl GpuMemory {
                     free.insert(r.end, fe);
                 }
             }
-            self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(r.start, Region { end: r.end, kind: r.kind, delta: 0 });
+            self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(r.start, Region { end: r.end, kind: r.kind, writable: true, delta: 0 });
             for (at, bytes) in &r.pages {
                 self.write(GpuAddr(*at), bytes).map_err(|_| RestoreError::Range { start: *at, end: at + bytes.len() as u64 })?;
             }
@@ -500,6 +614,7 @@ pub struct MemView {
     mem: Arc<GpuMemory>,
     cached: Range<u64>,
     cached_kind: MemKind,
+    cached_writable: bool,
     cached_delta: u64,
     generation: u64,
 }
@@ -516,33 +631,38 @@ impl MemView {
         &self.mem
     }
 
-    /// Checks `[addr, addr + len)` and returns the host address of `addr`; the fast
-    /// path is one compare against the cached region.
+    /// Checks `[addr, addr + len)` (writable for `write`) and returns the host address of
+    /// `addr`; the fast path is one compare against the cached region. A miss asks the
+    /// memory's fault resolver, as [`GpuMemory`]'s own accesses do.
     #[inline]
-    fn check(&mut self, addr: u64, len: u64) -> Result<u64, MemFault> {
+    fn check(&mut self, addr: u64, len: u64, write: bool) -> Result<u64, MemFault> {
         let end = addr.checked_add(len).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
         let generation = self.mem.generation.load(Ordering::Acquire);
-        if generation == self.generation && addr >= self.cached.start && end <= self.cached.end {
+        if generation == self.generation && addr >= self.cached.start && end <= self.cached.end && (self.cached_writable || !write) {
             return Ok(addr.wrapping_add(self.cached_delta));
         }
-        match self.mem.regions().find(addr) {
-            Some((r, region)) if end <= r.end => {
-                self.cached = r;
-                self.cached_kind = region.kind;
-                self.cached_delta = region.delta;
-                self.generation = generation;
-                Ok(addr.wrapping_add(region.delta))
-            }
-            Some((r, _)) => Err(MemFault { addr: r.end, kind: MemFaultKind::Unmapped }),
-            None => Err(MemFault { addr, kind: MemFaultKind::Unmapped }),
-        }
+        self.check_slow(addr, end, write)
+    }
+
+    #[cold]
+    fn check_slow(&mut self, addr: u64, end: u64, write: bool) -> Result<u64, MemFault> {
+        // Read before the lookup: a region removed meanwhile bumps it past this value,
+        // so the cache is dropped at the next access.
+        let generation = self.mem.generation.load(Ordering::Acquire);
+        let (r, region) = self.mem.accessible_region(addr, end, write)?;
+        self.cached = r;
+        self.cached_kind = region.kind;
+        self.cached_writable = region.writable;
+        self.cached_delta = region.delta;
+        self.generation = generation;
+        Ok(addr.wrapping_add(region.delta))
     }
 
     /// Whether `addr` lies in fine-grained memory (false for unmapped addresses: their
     /// access faults anyway).
     #[inline]
     pub fn is_fine(&mut self, addr: u64) -> bool {
-        self.check(addr, 1).is_ok() && self.cached_kind == MemKind::Fine
+        self.check(addr, 1, false).is_ok() && self.cached_kind == MemKind::Fine
     }
 }
 
@@ -558,7 +678,7 @@ pub fn perform(view: Option<&mut MemView>, req: &VmemRequest) -> Result<Box<Vmem
 impl DeviceMemory for MemView {
     #[inline]
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), MemFault> {
-        let host = self.check(addr, buf.len() as u64)?;
+        let host = self.check(addr, buf.len() as u64, false)?;
         // SAFETY: `check` proved the range is inside a live region.
         unsafe { std::ptr::copy_nonoverlapping(host as *const u8, buf.as_mut_ptr(), buf.len()) };
         Ok(())
@@ -566,7 +686,7 @@ impl DeviceMemory for MemView {
 
     #[inline]
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
-        let host = self.check(addr, data.len() as u64)?;
+        let host = self.check(addr, data.len() as u64, true)?;
         // SAFETY: as in `read`.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), host as *mut u8, data.len()) };
         Ok(())
@@ -656,6 +776,82 @@ mod tests {
         mem.unmap_host(gpu).unwrap();
         assert!(v.read(gpu.0 + 16, &mut [0u8; 8]).is_err(), "the view notices the unmap");
         assert_eq!(mem.unmap_host(gpu), Err(AllocError::NotAllocated(gpu)));
+    }
+
+    #[test]
+    fn replace_host_is_all_or_nothing_and_read_only_pages_refuse_stores() {
+        let mem = Arc::new(GpuMemory::new(1 << 24).unwrap());
+        let mut host = vec![0u64; 2048];
+        let at = host.as_mut_ptr() as u64;
+        let gpu = GpuAddr(0x7100_0000_0000);
+        let m = |off: u64, len: u64, writable: bool| HostMapping { addr: GpuAddr(gpu.0 + off), len, host: at + off, kind: MemKind::Fine, writable };
+        // SAFETY: `host` outlives every mapping (all removed below).
+        unsafe {
+            mem.replace_host(&[], &[m(0, 4096, true), m(4096, 4096, false)]).unwrap();
+            // Overlapping additions, or removing what is not there, change nothing.
+            assert_eq!(mem.replace_host(&[gpu], &[m(0, 8192, true)]), Err(AllocError::Overlap(gpu)), "the page at 4096 stays");
+            assert_eq!(mem.replace_host(&[gpu], &[m(0, 4096, true), m(2048, 1024, true)]), Err(AllocError::Overlap(GpuAddr(gpu.0 + 2048))));
+            assert_eq!(mem.replace_host(&[GpuAddr(gpu.0 + 8)], &[]), Err(AllocError::NotAllocated(GpuAddr(gpu.0 + 8))));
+        }
+        let mut v = mem.view();
+        v.write(gpu.0 + 8, &5u64.to_le_bytes()).unwrap();
+        assert_eq!(host[1], 5);
+        // The read-only page reads, but refuses stores and atomics.
+        host[513] = 9;
+        assert_eq!(v.read_u64(gpu.0 + 4104).unwrap(), 9);
+        assert_eq!(v.write(gpu.0 + 4104, &[1]).unwrap_err().kind, MemFaultKind::Unmapped);
+        assert!(mem.atomic_u64(GpuAddr(gpu.0 + 4104), AtomicOp::Add, 1, 0).is_err());
+        assert_eq!(host[513], 9);
+        // One step: both pages become one writable mapping, with no gap seen.
+        // SAFETY: as above.
+        unsafe { mem.replace_host(&[gpu, GpuAddr(gpu.0 + 4096)], &[m(0, 8192, true)]).unwrap() };
+        v.write(gpu.0 + 4090, &[7u8; 12]).unwrap();
+        assert_eq!(host[512] & 0xff, 7);
+        assert_eq!(mem.allocations(), vec![gpu.0..gpu.0 + 8192]);
+        mem.unmap_host(gpu).unwrap();
+        assert!(v.read_u64(gpu.0).is_err());
+    }
+
+    #[test]
+    fn a_resolver_maps_missing_pages_and_the_access_is_retried() {
+        struct OnDemand {
+            mem: std::sync::Weak<GpuMemory>,
+            host: u64,
+            base: u64,
+            calls: AtomicU64,
+        }
+        impl FaultResolver for OnDemand {
+            fn resolve(&self, fault: PageFault) -> bool {
+                self.calls.fetch_add(1, Ordering::Relaxed);
+                let Some(mem) = self.mem.upgrade() else { return false };
+                let page = fault.addr.0 & !(PAGE - 1);
+                if !(self.base..self.base + 4 * PAGE).contains(&page) || fault.write && page == self.base + 3 * PAGE {
+                    return false;
+                }
+                let writable = page != self.base + 3 * PAGE;
+                let m = HostMapping { addr: GpuAddr(page), len: PAGE, host: self.host + (page - self.base), kind: MemKind::Coarse, writable };
+                // SAFETY: the test's buffer outlives the memory.
+                unsafe { mem.replace_host(&[], &[m]).is_ok() }
+            }
+        }
+        let mut host = vec![0u8; 4 * PAGE as usize];
+        let mem = Arc::new(GpuMemory::new(1 << 24).unwrap());
+        let base = 0x7200_0000_0000;
+        let r = Arc::new(OnDemand { mem: Arc::downgrade(&mem), host: host.as_mut_ptr() as u64, base, calls: AtomicU64::new(0) });
+        mem.set_fault_resolver(Some(r.clone()));
+        let mut v = mem.view();
+        v.write(base + 16, &[3]).unwrap();
+        assert_eq!(host[16], 3);
+        // Each missing page of an access is resolved; pages mapped as two regions still
+        // fault an access across them (a driver maps contiguous pages as one region).
+        v.write(base + 2 * PAGE - 2, &[4; 4]).unwrap_err();
+        assert!(r.calls.load(Ordering::Relaxed) >= 3);
+        assert_eq!(mem.allocations().len(), 3);
+        assert_eq!(mem.read(GpuAddr(base + 3 * PAGE), &mut [0u8; 1]), Ok(()));
+        // The resolver declines: the access faults, at the address it could not map.
+        assert_eq!(v.write(base + 3 * PAGE + 8, &[1]).unwrap_err().addr, base + 3 * PAGE + 8);
+        assert_eq!(v.read(base + 4 * PAGE, &mut [0u8; 1]).unwrap_err().kind, MemFaultKind::Unmapped);
+        mem.set_fault_resolver(None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Messages between the GPU's components. A paired link carries one message type in
 //! both directions, so each link kind has one enum with the variants of both ways.
 
-use amdgpu_isa::exec::{MemFault, VmemRequest, VmemResponse};
+use amdgpu_isa::exec::{GroupPlace, MemFault, VmemRequest, VmemResponse};
 use serde::{Deserialize, Serialize};
 
 use crate::aql::KernelDispatch;
@@ -35,6 +35,9 @@ pub struct DispatchOrder {
     pub lane_scratch: u32,
     /// Global number of this XCD's first wave slot.
     pub first_slot: u64,
+    /// The GPU queue the packet came from (HW_ID's pipe and queue ids derive from it).
+    #[serde(default)]
+    pub queue: u32,
 }
 
 /// SoC <-> command processor.
@@ -92,6 +95,10 @@ pub struct GroupLaunch {
     pub scratch_base: GpuAddr,
     /// Scratch bytes per work-item.
     pub lane_scratch: u32,
+    /// Where the group runs as far as the command processor knows it (XCC, shader engine,
+    /// compute unit, queue); the compute unit adds its own part (slot, work-group slot,
+    /// register and LDS bases).
+    pub place: GroupPlace,
 }
 
 /// What a compute unit can hold; the command processor places work-groups by it.

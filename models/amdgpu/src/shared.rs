@@ -60,11 +60,12 @@ pub trait HostHooks: Send + Sync {
     /// A dispatch completed.
     fn dispatch_done(&self, _stats: &KernelStats) {}
     /// The value of the GPU's timestamp counter written into completion signals at
-    /// simulated time `sim_ps` (default: simulated nanoseconds). A driver running real
-    /// host software returns its reference-clock reading instead, so runtimes that
-    /// relate GPU timestamps to host clocks see consistent values.
+    /// simulated time `sim_ps` (default: the 100 MHz reference clock of simulated
+    /// time, [`crate::clock::reference_ticks`], the counter a driver reports in
+    /// GET_CLOCK_COUNTERS and `s_memrealtime` reads). A host with another clock
+    /// overrides it, and then owes its runtimes a consistent GPU clock reading.
     fn timestamp(&self, sim_ps: u64) -> u64 {
-        sim_ps / 1000
+        crate::clock::reference_ticks(simdojo::time::Tick(sim_ps))
     }
 }
 
@@ -81,6 +82,7 @@ pub struct GpuShared {
     names: Mutex<BTreeMap<u64, String>>,
     hooks: RwLock<Option<Arc<dyn HostHooks>>>,
     poller: RwLock<Option<Arc<dyn crate::soc::HostPoller>>>,
+    clock: crate::clock::GpuClock,
 }
 
 impl std::fmt::Debug for GpuShared {
@@ -249,11 +251,17 @@ impl GpuShared {
         self.poller.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The GPU's time as the host sees it: the packet processor's clock and recent
+    /// activity.
+    pub fn clock(&self) -> &crate::clock::GpuClock {
+        &self.clock
+    }
+
     /// The timestamp counter at simulated time `sim_ps` (see [`HostHooks::timestamp`]).
     pub fn timestamp(&self, sim_ps: u64) -> u64 {
         match self.hooks() {
             Some(h) => h.timestamp(sim_ps),
-            None => sim_ps / 1000,
+            None => crate::clock::reference_ticks(simdojo::time::Tick(sim_ps)),
         }
     }
 

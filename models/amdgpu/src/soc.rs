@@ -88,7 +88,8 @@ struct SocState {
     queues: Vec<QueueState>,
     running: BTreeMap<DispatchSeq, Running>,
     next_seq: u64,
-    poll_armed: bool,
+    /// The pending poll/heartbeat timer.
+    poll_timer: Option<simdojo::component::TimerId>,
     recheck_armed: bool,
     dispatches: Counter,
     coherent: Counter,
@@ -161,10 +162,11 @@ impl Soc {
         self.shared.memory().expect("the SoC creates the memory at build")
     }
 
+    /// Arms the poll timer: the host services' poll and the heartbeat that keeps the
+    /// host-visible clock ([`crate::clock::GpuClock`]) moving during a dispatch.
     fn arm_poll(&mut self, ctx: &mut Context<'_>) {
-        if !self.state.poll_armed && self.shared.poller().is_some() {
-            self.state.poll_armed = true;
-            ctx.schedule(self.poll_every, POLL);
+        if self.state.poll_timer.is_none() {
+            self.state.poll_timer = Some(ctx.schedule(self.poll_every, POLL));
         }
     }
 
@@ -337,6 +339,7 @@ impl Soc {
                 scratch_base: scratch.unwrap_or_default(),
                 lane_scratch: lane,
                 first_slot,
+                queue: qid.0,
             };
             if let Some((cus, slots)) = self.state.xcds[i] {
                 first_slot += u64::from(cus) * u64::from(slots);
@@ -346,6 +349,7 @@ impl Soc {
         self.state.queues[qid.index()].running.push(seq);
         let stats = KernelStats { kernel, dispatch: seq.0, grid: d.grid, block: d.block, start_ps: ctx.now().0, ..KernelStats::default() };
         self.state.running.insert(seq, Running { queue: qid, signal: d.completion_signal, pending_xcds: n, stage: 0, pending_l2: 0, faulted: false, scratch, stats });
+        self.shared.clock().dispatch_started(ctx.now());
         self.arm_poll(ctx);
     }
 
@@ -423,6 +427,15 @@ impl Soc {
         let Some(mut r) = self.state.running.remove(&seq) else { return };
         if let Some(q) = self.state.queues.get_mut(r.queue.index()) {
             q.running.retain(|s| *s != seq);
+        }
+        self.shared.clock().dispatch_ended(ctx.now());
+        // Without host services to poll, the heartbeat stops with the last dispatch and
+        // leaves no event behind: a doorbell rung after a completion then finds the
+        // simulation at the completion's time, whenever it rings.
+        if self.state.running.is_empty() && self.shared.poller().is_none() {
+            if let Some(t) = self.state.poll_timer.take() {
+                ctx.cancel(t);
+            }
         }
         if let Some(s) = r.scratch {
             let _ = self.memory().free(s);
@@ -503,7 +516,7 @@ impl Soc {
     }
 
     fn poll_host(&mut self, ctx: &mut Context<'_>) {
-        self.state.poll_armed = false;
+        self.state.poll_timer = None;
         if let Some(p) = self.shared.poller() {
             if let Err(message) = p.poll() {
                 let f = GpuFault { kernel: "-".into(), dispatch: 0, place: "host services".into(), message, addr: None };
@@ -528,6 +541,7 @@ impl Component for Soc {
     }
 
     fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
+        self.shared.clock().packet_processor_at(ctx.now());
         let event = match event.take_external::<SocInput>() {
             Ok(SocInput::Doorbell(q)) => return self.process(q, ctx),
             Err(e) => e,
@@ -608,7 +622,7 @@ simdojo::register_component!(ComponentType {
         ParamSpec { name: "target", kind: ParamKind::String, default: Some("\"gfx942\""), doc: "ISA: gfx90a, gfx942 or gfx950" },
         ParamSpec { name: "memory", kind: ParamKind::Bytes, default: Some("\"64GiB\""), doc: "device memory (address space reserved, touched lazily)" },
         ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (for kernel cycle counts)" },
-        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run" },
+        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run; also the heartbeat of the host-visible clock" },
     ],
     ports: &[
         PortSpec { name: "xcd", doc: "to each XCD's command processor", dir: PortDir::InOut, array: true, message: MessageKind::of::<XcdMsg> },

@@ -49,6 +49,16 @@ fn run(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u32, bl
     run_image(image, &opts).unwrap()
 }
 
+/// Runs `source` as `blocks` groups of 64 work-items on the small GPU of `target` and
+/// returns the numbers of each line it prints (no fault allowed).
+fn number_rows(name: &str, target: Target, source: &str, blocks: u32) -> Vec<Vec<u32>> {
+    let image = build(name, target, source);
+    let out = run(&image, small(target), 1, "single", 64, blocks, &[]);
+    assert!(out.faults.is_empty(), "{target}: {:?}", out.faults);
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().map(|l| l.split(' ').map(|f| f.parse().unwrap_or_else(|_| panic!("{target}: {l:?}"))).collect()).collect()
+}
+
 const HELLO: &str = r#"
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,5 +294,111 @@ fn sixteen_bit_integers_d16_memory_and_varargs_on_the_stack_on_every_target() {
         let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
         got.sort();
         assert_eq!(got, want, "{target}");
+    }
+}
+
+const WHERE: &str = r#"
+#include <stdio.h>
+int main(void) {
+  // HW_ID bits 15:0 (WAVE_ID, SIMD_ID, PIPE_ID, CU_ID, SH_ID, SE_ID) and XCC_ID bits 3:0
+  // (register 20, reserved and zero on gfx90a).
+  unsigned hw = __builtin_amdgcn_s_getreg((15 << 11) | 4);
+  unsigned xcc = __builtin_amdgcn_s_getreg((3 << 11) | 20);
+  if (__builtin_amdgcn_workitem_id_x() == 0)
+    printf("%u %u %u %u\n", __builtin_amdgcn_workgroup_id_x(), xcc, (hw >> 13) & 7, (hw >> 8) & 15);
+  return 0;
+}
+"#;
+
+#[test]
+fn waves_on_different_compute_units_read_different_hw_ids() {
+    // The test GPUs have 2 CUs per XCD (2 XCDs on gfx942 and gfx950): group g runs on XCD
+    // g % xcds, and the CP spreads groups over its CUs; CU c is CU_ID c / ses of SE
+    // c % ses (ses = 8 on gfx90a, 4 otherwise).
+    for target in Target::ALL {
+        let mut places = std::collections::BTreeMap::new();
+        for v in number_rows("where", target, WHERE, 4) {
+            places.insert(v[0], (v[1], v[2], v[3]));
+        }
+        assert_eq!(places.len(), 4, "{target}: {places:?}");
+        let distinct: std::collections::BTreeSet<_> = places.values().collect();
+        assert!(distinct.len() >= 2, "{target}: every group reads the same place {places:?}");
+        for (g, &(xcc, se, cu)) in &places {
+            let xcds = if target == Target::Gfx90a { 1 } else { 2 };
+            assert_eq!(xcc, if target == Target::Gfx90a { 0 } else { g % xcds }, "{target} group {g}");
+            assert!(se < 2 && cu == 0, "{target} group {g}: SE {se} CU {cu} of a 2-CU XCD");
+        }
+    }
+}
+
+const SCALAR_ATOMICS: &str = r#"
+#include <stdio.h>
+unsigned counter;
+int main(void) {
+  unsigned *p = &counter;
+  unsigned v = 1;
+  // A returning scalar atomic add per wave: each wave gets a distinct pre-op value.
+  __asm__ volatile("s_atomic_add %0, %1, 0x0 glc\n\ts_waitcnt lgkmcnt(0)" : "+s"(v) : "s"(p) : "memory");
+  if (__builtin_amdgcn_workitem_id_x() == 0)
+    printf("%u %u\n", __builtin_amdgcn_workgroup_id_x(), v);
+  return 0;
+}
+"#;
+
+#[test]
+fn scalar_atomics_of_waves_on_different_compute_units_are_performed_once_each() {
+    // The compute units defer scalar atomics like vector ones; the returned value reaches
+    // the wave's SGPRs when the access completes.
+    for target in Target::ALL {
+        let mut olds: Vec<u32> = number_rows("satomic", target, SCALAR_ATOMICS, 6).iter().map(|r| r[1]).collect();
+        olds.sort_unstable();
+        assert_eq!(olds, (0..6).collect::<Vec<u32>>(), "{target}");
+    }
+}
+
+const RESIDENT: &str = r#"
+#include <stdio.h>
+static __attribute__((address_space(3), loader_uninitialized)) unsigned shared[250];
+unsigned arrived;
+int main(void) {
+  unsigned id = __builtin_amdgcn_workitem_id_x();
+  shared[id] = id;
+  // Every group waits until all have arrived, so all are resident at once.
+  if (id == 0) __atomic_fetch_add(&arrived, 1, __ATOMIC_SEQ_CST);
+  unsigned spins = 0;
+  while (__atomic_load_n(&arrived, __ATOMIC_SEQ_CST) < __builtin_amdgcn_grid_size_x() / 64 && spins < 200000) {
+    __builtin_amdgcn_s_sleep(2);
+    spins++;
+  }
+  unsigned hw = __builtin_amdgcn_s_getreg((31 << 11) | 4);
+  unsigned xcc = __builtin_amdgcn_s_getreg((3 << 11) | 20);
+  unsigned lds = __builtin_amdgcn_s_getreg((7 << 11) | 6);
+  if (id == 0)
+    printf("%u %u %u %u %u %u %u %u %u\n", __builtin_amdgcn_workgroup_id_x(), xcc, (hw >> 13) & 7, (hw >> 8) & 15,
+           (hw >> 16) & 15, lds, (hw >> 4) & 3, hw & 15, spins >= 200000 ? 1u : 0u + shared[63] - 63);
+  return 0;
+}
+"#;
+
+#[test]
+fn groups_resident_on_one_compute_unit_get_distinct_slots_and_lds() {
+    // Eight one-wave groups wait for each other, so each compute unit holds several at
+    // once: on one unit their work-group slots (HW_ID.TG_ID), LDS bases (LDS_ALLOC) and
+    // wave slots (SIMD_ID, WAVE_ID) must all differ.
+    for target in Target::ALL {
+        let rows = number_rows("resident", target, RESIDENT, 8);
+        assert_eq!(rows.len(), 8, "{target}: {rows:?}");
+        assert!(rows.iter().all(|r| r[8] == 0), "{target}: a group timed out waiting or read bad LDS: {rows:?}");
+        let mut per_unit: std::collections::BTreeMap<(u32, u32, u32), Vec<&Vec<u32>>> = Default::default();
+        for r in &rows {
+            per_unit.entry((r[1], r[2], r[3])).or_default().push(r);
+        }
+        assert!(per_unit.values().any(|g| g.len() > 1), "{target}: no unit held two groups: {rows:?}");
+        for (unit, groups) in &per_unit {
+            let distinct = |f: &dyn Fn(&Vec<u32>) -> (u32, u32)| groups.iter().map(|r| f(r)).collect::<std::collections::BTreeSet<_>>().len();
+            assert_eq!(distinct(&|r| (r[4], 0)), groups.len(), "{target} {unit:?}: TG_ID {groups:?}");
+            assert_eq!(distinct(&|r| (r[5], 0)), groups.len(), "{target} {unit:?}: LDS_BASE {groups:?}");
+            assert_eq!(distinct(&|r| (r[6], r[7])), groups.len(), "{target} {unit:?}: SIMD/WAVE {groups:?}");
+        }
     }
 }

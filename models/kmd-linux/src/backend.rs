@@ -82,6 +82,14 @@ pub trait KfdBackend: Send + Sync + 'static {
     /// mappings in that range.
     fn unmapping(&self, addr: usize, len: usize);
 
+    /// The application changes the protection of `[addr, addr + len)` (mprotect):
+    /// called with `done` false before the real call, then with `done` true after it
+    /// succeeded. The GPU's mappings of that memory follow (the driver's MMU notifier);
+    /// nothing to do for a backend without them.
+    fn protecting(&self, addr: usize, len: usize, done: bool) {
+        let _ = (addr, len, done);
+    }
+
     /// Whether `fd` is one of the backend's own descriptors (memfds, eventfds,
     /// sockets), which the application must not close or replace: the interposer fails
     /// such a close, and a dup2/dup3 onto it, with `EBADF`.

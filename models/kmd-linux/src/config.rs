@@ -24,6 +24,9 @@ pub const ENV_FAKE_ROOT: &str = "DOJO_FAKE_ROOT";
 pub const ENV_DAEMON: &str = "DOJO_DAEMON";
 /// `1`: log every device call on stderr.
 pub const ENV_TRACE: &str = "DOJO_TRACE";
+/// Topology parameter overrides, one `SELECTOR.PARAM=VALUE` per line (`dojo run --set`,
+/// see `simdojo::topology::overrides`), applied after the topology loads.
+pub const ENV_SET: &str = "DOJO_SET";
 
 /// The default machine: an MI210 (gfx90a), the newest part Debian's ROCm 5.2.3 knows.
 pub const DEFAULT_TOPOLOGY: (&str, &str) =
@@ -48,6 +51,9 @@ pub enum ConfigError {
     /// Partitioning failed.
     #[error("partitioning: {0}")]
     Partition(String),
+    /// An override does not apply.
+    #[error("{ENV_SET}: {0}")]
+    Override(String),
 }
 
 /// The machine and how to simulate it.
@@ -108,6 +114,15 @@ impl DriverConfig {
                 value: mode.clone(),
                 expected: "functional or timing".into(),
             })?;
+        }
+        // Overrides come last: the most specific setting wins.
+        if let Some(set) = var(ENV_SET) {
+            let overrides = set
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.parse::<simdojo::topology::overrides::Override>().map_err(|e| ConfigError::Override(e.to_string())))
+                .collect::<Result<Vec<_>, _>>()?;
+            simdojo::topology::overrides::apply(&mut t, &overrides).map_err(|e| ConfigError::Override(e.to_string()))?;
         }
         let workers = match var(ENV_WORKERS) {
             Some(w) => w

@@ -172,6 +172,14 @@ pub struct TargetDefaults {
     pub debug_prop: u64,
     /// Bandwidth of the host link in MB/s (PCIe 4 x16 or PCIe 5 x16).
     pub host_link_max_bandwidth: u32,
+    /// The product's marketing name (sysfs `product_name`).
+    pub product_name: &'static str,
+    /// PCI subsystem device id of the reference board.
+    pub subsystem_device_id: u32,
+    /// Typical board power in watts (the hwmon power cap).
+    pub board_power_w: u32,
+    /// Host link speed in GT/s (PCIe 4: 16, PCIe 5: 32).
+    pub host_link_gts: u32,
 }
 
 const KIB: u64 = 1 << 10;
@@ -242,6 +250,10 @@ impl TargetDefaults {
                 // HSA_DBG_WATCH_ADDR_MASK_LO_BIT_GFX9 | HI_BIT (29 << 4)
                 debug_prop: 6 | (29 << 4),
                 host_link_max_bandwidth: 31_504,
+                product_name: "AMD Instinct MI210",
+                subsystem_device_id: 0x0c34,
+                board_power_w: 300,
+                host_link_gts: 16,
             },
             // MI300X: 8 XCDs of 38 of 40 CUs (4 SE x 10), HBM3 8192-bit.
             Target::Gfx942 => TargetDefaults {
@@ -289,6 +301,10 @@ impl TargetDefaults {
                 // LO_BIT_GFX9_4_3 (7) | HI_BIT_GFX9_4_3 (30 << 4) | DISPATCH_INFO_ALWAYS_VALID
                 debug_prop: 7 | (30 << 4) | 0x400,
                 host_link_max_bandwidth: 63_015,
+                product_name: "AMD Instinct MI300X",
+                subsystem_device_id: 0x74a1,
+                board_power_w: 750,
+                host_link_gts: 32,
             },
             // MI355X class: 8 XCDs of 32 of 36 CUs (4 SE x 9), 160 KiB LDS, HBM3E 8192-bit.
             Target::Gfx950 => TargetDefaults {
@@ -335,6 +351,10 @@ impl TargetDefaults {
                 capability: common_capability(),
                 debug_prop: 6 | (29 << 4) | 0x400,
                 host_link_max_bandwidth: 63_015,
+                product_name: "AMD Instinct MI355X",
+                subsystem_device_id: 0x75a3,
+                board_power_w: 1400,
+                host_link_gts: 32,
             },
         }
     }
@@ -803,12 +823,30 @@ impl SystemIdentity {
         Ok(SystemIdentity::new(cpu, GpuIdentity::all_from_topology(t)?))
     }
 
+    /// [`SystemIdentity::with_fixed_host`] of the default topology: the machine the
+    /// unit tests describe.
+    #[cfg(test)]
+    pub(crate) fn of_default_topology() -> SystemIdentity {
+        amdgpu::link_components();
+        SystemIdentity::with_fixed_host(&crate::config::load_topology(None).unwrap()).unwrap()
+    }
+
     /// The host CPU and every GPU of `t`.
     pub fn from_topology(t: &Topology) -> Result<SystemIdentity, IdentityError> {
         Ok(SystemIdentity::new(
             CpuIdentity::from_host()?,
             GpuIdentity::all_from_topology(t)?,
         ))
+    }
+
+    /// The same machine with GPUs that offer no SVM API (no `SVM_API_SUPPORTED`
+    /// capability): what daemon mode presents, since the daemon does not share its
+    /// clients' address spaces.
+    pub fn without_svm(mut self) -> SystemIdentity {
+        for g in &mut self.gpus {
+            g.capability &= !cap::SVM_API_SUPPORTED;
+        }
+        self
     }
 }
 

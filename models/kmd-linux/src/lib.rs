@@ -8,10 +8,12 @@
 //! - [`local`]: the driver of local mode, running the simulator inside the process.
 //! - [`config`]: the environment variables that describe the machine.
 
+pub mod amdgpu_sysfs;
 pub mod backend;
 pub mod config;
 pub mod daemon;
 pub mod doorbell_trap;
+pub mod gpu_metrics;
 pub mod identity;
 pub mod kfd;
 pub mod local;

@@ -438,8 +438,9 @@ pub fn proc_modules(host: Option<&str>) -> String {
 }
 
 /// Writes the KFD topology of `sys` under `root` (`root/sys/devices/virtual/kfd/kfd/
-/// topology/...`, the `root/sys/class/kfd/kfd` symlink to it) and `root/proc/modules`
-/// (the host's modules plus `amdgpu`). A topology directory already under `root` is
+/// topology/...`, the `root/sys/class/kfd/kfd` symlink to it), `root/proc/modules`
+/// (the host's modules plus `amdgpu`) and the amdgpu device files
+/// ([`crate::amdgpu_sysfs`]). A topology directory already under `root` is
 /// replaced, so no stale node survives.
 pub fn write_tree(root: &Path, sys: &SystemIdentity) -> io::Result<()> {
     let topo = root.join(TOPOLOGY_DIR);
@@ -479,7 +480,8 @@ pub fn write_tree(root: &Path, sys: &SystemIdentity) -> io::Result<()> {
     std::fs::write(module.join("refcnt"), "0\n")?;
     std::fs::write(module.join("coresize"), format!("{AMDGPU_MODULE_SIZE}\n"))?;
     std::fs::write(module.join("initstate"), "live\n")?;
-    Ok(())
+
+    crate::amdgpu_sysfs::write_device_files(root, sys)
 }
 
 /// Reads a `properties` file as libhsakmt does: `key value` lines with a decimal

@@ -7,6 +7,26 @@
 //! Because the event order does not depend on partitioning, continuing from a
 //! checkpoint with another thread count gives the same results as the run that was
 //! never interrupted.
+//!
+//! On disk (and in [`Checkpoint::to_bytes`]) a checkpoint is a 32-byte header and a
+//! postcard payload:
+//!
+//! ```text
+//!  0  magic      "SIMDOJO\0"
+//!  8  version    u32 LE (FORMAT)
+//! 12  reserved   u32, zero
+//! 16  length     u64 LE, bytes of the payload
+//! 24  checksum   u32 LE, CRC-32C of the header's first 24 bytes and the payload
+//! 28  reserved   u32, zero
+//! 32  payload
+//! ```
+//!
+//! Reading checks, in this order, the size of the header, the magic, the version, the
+//! declared length against the bytes present, and the checksum, before decoding
+//! anything, so a truncated, foreign, newer or corrupted file is refused with a
+//! sentence saying which; [`Checkpoint::read_file`] reads no more than the header's
+//! length (bounded by the file's size), so `/dev/zero` or a huge file is refused after
+//! 32 bytes.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +39,14 @@ use crate::ids::{ComponentId, PortIdx};
 use crate::time::Tick;
 use crate::topology::Topology;
 
-const FORMAT: u32 = 1;
+/// The checkpoint format this engine writes and reads.
+pub const FORMAT: u32 = 2;
+
+/// The first bytes of every checkpoint.
+const MAGIC: [u8; 8] = *b"SIMDOJO\0";
+
+/// Bytes of the header before the payload.
+const HEADER: usize = 32;
 
 /// A saved simulation.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -61,27 +88,122 @@ enum SavedBody {
 }
 
 impl Checkpoint {
-    /// Encodes the checkpoint as bytes.
+    /// Encodes the checkpoint: header and payload (see the [module docs](self)).
     pub fn to_bytes(&self) -> Result<Vec<u8>, EngineError> {
-        postcard::to_allocvec(self).map_err(|e| EngineError::Checkpoint(e.to_string()))
+        let payload = postcard::to_allocvec(self).map_err(|e| EngineError::Checkpoint(e.to_string()))?;
+        let mut out = Vec::with_capacity(HEADER + payload.len());
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&FORMAT.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&out), &payload);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&payload);
+        Ok(out)
     }
-    /// Decodes a checkpoint written by [`Checkpoint::to_bytes`].
+
+    /// Decodes a checkpoint written by [`Checkpoint::to_bytes`], refusing a truncated,
+    /// foreign-format, other-version or corrupted one with a sentence saying which.
     pub fn from_bytes(bytes: &[u8]) -> Result<Checkpoint, EngineError> {
-        let c: Checkpoint = postcard::from_bytes(bytes).map_err(|e| EngineError::Checkpoint(e.to_string()))?;
+        let length = check_header(bytes.get(..HEADER).unwrap_or(bytes))?;
+        let payload = &bytes[HEADER..];
+        if (payload.len() as u64) < length {
+            return Err(bad(format!("truncated: the header announces {length} payload bytes, {} are present", payload.len())));
+        }
+        if payload.len() as u64 > length {
+            return Err(bad(format!("{} bytes follow the {length}-byte payload", payload.len() as u64 - length)));
+        }
+        let stored = u32::from_le_bytes([bytes[24], bytes[25], bytes[26], bytes[27]]);
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[..24]), payload);
+        if crc != stored {
+            return Err(bad(format!("corrupted: the checksum is {crc:#010x}, the header says {stored:#010x}")));
+        }
+        let c: Checkpoint = postcard::from_bytes(payload).map_err(|e| bad(format!("undecodable payload: {e}")))?;
         if c.format != FORMAT {
-            return Err(EngineError::Checkpoint(format!("format {} is not the supported {FORMAT}", c.format)));
+            return Err(bad(format!("payload format {} inside a version {FORMAT} file", c.format)));
         }
         Ok(c)
     }
+
+    /// Writes the checkpoint to `path` atomically (a temporary file beside it, then a
+    /// rename), so a reader never sees half a checkpoint.
+    pub fn write_file(&self, path: &std::path::Path) -> Result<(), EngineError> {
+        let bytes = self.to_bytes()?;
+        let io = |e: std::io::Error| EngineError::Checkpoint(format!("writing {}: {e}", path.display()));
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".partial-{}", std::process::id()));
+        let tmp = std::path::PathBuf::from(tmp);
+        std::fs::write(&tmp, &bytes).map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })
+    }
+
+    /// Reads a checkpoint file, reading no more than its header announces: the header
+    /// is checked first, and the announced length must fit the file.
+    pub fn read_file(path: &std::path::Path) -> Result<Checkpoint, EngineError> {
+        use std::io::Read;
+        let io = |e: std::io::Error| EngineError::Checkpoint(format!("reading {}: {e}", path.display()));
+        let named = |e: EngineError| match e {
+            EngineError::Checkpoint(m) => EngineError::Checkpoint(format!("{}: {m}", path.display())),
+            other => other,
+        };
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let mut header = Vec::with_capacity(HEADER);
+        (&mut file).take(HEADER as u64).read_to_end(&mut header).map_err(io)?;
+        let length = check_header(&header).map_err(named)?;
+        let meta = file.metadata().map_err(io)?;
+        if meta.is_file() && meta.len() != HEADER as u64 + length {
+            return Err(named(bad(format!(
+                "the header announces {length} payload bytes, the file holds {}",
+                meta.len().saturating_sub(HEADER as u64)
+            ))));
+        }
+        let mut bytes = header;
+        // Grows with what is actually read, so a lying header on a pipe costs no more
+        // memory than the bytes that arrive.
+        (&mut file).take(length.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
+        Checkpoint::from_bytes(&bytes).map_err(named)
+    }
+
     /// The time the saved simulation had reached.
     pub fn now(&self) -> Tick {
         self.now
     }
 }
 
+fn bad(message: String) -> EngineError {
+    EngineError::Checkpoint(message)
+}
+
+/// Checks a header (the first [`HEADER`] bytes, or fewer if that is all there is) and
+/// returns the payload length it announces.
+fn check_header(header: &[u8]) -> Result<u64, EngineError> {
+    if header.len() < HEADER {
+        return Err(bad(format!("truncated: {} bytes, a checkpoint starts with a {HEADER}-byte header", header.len())));
+    }
+    if header[..8] != MAGIC {
+        return Err(bad("not a simdojo checkpoint (its first bytes are not \"SIMDOJO\")".into()));
+    }
+    let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+    if version != FORMAT {
+        return Err(bad(format!("checkpoint format version {version}; this simdojo reads version {FORMAT}")));
+    }
+    if header[12..16] != [0; 4] || header[28..32] != [0; 4] {
+        return Err(bad("corrupted: the header's reserved fields are not zero".into()));
+    }
+    let mut length = [0u8; 8];
+    length.copy_from_slice(&header[16..24]);
+    Ok(u64::from_le_bytes(length))
+}
+
 /// A stable 64-bit hash of what a checkpoint depends on: component paths, types and
-/// parameters, and links.
-pub(crate) fn topology_hash(t: &Topology) -> u64 {
+/// parameters, links, fabrics, and the engine settings that change results (the
+/// effective exit delay). The end time, partitioner and worker count are left out: a
+/// checkpoint may be continued to another end, under any partitioning.
+pub(crate) fn topology_hash(t: &Topology, exit_delay: Tick) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for b in bytes {
@@ -111,6 +233,8 @@ pub(crate) fn topology_hash(t: &Topology) -> u64 {
         }
         feed(&f.latency.0.to_le_bytes());
     }
+    feed(b"exit_delay");
+    feed(&exit_delay.0.to_le_bytes());
     h
 }
 
@@ -190,7 +314,15 @@ impl Simulation {
     pub fn restore(topology: &Topology, config: &SimConfig, checkpoint: &Checkpoint) -> Result<Simulation, EngineError> {
         let mut sim = Simulation::construct(topology, config)?;
         if checkpoint.topology_hash != sim.topology_hash {
-            return Err(EngineError::Checkpoint("the checkpoint was made from another topology".into()));
+            return Err(EngineError::Checkpoint(
+                "the checkpoint was made from another topology (components, parameters, links or exit delay differ)".into(),
+            ));
+        }
+        if sim.max_ticks <= checkpoint.now && sim.max_ticks != Tick::MAX {
+            return Err(EngineError::Checkpoint(format!(
+                "the checkpoint is at {}, not before the end time {}: nothing would run",
+                checkpoint.now, sim.max_ticks
+            )));
         }
         let n = topology.components.len();
         if checkpoint.components.len() != n {

@@ -54,6 +54,9 @@ pub enum ExitReason {
     Interrupted,
     /// A component misbehaved (bad send, panic); the message says which.
     Error,
+    /// The call asked for something the simulation cannot do (`run_until` a time
+    /// before the simulation's own); nothing ran, and the run can continue.
+    Refused,
 }
 
 /// The outcome of a run.
@@ -71,9 +74,12 @@ pub struct ExitStatus {
 
 impl ExitStatus {
     /// Whether the run may be continued (`Paused`, `Stepped`, `Quiescent` (new
-    /// external input restarts it) or `Interrupted`).
+    /// external input restarts it), `Interrupted` or `Refused`).
     pub fn can_continue(&self) -> bool {
-        matches!(self.reason, ExitReason::Paused | ExitReason::Stepped | ExitReason::Quiescent | ExitReason::Interrupted)
+        matches!(
+            self.reason,
+            ExitReason::Paused | ExitReason::Stepped | ExitReason::Quiescent | ExitReason::Interrupted | ExitReason::Refused
+        )
     }
 }
 

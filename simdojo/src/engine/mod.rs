@@ -399,7 +399,7 @@ impl Simulation {
             ext_seq: 0,
             progress: config.progress,
             summary: RunSummary { partitions: n_parts, ..RunSummary::default() },
-            topology_hash: checkpoint::topology_hash(topology),
+            topology_hash: checkpoint::topology_hash(topology, exit_delay),
             last_status: None,
             heavy: false,
             light_segments: 0,
@@ -452,6 +452,15 @@ impl Simulation {
             if !s.can_continue() {
                 return s.clone();
             }
+        }
+        if until < self.now {
+            // Time never runs backwards: refuse, leaving the simulation as it is.
+            return ExitStatus {
+                reason: ExitReason::Refused,
+                tick: self.now,
+                code: 1,
+                message: format!("run_until({until}) is before the simulation's time {}", self.now),
+            };
         }
         self.external.clear_stop();
         loop {

@@ -34,6 +34,7 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
         diags,
         topo: Topology::new(),
         defaults: HashMap::new(),
+        default_blocks: Vec::new(),
         templates: HashMap::new(),
         template_order: Vec::new(),
         resolved: HashMap::new(),
@@ -82,6 +83,7 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
     for decl in fabrics {
         b.fabric(decl);
     }
+    b.check_defaults_used();
     b.topo
 }
 
@@ -102,6 +104,8 @@ struct Builder<'a, 'd> {
     topo: Topology,
     /// Converted `[defaults."TYPE"]` values per type, later files overriding earlier.
     defaults: HashMap<String, BTreeMap<String, ParamValue>>,
+    /// Every `[defaults."TYPE"]` block: its type and where its key is.
+    default_blocks: Vec<(&'static str, Span)>,
     templates: HashMap<&'a str, &'a Entry>,
     /// Template names in the order defined, for a deterministic order of errors.
     template_order: Vec<&'a str>,
@@ -124,6 +128,19 @@ struct End {
 }
 
 impl<'a> Builder<'a, '_> {
+    /// Defaults for a type no component has are an error: after a component's type
+    /// changes, its old type's defaults would otherwise stop applying without a word.
+    fn check_defaults_used(&mut self) {
+        for (ty, span) in std::mem::take(&mut self.default_blocks) {
+            if !self.topo.components.iter().any(|c| c.type_name == ty) {
+                let types: std::collections::BTreeSet<&str> = self.topo.components.iter().map(|c| c.type_name.as_str()).collect();
+                let problem = format!("`[defaults.\"{ty}\"]` applies to no component: none has type `{ty}`");
+                let expected = format!("defaults for a type the topology uses ({})", types.into_iter().collect::<Vec<_>>().join(", "));
+                self.report(span, Problem::new(DiagnosticKind::UnusedDefaults, problem, expected));
+            }
+        }
+    }
+
     fn report(&mut self, span: Span, p: Problem) {
         self.diags.push(p.place(Some(self.sources.loc(span)), None));
     }
@@ -292,6 +309,7 @@ impl<'a> Builder<'a, '_> {
                     continue;
                 }
             };
+            self.default_blocks.push((ty.name, entry.key_span));
             let Some(params) = self.table(&entry.node, &format!("`[defaults.\"{}\"]`", entry.key)) else { continue };
             for p in params {
                 if let Some(v) = self.param(ty, p) {

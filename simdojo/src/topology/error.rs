@@ -57,6 +57,9 @@ pub enum DiagnosticKind {
     Include,
     /// An unknown template or a template inheritance cycle.
     Template,
+    /// A `[defaults."TYPE"]` block for a type no component has (a component's type was
+    /// changed and its defaults would silently stop applying).
+    UnusedDefaults,
     /// A negative or too large partition number.
     Partition,
     /// A weight that is not a positive finite number.

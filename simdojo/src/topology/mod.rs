@@ -16,6 +16,7 @@ mod dot;
 mod error;
 mod json_doc;
 mod load;
+pub mod overrides;
 mod pattern;
 mod source;
 mod summary;

@@ -2,5 +2,6 @@
 
 mod checkpoint;
 mod control;
+mod overrides;
 mod phold;
 mod support;

@@ -17,7 +17,8 @@ fn main() {
         }
         for (form, verdict) in &report.gaps {
             let what = match verdict {
-                Verdict::Missing { words, .. } => format!("missing {words:08x?}"),
+                Verdict::Missing { words, fault } => format!("missing {words:08x?}: {fault}"),
+                Verdict::OnlyIllegal { words, fault } => format!("only illegal {words:08x?}: {fault}"),
                 Verdict::Unencodable { words } => format!("unencodable {words:08x?}"),
                 Verdict::Executes => continue,
             };

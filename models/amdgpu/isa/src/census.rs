@@ -6,10 +6,13 @@
 //! builds instruction words from the table entry (the family's fixed bits, the opcode
 //! and the entry's must-be bits), checks that the decoder reads them back as that form,
 //! and executes them on a wave whose registers and memory make every access succeed.
-//! It does so for several operand variants: every field zero, VGPR sources, each printed
-//! modifier set on its own, and for DPP and SDWA a set of control words. A form
-//! *executes* when no variant stops with [`ExecFault::Unsupported`]; any other outcome
-//! (a result, a branch, a trap) is the instruction's semantics.
+//! It does so for several operand variants: every field zero, VGPR sources (all and each
+//! alone), each printed modifier set on its own, and for DPP and SDWA a set of control
+//! words. A form
+//! *executes* when no variant stops with [`ExecFault::Unsupported`] and at least one
+//! variant is accepted: any outcome but [`ExecFault::Illegal`] (a result, a branch, a
+//! trap, a memory fault) is the instruction's semantics. A form whose every variant is
+//! illegal counts as a gap: refusing an instruction is not executing it.
 //!
 //! Nothing here is a list of implemented opcodes: the count comes from running the
 //! executor, so it cannot claim what the executor does not do.
@@ -155,6 +158,14 @@ pub enum Verdict {
         /// The fault.
         fault: ExecFault,
     },
+    /// Every variant stopped with [`ExecFault::Illegal`]: the executor refuses the form
+    /// whatever its operands (the first variant's words and fault).
+    OnlyIllegal {
+        /// The instruction words of the first variant.
+        words: Vec<u32>,
+        /// Its fault.
+        fault: ExecFault,
+    },
     /// No word built from the table entry decodes back to the form (a table or census
     /// defect, reported so it cannot hide a form).
     Unencodable {
@@ -170,15 +181,41 @@ pub fn probe(form: &Form) -> Verdict {
     if !decodes(&base) {
         return Verdict::Unencodable { words: base.to_vec() };
     }
+    let mut refused = None;
+    let mut accepted = false;
     for words in variants(form, &base) {
         if !decodes(&words) {
             continue;
         }
-        if let Err(fault @ ExecFault::Unsupported { .. }) = run_once(form.target, &words) {
-            return Verdict::Missing { words, fault };
+        match run_once(form.target, &words) {
+            Err(fault @ ExecFault::Unsupported { .. }) => return Verdict::Missing { words, fault },
+            Err(fault @ ExecFault::Illegal { .. }) => {
+                refused.get_or_insert((words, fault));
+            }
+            _ => accepted = true,
         }
     }
-    Verdict::Executes
+    match refused {
+        Some((words, fault)) if !accepted => Verdict::OnlyIllegal { words, fault },
+        _ => Verdict::Executes,
+    }
+}
+
+/// Executes one instruction as found in real code (`words`: its words, literal
+/// included) once on the probe wave every form is probed on: [`Verdict::Missing`] when
+/// the executor stops with [`ExecFault::Unsupported`], [`Verdict::OnlyIllegal`] when it
+/// refuses the words as illegal (real code never should be), [`Verdict::Unencodable`] when
+/// `words` do not start with an instruction of `target`, else [`Verdict::Executes`].
+/// Words after the decoded instruction are ignored.
+pub fn probe_words(target: Target, words: &[u32]) -> Verdict {
+    let Decoded::Inst(inst) = decode(target, words) else {
+        return Verdict::Unencodable { words: words.to_vec() };
+    };
+    match run_once(target, inst.words()) {
+        Err(fault @ ExecFault::Unsupported { .. }) => Verdict::Missing { words: inst.words().to_vec(), fault },
+        Err(fault @ ExecFault::Illegal { .. }) => Verdict::OnlyIllegal { words: inst.words().to_vec(), fault },
+        _ => Verdict::Executes,
+    }
 }
 
 /// Figures of one census.
@@ -318,11 +355,15 @@ fn variants(form: &Form, base: &[u32; 3]) -> Vec<Vec<u32>> {
     let entry = &ENTRIES[form.entry as usize];
     let size = entry_words(form.encoding);
     let mut out = vec![base[..size].to_vec(), with_literal(base, size)];
-    // Every 9-bit source a VGPR (v0).
+    // Every 9-bit source a VGPR (v0), and each one alone (a form whose unused source
+    // fields must stay zero decodes only so).
     let mut vgprs = *base;
     for field in SOURCES {
         if let Some((word, lo, 9)) = crate::decode::field_position(form.encoding, field) {
             vgprs[word as usize] |= 0x100 << lo;
+            let mut one = *base;
+            one[word as usize] |= 0x100 << lo;
+            out.push(one[..size].to_vec());
         }
     }
     out.push(vgprs[..size].to_vec());
@@ -424,7 +465,7 @@ fn probe_wave() -> Wave {
         wave.sgpr[s + 1] = 0;
         wave.sgpr[s + 2] = u32::MAX;
         // dst_sel x/y/z/w, NUM_FORMAT float (7), DATA_FORMAT 32_32_32_32 (14).
-        wave.sgpr[s + 3] = 0b100_011_010_001 | 7 << 12 | 14 << 15;
+        wave.sgpr[s + 3] = 0b111_110_101_100 | 7 << 12 | 14 << 15;
     }
     wave.sgpr[crate::exec::wave::M0] = u32::MAX;
     wave.set_exec(u64::MAX);

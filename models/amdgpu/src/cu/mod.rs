@@ -43,6 +43,7 @@ use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, R
 
 pub mod issue;
 pub mod mode;
+mod placement;
 pub mod timed;
 
 use self::issue::{IssueParams, IssueTable};
@@ -175,6 +176,12 @@ struct Group {
     launch: GroupLaunch,
     waves: Vec<Slot>,
     lds: Vec<u8>,
+    /// Its work-group slot on the unit (HW_ID.TG_ID), if one was free.
+    #[serde(default)]
+    tg: Option<u8>,
+    /// Its LDS range (start, bytes) in the unit's LDS, if one was free.
+    #[serde(default)]
+    lds_range: Option<(u32, u32)>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -346,7 +353,7 @@ impl ComputeUnit {
         let kd = match bytes.map(KernelDescriptor::decode) {
             Some(Ok(kd)) => kd,
             _ => {
-                let g = Group { launch: l, waves: Vec::new(), lds: Vec::new() };
+                let g = Group { launch: l, waves: Vec::new(), lds: Vec::new(), tg: None, lds_range: None };
                 self.state.groups.push(g);
                 let n = self.state.groups.len() - 1;
                 self.fault_group(ctx, n, 0, "malformed kernel descriptor".into(), None);
@@ -355,7 +362,21 @@ impl ComputeUnit {
         };
         let entry = l.packet.kernel_object.0.wrapping_add_signed(kd.kernel_code_entry_byte_offset);
         let mode_bits = amdgpu_isa::numeric::Mode::from_pgm_rsrc1(kd.rsrc1.raw).encode();
-        let waves = init_group_waves_from(&WaveLaunch {
+        // Where the group runs on this unit: the CP's part plus slots and bases.
+        let tg = placement::tg_slot(self.state.groups.iter().map(|g| g.tg));
+        let used_lds: Vec<(u32, u32)> = self.state.groups.iter().filter_map(|g| g.lds_range).collect();
+        let (lds_range, lds_base) = match self.shared.target() {
+            Some(target) => placement::lds_range(target, &used_lds, l.lds_bytes, self.cap.lds_bytes),
+            None => (None, None),
+        };
+        let mut place = l.place;
+        place.ids.tg_id = tg;
+        place.lds_base = lds_base;
+        place.first_slot = l.first_slot;
+        place.simds = self.cap.simds;
+        place.packed_bases = false;
+        place.counters_idle = self.timing.is_none();
+        let mut waves = init_group_waves_from(&WaveLaunch {
             descriptor: &kd,
             entry_pc: entry,
             grid: l.packet.grid,
@@ -369,7 +390,11 @@ impl ComputeUnit {
             scratch_base: l.scratch_base.0 + u64::from(l.first_slot) * 64 * u64::from(l.lane_scratch),
             scratch_lane_bytes: l.lane_scratch,
             mode_bits,
+            lds_bytes: l.lds_bytes,
+            place,
         }, &mut self.spare);
+        let live = self.state.groups.iter().flat_map(|g| g.waves.iter().map(|s| &s.wave));
+        placement::gpr_bases(live, &mut waves, self.cap.vgprs_per_simd, self.cap.sgprs_per_simd);
         let c = self.state.counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES]));
         c.0.groups += 1;
         c.0.waves += waves.len() as u64;
@@ -377,7 +402,7 @@ impl ComputeUnit {
         let known = self.shared.program_at(entry).is_some();
         let ready = self.cycle(ctx.now()) + 1;
         let slots = waves.into_iter().map(|wave| Slot { wave, wake: 0, timing: WaveTiming::starting_at(ready) }).collect();
-        self.state.groups.push(Group { launch: l, waves: slots, lds });
+        self.state.groups.push(Group { launch: l, waves: slots, lds, tg, lds_range });
         if !known {
             let n = self.state.groups.len() - 1;
             self.fault_group(ctx, n, 0, format!("no code object is loaded at the kernel entry {entry:#x}"), Some(entry));
@@ -420,7 +445,7 @@ impl ComputeUnit {
                         next_wake = next_wake.min(slot.wake);
                         continue;
                     }
-                    let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: cycle, realtime: now.0 / 10_000, counts: Some(&mut counts.1) };
+                    let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: cycle, realtime: crate::clock::reference_ticks(now), counts: Some(&mut counts.1) };
                     match step(&mut slot.wave, &program, &mut env, self.quantum) {
                         Ok(out) => {
                             self.state.instructions.add(out.executed);

@@ -408,7 +408,7 @@ impl ComputeUnit {
                     issue.timed.stall_waitcnt += waited;
                     counts.0.timing.stall_waitcnt += waited;
                 }
-                let realtime = self.clock.cycles(c).0 / 10_000;
+                let realtime = crate::clock::reference_ticks(self.clock.cycles(c));
                 let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: c, realtime, counts: Some(&mut counts.1) };
                 match step(&mut slot.wave, program, &mut env, 1) {
                     Ok(out) => {

@@ -12,7 +12,8 @@
 //! | `ioctl`, `mmap` | device descriptors | the backend ([`hooks::device`]) |
 //! | `fstat` family | device descriptors | a character device (DRM major 226 for render nodes) ([`hooks::stat`]) |
 //! | `close`, `dup*`, `fcntl(F_DUPFD*)` | device or backend-internal descriptors | the descriptor table follows ([`hooks::fds`]) |
-//! | `munmap` | always, once the backend runs | the backend forgets device mappings in the range |
+//! | `munmap`, `mmap` with `MAP_FIXED`, `mremap` | always, once the backend runs | first, the backend forgets device mappings and SVM ranges where pages go away |
+//! | `mprotect` | always, once the backend runs | before and after, the backend's GPU mappings of SVM memory follow the new protection |
 //! | `fork` | `pthread_atfork` child handler | `after_fork_in_child` |
 //!
 //! **Architecture Invariant:** a process that never touches a simulated path or device

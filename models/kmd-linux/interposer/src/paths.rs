@@ -8,12 +8,15 @@
 use std::borrow::Cow;
 
 /// Faked trees and files: each with everything below it. `/sys/module/amdgpu` is where
-/// `lsmod` looks for the module's `refcnt` and `holders`.
-pub const FAKED_PREFIXES: [&str; 4] = [
+/// `lsmod` looks for the module's `refcnt` and `holders`; `/sys/class/drm` leads to the
+/// GPUs' PCI device directories (rocm-smi's device files), which exist only in the fake
+/// root.
+pub const FAKED_PREFIXES: [&str; 5] = [
     "/sys/devices/virtual/kfd",
     "/sys/class/kfd",
     "/proc/modules",
     "/sys/module/amdgpu",
+    "/sys/class/drm",
 ];
 
 /// The KFD device.
@@ -158,7 +161,13 @@ mod tests {
             Class::Other
         );
         assert_eq!(classify(b"/sys/class/kfd/kfd/.."), Class::Other);
-        assert_eq!(classify(b"/sys/class/drm"), Class::Other);
+        assert_eq!(classify(b"/sys/class/drm"), faked("sys/class/drm"));
+        assert_eq!(
+            classify(b"/sys/class/drm/card0/device/mem_info_vram_used"),
+            faked("sys/class/drm/card0/device/mem_info_vram_used")
+        );
+        assert_eq!(classify(b"/sys/class/drmx"), Class::Other);
+        assert_eq!(classify(b"/sys/devices/pci0000:00"), Class::Other);
         assert_eq!(
             classify(b"/sys/module/amdgpu/holders"),
             faked("sys/module/amdgpu/holders")

@@ -61,6 +61,8 @@ real_functions! {
     mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, offset: i64) -> *mut c_void = libc::MAP_FAILED;
     mmap64(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, offset: i64) -> *mut c_void = libc::MAP_FAILED;
     munmap(addr: *mut c_void, len: usize) -> c_int = -1;
+    mremap(old: *mut c_void, old_len: usize, new_len: usize, flags: c_int, new_addr: *mut c_void) -> *mut c_void = libc::MAP_FAILED;
+    mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int = -1;
     stat(path: *const c_char, buf: *mut libc::stat) -> c_int = -1;
     stat64(path: *const c_char, buf: *mut libc::stat) -> c_int = -1;
     lstat(path: *const c_char, buf: *mut libc::stat) -> c_int = -1;

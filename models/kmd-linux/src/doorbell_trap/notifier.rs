@@ -4,16 +4,28 @@
 //! A callback runs after the write that marked it (the mark is set after the store
 //! completed), so a callback that reads the range sees every write made before it was
 //! called. Marks coalesce: one call may stand for many writes.
+//!
+//! Calls are made [`DELIVERY_DELAY`] after the wake, as a packet processor sees a
+//! doorbell some time after the store: a runtime may still do its own bookkeeping for a
+//! packet after ringing for it. HIP 5.2.3 (ROCclr, direct dispatch) attaches a marker's
+//! timestamp object to its command only after ringing the doorbell; a completion
+//! handled before that gives the marker a host `CLOCK_MONOTONIC` time, which
+//! `hipEventElapsedTime` then subtracts from a GPU (simulated) time. Writes made during
+//! the delay join the same call.
 
 use std::os::fd::{AsFd, BorrowedFd, IntoRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ThreadId;
+use std::time::Duration;
 
 use rustix::event::{EventfdFlags, PollFd, PollFlags};
 use rustix::io::Errno;
 
 use super::table::{ACTIVE, MAX_WATCHES, WATCHES};
+
+/// Wall time from a wake of the notifier to its calls.
+pub const DELIVERY_DELAY: Duration = Duration::from_millis(2);
 
 /// What a watch calls after writes to its range.
 pub(super) type Callback = Arc<dyn Fn() + Send + Sync>;
@@ -85,6 +97,7 @@ fn run(fd: OwnedFd) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return,
         }
+        std::thread::sleep(DELIVERY_DELAY);
         // Resets the counter; EAGAIN when another wake already consumed it.
         let _ = rustix::io::read(fd.as_fd(), &mut buf);
         for (idx, slot) in WATCHES.iter().enumerate().take(MAX_WATCHES) {

@@ -465,6 +465,71 @@ pub struct SetXnackMode {
     pub xnack_enabled: i32,
 }
 
+/// `kfd_ioctl_svm_args` without its trailing array of [`SvmAttribute`]s (`nattr` of
+/// them follow the struct; the request's encoded size covers them).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct SvmArgs {
+    pub start_addr: u64,
+    pub size: u64,
+    pub op: u32,
+    pub nattr: u32,
+}
+
+/// `kfd_ioctl_svm_attribute`: a type (`svm::attr`) and its value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct SvmAttribute {
+    pub ty: u32,
+    pub value: u32,
+}
+
+/// The SVM ioctl's operations, locations, attribute types and range flags
+/// (`KFD_IOCTL_SVM_*`).
+pub mod svm {
+    /// `KFD_IOCTL_SVM_OP_SET_ATTR`.
+    pub const OP_SET_ATTR: u32 = 0;
+    /// `KFD_IOCTL_SVM_OP_GET_ATTR`.
+    pub const OP_GET_ATTR: u32 = 1;
+    /// `KFD_IOCTL_SVM_LOCATION_SYSMEM`: system memory.
+    pub const LOCATION_SYSMEM: u32 = 0;
+    /// `KFD_IOCTL_SVM_LOCATION_UNDEFINED`: no location.
+    pub const LOCATION_UNDEFINED: u32 = 0xffff_ffff;
+
+    /// `KFD_IOCTL_SVM_ATTR_*`.
+    pub mod attr {
+        #![allow(missing_docs)]
+        pub const PREFERRED_LOC: u32 = 0;
+        pub const PREFETCH_LOC: u32 = 1;
+        pub const ACCESS: u32 = 2;
+        pub const ACCESS_IN_PLACE: u32 = 3;
+        pub const NO_ACCESS: u32 = 4;
+        pub const SET_FLAGS: u32 = 5;
+        pub const CLR_FLAGS: u32 = 6;
+        pub const GRANULARITY: u32 = 7;
+    }
+
+    /// `KFD_IOCTL_SVM_FLAG_*`.
+    pub mod flag {
+        /// The host may access the range.
+        pub const HOST_ACCESS: u32 = 0x01;
+        /// Fine-grained coherence between every device with access.
+        pub const COHERENT: u32 = 0x02;
+        /// Any GPU of the hive is as good as the preferred one.
+        pub const HIVE_LOCAL: u32 = 0x04;
+        /// GPUs only read (their mappings are read-only).
+        pub const GPU_RO: u32 = 0x08;
+        /// GPUs may execute it.
+        pub const GPU_EXEC: u32 = 0x10;
+        /// GPUs mostly read.
+        pub const GPU_READ_MOSTLY: u32 = 0x20;
+        /// Keep GPU mappings even with XNACK on (newer drivers).
+        pub const GPU_ALWAYS_MAPPED: u32 = 0x40;
+        /// Extended-scope coherence (newer drivers).
+        pub const EXT_COHERENT: u32 = 0x80;
+    }
+}
+
 /// `kfd_ioctl_runtime_enable_args`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -547,6 +612,8 @@ pub mod request {
     pub const UNMAP_MEMORY_FROM_GPU: u64 = iowr::<MapMemory>(KFD_TYPE, nr::UNMAP_MEMORY_FROM_GPU);
     /// `AMDKFD_IOC_SET_CU_MASK`.
     pub const SET_CU_MASK: u64 = iow::<SetCuMask>(KFD_TYPE, nr::SET_CU_MASK);
+    /// `AMDKFD_IOC_SVM` with no attributes (libhsakmt adds `8 * nattr` to the size).
+    pub const SVM: u64 = iowr::<SvmArgs>(KFD_TYPE, nr::SVM);
     /// `AMDKFD_IOC_SET_XNACK_MODE`.
     pub const SET_XNACK_MODE: u64 = iowr::<SetXnackMode>(KFD_TYPE, nr::SET_XNACK_MODE);
     /// `AMDKFD_IOC_AVAILABLE_MEMORY`.
@@ -641,6 +708,8 @@ mod tests {
         assert_eq!(request::WAIT_EVENTS, 0xc018_4b0c);
         assert_eq!(request::GET_PROCESS_APERTURES, 0x8190_4b06);
         assert_eq!(size_of::<EventData>(), 48);
+        assert_eq!(request::SVM, 0xc018_4b20);
+        assert_eq!(request::SET_XNACK_MODE, 0xc004_4b21);
         let r = Request::decode(request::MAP_MEMORY_TO_GPU);
         assert_eq!((r.ty, r.nr, r.size, r.dir), (b'K', 0x18, 24, 3));
     }

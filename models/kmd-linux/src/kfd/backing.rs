@@ -42,6 +42,9 @@ unsafe impl Send for Backing {}
 // SAFETY: see above; the free list is behind a mutex.
 unsafe impl Sync for Backing {}
 
+/// The name of the store's memfd (`/memfd:NAME` in `/proc/<pid>/maps`).
+pub const MEMFD_NAME: &str = "dojo-gpu-buffers";
+
 impl Backing {
     /// A store of `capacity` bytes (sparse: only touched pages use memory).
     pub fn new(capacity: u64) -> Result<Backing, BackingError> {
@@ -50,7 +53,7 @@ impl Backing {
             bytes: capacity,
             errno,
         };
-        let fd = rustix::fs::memfd_create("dojo-gpu-buffers", MemfdFlags::CLOEXEC).map_err(err)?;
+        let fd = rustix::fs::memfd_create(MEMFD_NAME, MemfdFlags::CLOEXEC).map_err(err)?;
         rustix::fs::ftruncate(&fd, capacity).map_err(err)?;
         let len = usize::try_from(capacity).map_err(|_| err(Errno::NOMEM))?;
         // SAFETY: a new shared mapping of our own file at an address the kernel picks.

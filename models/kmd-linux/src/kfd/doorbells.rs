@@ -12,7 +12,12 @@ impl Kfd {
     pub(crate) fn watch_doorbells(&self, gpu: usize, addr: usize, len: usize) -> Result<(), Errno> {
         let machine = self.device().machine.clone();
         let queues = self.queues.clone();
-        let on_write = Arc::new(move || ring_queues(&machine, &queues, gpu));
+        let svm = self.svm.clone();
+        let on_write = Arc::new(move || {
+            // The GPU must not find memory the C library gave back behind our back.
+            svm.revalidate();
+            ring_queues(&machine, &queues, gpu)
+        });
         // SAFETY: the range is the page the caller just mapped read-write.
         let watch = unsafe { crate::doorbell_trap::watch(addr..addr + len, on_write) }.map_err(|e| {
             self.warn_once(format!("cannot watch the doorbell page: {e}"));

@@ -1,8 +1,14 @@
 //! KFD events of one process: signal events (raised by completion signals whose event
 //! mailbox the packet processor writes, or by SET_EVENT), memory-exception events
 //! (raised by GPU faults) and the rest, and WAIT_EVENTS, which blocks on a condition
-//! variable (no polling) until the wait is satisfied or times out. Every waiter wakes
-//! on every change, as with the kernel's wake-up of all waiters.
+//! variable (no polling) until the wait is satisfied or times out.
+//!
+//! Waking follows the kernel driver (`set_event` in `kfd_events.c`): raising an event
+//! activates every waiter waiting on it at that moment, and an auto-reset event stays
+//! signaled only when nobody was waiting. A waiter that starts on a signaled event is
+//! activated at once and, for an auto-reset event, consumes the signal. So two threads
+//! waiting on one auto-reset event (an application thread and ROCR's async-handler
+//! thread) both wake; the first to run cannot reset it under the other.
 
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -26,13 +32,42 @@ struct Event {
     memory: Option<MemoryExceptionData>,
 }
 
+/// One WAIT_EVENTS call in progress: per requested event, whether it was raised for
+/// this waiter.
+struct Waiter {
+    ids: Vec<u32>,
+    activated: Vec<bool>,
+}
+
 #[derive(Default)]
 struct Table {
     events: BTreeMap<u32, Event>,
     /// Next id for events other than signal events (ids >= the signal limit).
     next_other: u32,
+    /// The waits in progress, by a token unique for the table's life.
+    waiters: BTreeMap<u64, Waiter>,
+    next_waiter: u64,
     /// The process's context ended: waits fail at once.
     closed: bool,
+}
+
+impl Table {
+    /// Raises event `id` (known to exist): activates its current waiters; it stays
+    /// signaled unless it resets automatically and somebody was waiting.
+    fn raise(&mut self, id: u32) {
+        let mut woke = false;
+        for w in self.waiters.values_mut() {
+            for (wid, a) in w.ids.iter().zip(w.activated.iter_mut()) {
+                if *wid == id {
+                    *a = true;
+                    woke = true;
+                }
+            }
+        }
+        if let Some(e) = self.events.get_mut(&id) {
+            e.signaled = !e.auto_reset || !woke;
+        }
+    }
 }
 
 /// See the [module docs](self).
@@ -94,13 +129,11 @@ impl Events {
     pub fn signal(&self, id: EventId) -> bool {
         let found = {
             let mut t = self.lock();
-            match t.events.get_mut(&id.0) {
-                Some(e) => {
-                    e.signaled = true;
-                    true
-                }
-                None => false,
+            let found = t.events.contains_key(&id.0);
+            if found {
+                t.raise(id.0);
             }
+            found
         };
         if found {
             self.changed.notify_all();
@@ -127,13 +160,19 @@ impl Events {
     pub fn memory_exception(&self, data: MemoryExceptionData) -> usize {
         let n = {
             let mut t = self.lock();
-            let mut n = 0;
-            for e in t.events.values_mut().filter(|e| e.ty == event_type::MEMORY) {
-                e.signaled = true;
-                e.memory = Some(data);
-                n += 1;
+            let ids: Vec<u32> = t
+                .events
+                .iter()
+                .filter(|(_, e)| e.ty == event_type::MEMORY)
+                .map(|(&id, _)| id)
+                .collect();
+            for &id in &ids {
+                if let Some(e) = t.events.get_mut(&id) {
+                    e.memory = Some(data);
+                }
+                t.raise(id);
             }
-            n
+            ids.len()
         };
         self.changed.notify_all();
         n
@@ -145,40 +184,60 @@ impl Events {
         let deadline = (timeout_ms != u32::MAX)
             .then(|| Instant::now() + Duration::from_millis(u64::from(timeout_ms)));
         let mut t = self.lock();
-        loop {
+        if t.closed {
+            return Err(Errno::NODEV);
+        }
+        // Starting on a signaled event activates the waiter and consumes an
+        // auto-reset signal.
+        if ids.iter().any(|id| !t.events.contains_key(id)) {
+            return Err(Errno::INVAL);
+        }
+        let mut activated = Vec::with_capacity(ids.len());
+        for id in ids {
+            let e = t.events.get_mut(id).ok_or(Errno::INVAL)?;
+            activated.push(e.signaled);
+            if e.signaled && e.auto_reset {
+                e.signaled = false;
+            }
+        }
+        let token = t.next_waiter;
+        t.next_waiter += 1;
+        t.waiters.insert(
+            token,
+            Waiter {
+                ids: ids.to_vec(),
+                activated,
+            },
+        );
+        let result = loop {
             if t.closed {
-                return Err(Errno::NODEV);
+                break Err(Errno::NODEV);
             }
-            let mut ready = Vec::with_capacity(ids.len());
-            for id in ids {
-                let e = t.events.get(id).ok_or(Errno::INVAL)?;
-                ready.push(e.signaled);
+            if ids.iter().any(|id| !t.events.contains_key(id)) {
+                break Err(Errno::INVAL);
             }
+            let w = &t.waiters[&token];
             let done = if all {
-                ready.iter().all(|&r| r)
+                w.activated.iter().all(|&a| a)
             } else {
-                ready.iter().any(|&r| r)
+                w.activated.iter().any(|&a| a)
             };
             if done {
-                let mut out = Vec::with_capacity(ids.len());
-                for (id, &r) in ids.iter().zip(&ready) {
-                    let mut d = EventData {
-                        event_id: *id,
-                        ..EventData::default()
-                    };
-                    if let Some(e) = t.events.get_mut(id) {
-                        if r {
-                            if let Some(m) = e.memory {
-                                d.memory_exception_data = m;
-                            }
-                            if e.auto_reset {
-                                e.signaled = false;
-                            }
+                let out = ids
+                    .iter()
+                    .zip(&w.activated)
+                    .map(|(id, &a)| {
+                        let mut d = EventData {
+                            event_id: *id,
+                            ..EventData::default()
+                        };
+                        if let Some(m) = t.events.get(id).and_then(|e| e.memory).filter(|_| a) {
+                            d.memory_exception_data = m;
                         }
-                    }
-                    out.push(d);
-                }
-                return Ok((wait_result::COMPLETE, out));
+                        d
+                    })
+                    .collect();
+                break Ok((wait_result::COMPLETE, out));
             }
             let now = Instant::now();
             match deadline {
@@ -190,7 +249,7 @@ impl Events {
                             ..EventData::default()
                         })
                         .collect();
-                    return Ok((wait_result::TIMEOUT, out));
+                    break Ok((wait_result::TIMEOUT, out));
                 }
                 Some(d) => {
                     t = self
@@ -201,7 +260,9 @@ impl Events {
                 }
                 None => t = self.changed.wait(t).unwrap_or_else(|e| e.into_inner()),
             }
-        }
+        };
+        t.waiters.remove(&token);
+        result
     }
 }
 
@@ -240,6 +301,37 @@ mod tests {
             wait_result::TIMEOUT
         );
         assert_eq!(ev.wait(&[999], false, 0).err(), Some(Errno::INVAL));
+    }
+
+    /// Two threads waiting on one auto-reset event (ROCR's main and async-handler
+    /// threads) both wake when it is raised; the first to run must not reset it under
+    /// the other. The signal is consumed by the waiters: a later wait times out.
+    #[test]
+    fn an_auto_reset_event_wakes_every_thread_waiting_when_it_is_raised() {
+        let ev = Arc::new(Events::default());
+        let id = ev.create(event_type::SIGNAL, true).unwrap();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let ev = ev.clone();
+                std::thread::spawn(move || ev.wait(&[id.0], false, 10_000).unwrap().0)
+            })
+            .collect();
+        while ev.lock().waiters.len() < 2 {
+            std::thread::yield_now();
+        }
+        assert!(ev.signal(id));
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), wait_result::COMPLETE);
+        }
+        assert_eq!(ev.wait(&[id.0], false, 0).unwrap().0, wait_result::TIMEOUT);
+        // Raised with nobody waiting, it stays signaled for exactly one waiter.
+        ev.signal(id);
+        assert_eq!(ev.wait(&[id.0], false, 0).unwrap().0, wait_result::COMPLETE);
+        assert_eq!(ev.wait(&[id.0], false, 0).unwrap().0, wait_result::TIMEOUT);
+        // A wait naming a missing event consumes nothing.
+        ev.signal(id);
+        assert_eq!(ev.wait(&[id.0, 999], false, 0).err(), Some(Errno::INVAL));
+        assert_eq!(ev.wait(&[id.0], false, 0).unwrap().0, wait_result::COMPLETE);
     }
 
     #[test]

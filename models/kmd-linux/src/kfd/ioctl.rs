@@ -42,24 +42,6 @@ fn with<T: Pod>(
     Ok(r)
 }
 
-fn now_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-pointer.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
-}
-
-/// The GPU's reference clock (100 MHz), as GET_CLOCK_COUNTERS reports it and the
-/// packet processor stamps completion signals with.
-pub fn gpu_clock_counter() -> u64 {
-    now_ns(libc::CLOCK_MONOTONIC_RAW) / 10
-}
-
 impl Kfd {
     /// Handles ioctl `request` on the KFD file with its argument at `arg`.
     pub fn kfd_ioctl(&self, request: u64, arg: u64, user: &impl UserMemory) -> Result<i32, Errno> {
@@ -82,6 +64,10 @@ impl Kfd {
             );
         }
         let v = result?;
+        if matches!(r.nr, nr::ALLOC_MEMORY_OF_GPU | nr::FREE_MEMORY_OF_GPU) {
+            // Memory use in the device files is current when the call returns.
+            self.device().refresh_sysfs();
+        }
         if r.size > 0 && r.dir & dir::READ != 0 {
             user.write(arg, &buf)?;
         }
@@ -131,25 +117,9 @@ impl Kfd {
                 // for every policy.
                 Ok(0)
             }),
-            nr::SET_XNACK_MODE => with(buf, |a: &mut abi::SetXnackMode| match a.xnack_enabled {
-                x if x < 0 => {
-                    a.xnack_enabled = 0;
-                    Ok(0)
-                }
-                0 => Ok(0),
-                // Retrying faults (demand paging of GPU memory) is not simulated.
-                _ => Err(Errno::PERM),
-            }),
-            nr::GET_CLOCK_COUNTERS => with(buf, |a: &mut abi::ClockCounters| {
-                let boot = now_ns(libc::CLOCK_BOOTTIME);
-                // The GPU's reference clock runs at 100 MHz; asked about no GPU (the
-                // CPU node), the driver reports the system clocks only.
-                a.gpu_clock_counter = if self.gpu_index(a.gpu_id).is_ok() { gpu_clock_counter() } else { 0 };
-                a.cpu_clock_counter = now_ns(libc::CLOCK_MONOTONIC_RAW);
-                a.system_clock_counter = boot;
-                a.system_clock_freq = 1_000_000_000;
-                Ok(0)
-            }),
+            nr::SET_XNACK_MODE => with(buf, |a: &mut abi::SetXnackMode| self.set_xnack_mode(a)),
+            nr::SVM => self.svm_ioctl(buf, user),
+            nr::GET_CLOCK_COUNTERS => with(buf, |a: &mut abi::ClockCounters| self.clock_counters(a)),
             nr::AVAILABLE_MEMORY => with(buf, |a: &mut abi::AvailableMemory| {
                 let g = self.gpu_index(a.gpu_id)?;
                 let total = self.machine().gpus[g].identity.vram_bytes;
@@ -333,6 +303,11 @@ impl Kfd {
         }
         let size = a.size.checked_next_multiple_of(PAGE).ok_or(Errno::INVAL)?;
         let end = a.va_addr.checked_add(size).ok_or(Errno::INVAL)?;
+        if self.svm_overlaps(a.va_addr, end)
+            || (domain == alloc_flags::USERPTR && self.svm_overlaps(a.mmap_offset, a.mmap_offset.saturating_add(size)))
+        {
+            return Err(Errno::ADDRINUSE);
+        }
         let mut bos = lock(&self.bos);
         if bos
             .by_handle

@@ -130,8 +130,10 @@ impl Kfd {
         self.backing.fd()
     }
 
-    /// Forgets device mappings in `[addr, addr + len)` the application unmaps.
+    /// Forgets device mappings and SVM ranges in `[addr, addr + len)` the application
+    /// unmaps (or maps something else over).
     pub fn unmapping(&self, addr: usize, len: usize) {
+        self.svm_unmapping(addr, len);
         let end = addr.saturating_add(len);
         let mut doorbells = lock(&self.doorbells);
         let gone: Vec<usize> = doorbells

@@ -9,22 +9,29 @@
 //! - [`events`]: KFD events and WAIT_EVENTS.
 //! - [`ioctl`]: the handler of each command.
 //! - [`mapping`]: the mmaps of the KFD and render-node files.
+//! - [`svm`]: shared virtual memory (managed memory) and the XNACK mode.
+//! - [`vma`]: the application's memory areas, which SVM ranges are checked against.
 
 pub mod abi;
 pub mod backing;
+pub(crate) mod clock;
+mod live;
 mod doorbells;
 pub mod events;
 pub mod ioctl;
 pub mod machine;
 pub mod mapping;
+pub mod svm;
 pub mod user;
 pub mod userptr;
+pub mod vma;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use amdgpu::ids::QueueId;
+use amdgpu::ids::{GpuAddr, QueueId};
+use amdgpu::memory::GpuMemory;
 use amdgpu::shared::{GpuFault, HostHooks};
 
 use crate::config::DriverConfig;
@@ -112,6 +119,8 @@ pub(crate) struct Settings {
     scratch_va: BTreeMap<usize, u64>,
     trap_handler: BTreeMap<usize, (u64, u64)>,
     event_page: Option<u64>,
+    /// This process's latest GET_CLOCK_COUNTERS reading of each GPU (see `clock`).
+    clock_reads: BTreeMap<usize, u64>,
 }
 
 /// The simulated GPUs every process shares: the machine, the owners of its hardware
@@ -124,12 +133,16 @@ pub struct Device {
     vram_used: Mutex<Vec<u64>>,
     warned: Mutex<BTreeSet<String>>,
     trace: bool,
+    /// The live device files, once published.
+    live: std::sync::OnceLock<live::LiveSysfs>,
 }
 
-/// Which process owns each hardware queue: (GPU index, queue) -> its events.
+/// Which process owns each hardware queue: (GPU index, queue) -> its events; and each
+/// GPU's memory (set once the machine runs), which tells a fault's kind.
 #[derive(Default)]
 struct Router {
     owners: Mutex<BTreeMap<(usize, QueueId), Weak<Events>>>,
+    memories: OnceLock<Vec<Arc<GpuMemory>>>,
 }
 
 impl Router {
@@ -146,10 +159,6 @@ struct Hooks {
 }
 
 impl HostHooks for Hooks {
-    fn timestamp(&self, _sim_ps: u64) -> u64 {
-        ioctl::gpu_clock_counter()
-    }
-
     fn signal_event(&self, queue: QueueId, event_id: u32) {
         if let Some(events) = self.router.owner(self.gpu, queue) {
             events.signal(EventId(event_id));
@@ -158,8 +167,17 @@ impl HostHooks for Hooks {
 
     fn fault(&self, queue: Option<QueueId>, fault: &GpuFault) {
         eprintln!("dojo: {fault}");
+        // A faulting access to a mapped page was a store to a read-only one (the GPU's
+        // protection fault); anything else found no page.
+        let memory = self.router.memories.get().and_then(|m| m.get(self.gpu));
+        let read_only = fault.addr.zip(memory).is_some_and(|(a, m)| m.is_read_only(GpuAddr(a)));
+        let failure = if read_only {
+            abi::MemoryExceptionFailure { read_only: 1, ..Default::default() }
+        } else {
+            abi::MemoryExceptionFailure { not_present: 1, ..Default::default() }
+        };
         let data = abi::MemoryExceptionData {
-            failure: abi::MemoryExceptionFailure { not_present: 1, ..Default::default() },
+            failure,
             va: fault.addr.unwrap_or(0),
             gpu_id: self.gpu_id,
             error_type: 0,
@@ -196,6 +214,8 @@ impl Device {
             Arc::new(Hooks { router: router.clone(), gpu: i, gpu_id: ids[i] }) as Arc<dyn HostHooks>
         })?;
         let n = machine.gpus.len();
+        // Set once, here: the router was made empty above.
+        let _ = router.memories.set(machine.gpus.iter().map(|g| g.memory.clone()).collect());
         Ok(Arc::new(Device {
             system,
             machine: Arc::new(machine),
@@ -203,6 +223,7 @@ impl Device {
             vram_used: Mutex::new(vec![0; n]),
             warned: Mutex::new(BTreeSet::new()),
             trace: config.trace,
+            live: std::sync::OnceLock::new(),
         }))
     }
 
@@ -218,6 +239,9 @@ impl Device {
 
     /// Stops the simulation; returns every GPU's per-kernel statistics.
     pub fn stop(&self) -> Vec<amdgpu::stats::KernelStats> {
+        if let Some(l) = self.live.get() {
+            l.stop();
+        }
         self.machine.stop();
         self.machine.gpus.iter().flat_map(|g| g.shared.kernels()).collect()
     }
@@ -229,7 +253,9 @@ pub struct Kfd {
     device: Arc<Device>,
     backing: Backing,
     events: Arc<Events>,
-    pub(crate) bos: Mutex<Bos>,
+    pub(crate) bos: Arc<Mutex<Bos>>,
+    /// Shared virtual memory and the XNACK mode.
+    pub(crate) svm: Arc<svm::SvmShared>,
     pub(crate) queues: Arc<Mutex<BTreeMap<u32, Queue>>>,
     pub(crate) settings: Mutex<Settings>,
     /// Doorbell page of each GPU, once mapped: (address, bytes, trap).
@@ -261,11 +287,20 @@ impl Kfd {
 
     /// A new process context on a running device.
     pub fn attach(device: Arc<Device>) -> Result<Kfd, KfdError> {
+        let bos = Arc::new(Mutex::new(Bos::default()));
+        let gpus: Vec<_> = device
+            .machine
+            .gpus
+            .iter()
+            .map(|g| (g.memory.clone(), g.identity.gpu_id, g.identity.hive_id, g.identity.capability))
+            .collect();
+        let svm = svm::SvmShared::new(&gpus, bos.clone());
         Ok(Kfd {
             device,
             backing: Backing::new(BACKING_BYTES)?,
             events: Arc::new(Events::default()),
-            bos: Mutex::new(Bos::default()),
+            bos,
+            svm,
             queues: Arc::new(Mutex::new(BTreeMap::new())),
             settings: Mutex::new(Settings::default()),
             doorbells: Mutex::new(BTreeMap::new()),
@@ -360,6 +395,8 @@ impl Kfd {
         for h in handles {
             let _ = self.free_memory(h);
         }
+        self.device.refresh_sysfs();
+        self.svm_close();
     }
 }
 

@@ -8,15 +8,28 @@ use crate::config::{load_topology, DriverConfig};
 use crate::identity::SystemIdentity;
 use amdgpu::ids::GpuAddr;
 
-fn open() -> Kfd {
+pub(crate) fn open() -> Kfd {
     amdgpu::link_components();
     let topology = load_topology(None).unwrap();
     let system = SystemIdentity::with_fixed_host(&topology).unwrap();
     Kfd::open(&DriverConfig::single_partition(topology), system).unwrap()
 }
 
-fn call<T: bytemuck::Pod>(k: &Kfd, req: u64, a: &mut T) -> Result<i32, crate::Errno> {
+pub(crate) fn call<T: bytemuck::Pod>(k: &Kfd, req: u64, a: &mut T) -> Result<i32, crate::Errno> {
     k.kfd_ioctl(req, a as *mut T as u64, &OwnMemory)
+}
+
+/// CREATE_QUEUE arguments of an AQL queue on `gpu_id` (addresses the driver only records).
+pub(crate) fn aql_queue(gpu_id: u32) -> abi::CreateQueue {
+    abi::CreateQueue {
+        gpu_id,
+        queue_type: abi::queue_type::COMPUTE_AQL,
+        ring_size: 4096,
+        ring_base_address: 0x1000,
+        read_pointer_address: 0x2080,
+        write_pointer_address: 0x2038,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -129,15 +142,7 @@ fn buffers_are_shared_between_application_and_gpu() {
 fn queues_need_aql_and_sane_rings() {
     let k = open();
     let gpu_id = k.system().gpus[0].gpu_id;
-    let mut q = abi::CreateQueue {
-        gpu_id,
-        queue_type: abi::queue_type::SDMA,
-        ring_size: 4096,
-        ring_base_address: 0x1000,
-        read_pointer_address: 0x2080,
-        write_pointer_address: 0x2038,
-        ..Default::default()
-    };
+    let mut q = abi::CreateQueue { queue_type: abi::queue_type::SDMA, ..aql_queue(gpu_id) };
     assert_eq!(
         call(&k, request::CREATE_QUEUE, &mut q),
         Err(crate::Errno::INVAL)
@@ -214,15 +219,7 @@ fn interrupts_and_faults_reach_only_the_process_that_owns_the_queue() {
     let second = Kfd::attach(first.device().clone()).unwrap();
     let gpu_id = first.system().gpus[0].gpu_id;
     let queue_of = |k: &Kfd| {
-        let mut q = abi::CreateQueue {
-            gpu_id,
-            queue_type: abi::queue_type::COMPUTE_AQL,
-            ring_size: 4096,
-            ring_base_address: 0x1000,
-            read_pointer_address: 0x2080,
-            write_pointer_address: 0x2038,
-            ..Default::default()
-        };
+        let mut q = aql_queue(gpu_id);
         call(k, request::CREATE_QUEUE, &mut q).unwrap();
         lock(&k.queues)[&q.queue_id].hw
     };
@@ -239,6 +236,8 @@ fn interrupts_and_faults_reach_only_the_process_that_owns_the_queue() {
     hooks.fault(Some(hw2), &fault);
     let (r, data) = second.events.wait(&[e2], false, 0).unwrap();
     assert_eq!((r, data[0].memory_exception_data.va), (abi::wait_result::COMPLETE, 0xdead_0000));
+    let failure = data[0].memory_exception_data.failure;
+    assert_eq!((failure.not_present, failure.read_only), (1, 0), "nothing is mapped there");
     assert_eq!(first.events.wait(&[e1], false, 0).unwrap().0, abi::wait_result::TIMEOUT);
     // Signal events the same way: the owner of the queue only.
     let signal = |k: &Kfd| {

@@ -4,6 +4,7 @@
 use bytemuck::Pod;
 
 use crate::backend::Errno;
+use crate::kfd::vma::{self, Vma};
 
 /// The address space of the application a request came from.
 pub trait UserMemory {
@@ -11,6 +12,13 @@ pub trait UserMemory {
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), Errno>;
     /// Copies `data` to the application's `addr`.
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), Errno>;
+
+    /// The application's memory areas overlapping `[start, end)`, in address order
+    /// (what SVM ranges are checked against). `ENOSYS` where they cannot be seen.
+    fn mappings(&self, start: u64, end: u64) -> Result<Vec<Vma>, Errno> {
+        let _ = (start, end);
+        Err(Errno::NOSYS)
+    }
 
     /// Reads one plain value.
     fn read_value<T: Pod>(&self, addr: u64) -> Result<T, Errno>
@@ -94,6 +102,10 @@ impl UserMemory for OwnMemory {
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), Errno> {
         // process_vm_writev only reads the local buffer.
         OwnMemory::transfer(addr, data.as_ptr().cast_mut(), data.len(), true)
+    }
+
+    fn mappings(&self, start: u64, end: u64) -> Result<Vec<Vma>, Errno> {
+        vma::own_mappings(start, end)
     }
 }
 

@@ -122,7 +122,10 @@ impl LocalDriver {
         }
         let r = self.kfd.get_or_init(|| {
             Kfd::open(&self.config, self.system.clone())
-                .map(Arc::new)
+                .map(|k| {
+                    k.device().publish_sysfs(self.root.path());
+                    Arc::new(k)
+                })
                 .map_err(|e| {
                     let msg = format!("the simulated GPU did not start: {e}");
                     eprintln!("dojo: {msg}");
@@ -199,6 +202,12 @@ impl KfdBackend for LocalDriver {
     fn unmapping(&self, addr: usize, len: usize) {
         if let Some(kfd) = self.opened_device() {
             kfd.unmapping(addr, len);
+        }
+    }
+
+    fn protecting(&self, addr: usize, len: usize, done: bool) {
+        if let Some(kfd) = self.opened_device() {
+            kfd.svm_protecting(addr, len, done);
         }
     }
 

@@ -377,6 +377,9 @@ impl Inst {
                 vreg(v, acc)
             }
             (Encoding::Mubuf, Field::Soffset) | (Encoding::Mtbuf, Field::Soffset) => src_operand(v, 1, lit),
+            // The GWS forms (the only DS entries with a gds field) name their data register
+            // in the address field, and it may be an AGPR: llvm-mc prints `ds_gws_init a2 gds`.
+            (Encoding::Ds, Field::Addr) if self.entry().has(Field::Gds) => vreg(v, acc),
             (Encoding::Ds, Field::Addr) => Operand::Vgpr(range(v, width)),
             (Encoding::Ds | Encoding::Flat | Encoding::Scratch | Encoding::Global, _) if class == Class::V => vreg(v, acc),
             (Encoding::Vop3p, Field::Vdst) => vreg(v, acc),

@@ -16,14 +16,40 @@
 mod listing;
 mod operand;
 
-pub use listing::{disassemble_section, Symbol};
+pub use listing::{disassemble_section, listing, Listing, ListingItem, Symbol};
 
 use std::fmt;
+
+use crate::code_object::{CodeObject, SymbolKind};
 
 use crate::decode::{decode, Decoded, Encoding, Inst, Operand, SpecialReg};
 use crate::tables::{Annot, Field, Kind, OpSpec, HWREG_NAMES, SENDMSG_NAMES};
 use crate::Target;
 use operand::{write_operand, Note, SrcMods};
+
+/// The labels `llvm-objdump -d` prints in a code object's `.text`, for
+/// [`disassemble_section`]: every named symbol inside the section (not section or file
+/// symbols), and, as llvm-objdump does, the section's name at its start when no symbol
+/// is there (clang-15 code objects such as Debian's ROCm libraries begin `.text` with
+/// padding before their first function). Ordered by address (stably: symbols at one
+/// address keep the symbol table's order).
+pub fn text_symbols(co: &CodeObject) -> Vec<Symbol> {
+    let text = co.text();
+    let start = text.address.0;
+    let end = start + text.bytes.len() as u64;
+    let mut out: Vec<Symbol> = co
+        .symbols()
+        .iter()
+        .filter(|s| !matches!(s.kind, SymbolKind::Section | SymbolKind::File) && !s.name.is_empty())
+        .filter(|s| (start..end).contains(&s.value.0))
+        .map(|s| Symbol { name: s.name.clone(), address: s.value.0 })
+        .collect();
+    out.sort_by_key(|s| s.address);
+    if out.first().is_none_or(|s| s.address != start) {
+        out.insert(0, Symbol { name: ".text".to_string(), address: start });
+    }
+    out
+}
 
 /// Text of one decoded instruction (no leading tab, no trailing comment).
 pub fn inst_text(inst: &Inst) -> String {
@@ -466,8 +492,15 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
                 write!(out, " offset:{}", m.offset)?;
             }
             let mtbuf = inst.encoding() == Encoding::Mtbuf;
+            let lds = inst.encoding() == Encoding::Mubuf && m.lds && e.flags & crate::tables::Entry::LDS_FORM != 0;
+            // `buffer_store_lds_dword` prints its (always set) lds bit before the cache
+            // policy, as LLVM's syntax for it has `lds` fixed in the operand string.
+            let lds_first = lds && e.opcode == crate::decode::Opcode::BufferStoreLdsDword;
+            if lds_first {
+                out.write_str(" lds")?;
+            }
             write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, (mtbuf || e.has(Field::B15)) && m.scc, g940)?;
-            if inst.encoding() == Encoding::Mubuf && m.lds && e.flags & crate::tables::Entry::LDS_FORM != 0 {
+            if lds && !lds_first {
                 out.write_str(" lds")?;
             }
         }

@@ -111,7 +111,9 @@ fn runs<const HW_FMA: bool, const COUNT: bool>(
     budget: &mut u64,
     counts: &mut [u64],
 ) {
-    if w.status != WaveStatus::Running {
+    // VGPR indexing (MODE.GPR_IDX_EN) changes the registers VALU instructions name; the
+    // general handlers apply it.
+    if w.status != WaveStatus::Running || w.gpr_idx_enabled() {
         return;
     }
     // Pre-resolved instructions change neither MODE nor the wave's status.

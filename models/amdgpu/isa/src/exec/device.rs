@@ -7,10 +7,11 @@
 //! atomics.
 //!
 //! **Routing.** Before a vector memory instruction (FLAT/GLOBAL/SCRATCH/MUBUF load, store
-//! or atomic) touches memory, and for every cache-maintenance instruction and scalar load,
-//! the executor calls [`DeviceMemory::route`] once with a [`VmemAccess`]. [`Route::Now`]
-//! performs the access at once. [`Route::Defer`] (honoured only for vector loads, stores and
-//! atomics) leaves memory untouched: the wave stores an owned [`VmemRequest`], its status
+//! or atomic) or a scalar store or atomic touches memory, and for every cache-maintenance
+//! instruction and scalar load, the executor calls [`DeviceMemory::route`] once with a
+//! [`VmemAccess`]. [`Route::Now`] performs the access at once. [`Route::Defer`] (honoured
+//! only for vector loads, stores and atomics and scalar stores and atomics) leaves memory
+//! untouched: the wave stores an owned [`VmemRequest`], its status
 //! becomes [`WaveStatus::WaitMemory`](super::WaveStatus::WaitMemory) and it stops. The
 //! caller takes the request ([`Wave::take_request`](super::Wave::take_request)), performs it
 //! later with [`VmemRequest::perform`] and hands the [`VmemResponse`] back with
@@ -394,9 +395,10 @@ fn pk_add(a: u32, b: u32, add: impl Fn(u16, u16) -> u16) -> u32 {
 pub enum AccessKind {
     /// A vector load.
     Load,
-    /// A vector store.
+    /// A vector store, or a scalar one ([`Space::Scalar`], lane 0).
     Store,
-    /// A vector atomic; `returns` when it writes the old value back to VGPRs (glc/sc0).
+    /// A vector atomic, or a scalar one ([`Space::Scalar`], lane 0); `returns` when it
+    /// writes the old value back to VGPRs (SGPRs for a scalar one) (glc/sc0).
     Atomic {
         /// The instruction returns the pre-op value.
         returns: bool,
@@ -407,6 +409,34 @@ pub enum AccessKind {
     Writeback,
     /// A cache invalidation (`buffer_inv*`, `buffer_wbinvl1*`, `s_dcache_inv*`).
     Invalidate,
+    /// A global wave sync operation (`ds_gws_*`): not a memory access; always deferred,
+    /// performed by the device's [`GwsUnit`](super::gws::GwsUnit), never by
+    /// [`VmemRequest::perform`].
+    Gws {
+        /// The operation.
+        op: GwsOp,
+        /// The GWS resource id (0..64).
+        resource: u32,
+        /// The operation's value (data0 of the first active lane).
+        value: u32,
+    },
+}
+
+/// A global wave sync operation (see [`super::gws`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GwsOp {
+    /// `ds_gws_init`.
+    Init,
+    /// `ds_gws_sema_v`.
+    SemaV,
+    /// `ds_gws_sema_br`.
+    SemaBr,
+    /// `ds_gws_sema_p`.
+    SemaP,
+    /// `ds_gws_sema_release_all`.
+    SemaReleaseAll,
+    /// `ds_gws_barrier`.
+    Barrier,
 }
 
 /// Which address space an instruction names.
@@ -418,7 +448,7 @@ pub enum Space {
     Scratch,
     /// MUBUF instructions and the `buffer_*` cache operations.
     Buffer,
-    /// Scalar loads and `s_dcache_*`.
+    /// Scalar memory: loads, stores, atomics and `s_dcache_*`.
     Scalar,
 }
 
@@ -460,7 +490,8 @@ pub enum Route {
     Now,
     /// Do not touch memory: the wave parks a [`VmemRequest`] and stops with
     /// [`WaveStatus::WaitMemory`](super::WaveStatus::WaitMemory). Honoured only for vector
-    /// loads, stores and atomics; anything else is performed at once.
+    /// loads, stores and atomics and scalar stores and atomics; anything else is performed
+    /// at once.
     Defer,
 }
 
@@ -653,6 +684,8 @@ impl VmemRequest {
                 }
                 Ok(VmemResponse { mask, data })
             }
+            // A GWS operation is not a memory access: the device's GWS unit performs it.
+            AccessKind::Gws { resource, .. } => Err(MemFault { addr: resource as u64, kind: super::memory::MemFaultKind::GwsRequest }),
             // Only loads, stores and atomics are ever deferred; a hand-built request of
             // another kind has nothing to do.
             AccessKind::ScalarLoad | AccessKind::Writeback | AccessKind::Invalidate => Ok(VmemResponse { mask, data: Vec::new() }),

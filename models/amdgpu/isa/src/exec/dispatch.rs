@@ -21,8 +21,10 @@ use crate::code_object::{ArgValueKind, CodeObject, InitialSgpr, Kernel, KernelDe
 use crate::decode::{Encoding, Opcode};
 use crate::numeric::Mode;
 
+use super::gws::FunctionalGws;
 use super::interp::{run_wave, Ctx, Stop, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::device::DeviceMemory;
+use super::hwreg::GroupPlace;
 use super::memory::Memory;
 use super::program::Program;
 use super::wave::{Wave, WaveStatus, FLAT_SCRATCH_LO, WAVE_LANES};
@@ -197,7 +199,8 @@ pub struct DispatchSetup<'k> {
 
 impl DispatchSetup<'_> {
     /// The launch of work-group `group_id` (all work-groups share the scratch at
-    /// [`SCRATCH_BASE`], so only one group may run at a time).
+    /// [`SCRATCH_BASE`], so only one group may run at a time), placed alone on compute
+    /// unit 0 ([`GroupPlace::alone`]).
     pub fn launch(&self, group_id: [u32; 3]) -> WaveLaunch<'_> {
         WaveLaunch {
             descriptor: &self.kernel.descriptor,
@@ -213,6 +216,8 @@ impl DispatchSetup<'_> {
             scratch_base: SCRATCH_BASE,
             scratch_lane_bytes: self.scratch_lane_bytes,
             mode_bits: self.mode_bits,
+            lds_bytes: self.lds_bytes,
+            place: GroupPlace::alone(),
         }
     }
 }
@@ -274,7 +279,9 @@ pub fn prepare_dispatch<'k, M: DeviceMemory + ?Sized>(
 
 /// Runs `kernel` of an already loaded `program` on any [`DeviceMemory`] (its `route` is
 /// consulted, but deferral is not supported here: a deferred access is performed at once
-/// with [`VmemRequest::perform`](super::VmemRequest::perform)).
+/// with [`VmemRequest::perform`](super::VmemRequest::perform)). `ds_gws_*` requests go to
+/// one [`GwsUnit`](super::GwsUnit) of the dispatch; a wave left waiting in it is a
+/// [`ExecFault::Hang`] (work-groups run one after the other).
 pub fn run_program<M: DeviceMemory>(
     program: &Program,
     kernel: &Kernel,
@@ -288,6 +295,7 @@ pub fn run_program<M: DeviceMemory>(
     let mut lds = vec![0u8; setup.lds_bytes as usize];
     let mut stats = DispatchStats::default();
     let mut budget = config.max_wave_instructions;
+    let mut gws = FunctionalGws::default();
 
     for gz in 0..groups[2] {
         for gy in 0..groups[1] {
@@ -301,8 +309,10 @@ pub fn run_program<M: DeviceMemory>(
                 stats.workgroups += 1;
                 let mut ctx = Ctx { mem: &mut *mem, lds: &mut lds, target: program.target(), counts: &mut counts, clock: 0, realtime: 0 };
                 let before = budget;
+                gws.next_group();
                 loop {
-                    for w in waves.iter_mut() {
+                    for (wi, w) in waves.iter_mut().enumerate() {
+                        gws.resume(wi as u64, w)?;
                         while w.status == WaveStatus::Running {
                             if run_wave(w, program, &mut ctx, &mut budget)? == Stop::Budget {
                                 return Err(ExecFault::Hang {
@@ -310,13 +320,20 @@ pub fn run_program<M: DeviceMemory>(
                                     reason: format!("instruction budget of {} wave-instructions exhausted", config.max_wave_instructions),
                                 });
                             }
-                            resume_functionally(w, ctx.mem)?;
+                            resume_functionally(w, wi as u64, ctx.mem, &mut gws)?;
                         }
                     }
                     if waves.iter().all(|w| w.status == WaveStatus::Ended) {
                         break;
                     }
-                    // Every unfinished wave waits at the barrier: release them.
+                    if gws.has_answers() {
+                        continue;
+                    }
+                    // Every unfinished wave waits at the barrier: release them. A wave
+                    // waiting in GWS that nothing answered is a hang.
+                    if waves.iter().any(|w| w.status == WaveStatus::WaitMemory) {
+                        return Err(gws.stuck(gid));
+                    }
                     for w in waves.iter_mut() {
                         if w.status == WaveStatus::Barrier {
                             w.status = WaveStatus::Running;
@@ -386,12 +403,18 @@ pub struct WaveLaunch<'a> {
     pub scratch_lane_bytes: u32,
     /// Initial MODE register ([`initial_mode_bits`]).
     pub mode_bits: u32,
+    /// Bytes of LDS the work-group was given (static plus dynamic), for LDS_ALLOC.
+    pub lds_bytes: u32,
+    /// Where the group runs: HW_ID, XCC_ID and the allocation bases of its waves (wave `i`
+    /// takes wave slot `place.first_slot + i`).
+    pub place: GroupPlace,
 }
 
 /// The waves of work-group `l.group_id`, ready to run: a partial group at the grid's edge
 /// gets only its work-items, the last wave a partial EXEC; work-item ids are packed in v0
 /// (x | y << 10 | z << 20, as the descriptor enables them); user and system SGPRs hold what
-/// the descriptor asks for. Empty when the group lies outside the grid.
+/// the descriptor asks for; each wave's [`Placement`](super::Placement) comes from
+/// `l.place` and the descriptor's allocation. Empty when the group lies outside the grid.
 pub fn init_group_waves(l: &WaveLaunch) -> Vec<Wave> {
     init_group_waves_from(l, &mut Vec::new())
 }
@@ -407,6 +430,8 @@ pub fn init_group_waves_from(l: &WaveLaunch, spare: &mut Vec<Wave>) -> Vec<Wave>
     let system = kd.system_sgprs();
     let workitem_vgprs = kd.rsrc2.enable_vgpr_workitem_id;
     let (vgprs, agprs) = (kd.arch_vgprs() as usize, kd.acc_vgprs() as usize);
+    let alloc_vgprs = kd.vgpr_count().min(u32::from(u16::MAX)) as u16;
+    let alloc_sgprs = kd.sgpr_count().min(u32::from(u16::MAX)) as u16;
     (0..n_waves)
         .map(|wi| {
             let mut w = match spare.pop() {
@@ -414,6 +439,7 @@ pub fn init_group_waves_from(l: &WaveLaunch, spare: &mut Vec<Wave>) -> Vec<Wave>
                 None => Wave::with_registers(l.entry_pc, l.mode_bits, vgprs, agprs),
             };
             w.wave_in_group = wi as u32;
+            w.place = l.place.wave(wi as u32, n_waves as u32, alloc_vgprs, alloc_sgprs, l.lds_bytes);
             w.scratch_lane_bytes = l.scratch_lane_bytes;
             w.scratch_base = l.scratch_base.wrapping_add((wi as u64) * WAVE_LANES as u64 * l.scratch_lane_bytes as u64);
             init_wave(&mut w, &user, &system, l);
@@ -441,13 +467,17 @@ pub fn init_group_waves_from(l: &WaveLaunch, spare: &mut Vec<Wave>) -> Vec<Wave>
         .collect()
 }
 
-/// After [`run_wave`] stopped a wave outside [`step`](super::step::step): an `s_sleep` is a
-/// no-op and a deferred access is performed at once.
-fn resume_functionally<M: DeviceMemory>(w: &mut Wave, mem: &mut M) -> Result<(), ExecFault> {
+/// After [`run_wave`] stopped the wave `tag` outside [`step`](super::step::step): an
+/// `s_sleep` is a no-op, a deferred access is performed at once and a GWS request goes to
+/// `gws` (the wave resumes when the unit answers it).
+fn resume_functionally<M: DeviceMemory>(w: &mut Wave, tag: u64, mem: &mut M, gws: &mut FunctionalGws) -> Result<(), ExecFault> {
     match w.status {
         WaveStatus::Sleep { .. } => w.status = WaveStatus::Running,
         WaveStatus::WaitMemory => {
             if let Some(request) = w.take_request() {
+                if FunctionalGws::is_gws(&request) {
+                    return gws.submit(tag, w, request);
+                }
                 match request.perform(mem) {
                     Ok(resp) => w.complete(&resp)?,
                     Err(fault) => return Err(w.fail_pending(fault)),
@@ -500,7 +530,9 @@ fn init_wave(w: &mut Wave, user: &[crate::code_object::SgprSlot], system: &[crat
 }
 
 /// Runs one wave on its own until `s_endpgm` (an `s_barrier` releases at once, since the
-/// wave is alone in its work-group). Returns the wave-instructions executed.
+/// wave is alone in its work-group; `ds_gws_*` go to a [`GwsUnit`](super::GwsUnit) of its
+/// own, and a GWS wait nothing can answer is a [`ExecFault::Hang`]). Returns the
+/// wave-instructions executed.
 pub fn run_single_wave<M: DeviceMemory>(
     program: &Program,
     wave: &mut Wave,
@@ -510,6 +542,7 @@ pub fn run_single_wave<M: DeviceMemory>(
 ) -> Result<u64, ExecFault> {
     let mut ctx = Ctx { mem, lds, target: program.target(), counts: &mut [], clock: 0, realtime: 0 };
     let mut budget = max_instructions;
+    let mut gws = FunctionalGws::default();
     loop {
         if run_wave(wave, program, &mut ctx, &mut budget)? == Stop::Budget {
             return Err(ExecFault::Hang { group: [0; 3], reason: format!("{max_instructions} wave-instructions executed without s_endpgm") });
@@ -517,7 +550,10 @@ pub fn run_single_wave<M: DeviceMemory>(
         match wave.status {
             WaveStatus::Ended => return Ok(max_instructions - budget),
             WaveStatus::Barrier => wave.status = WaveStatus::Running,
-            _ => resume_functionally(wave, ctx.mem)?,
+            _ => resume_functionally(wave, 0, ctx.mem, &mut gws)?,
+        }
+        if wave.status == WaveStatus::WaitMemory {
+            return Err(gws.stuck([0; 3]));
         }
     }
 }

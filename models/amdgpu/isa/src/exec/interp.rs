@@ -1,17 +1,48 @@
-//! The interpreter loop and the scalar handlers (SOP2, SOPK, SOP1, SOPC, SOPP, SMEM).
+//! The interpreter loop and the scalar ALU and control handlers (SOP2, SOPK, SOP1, SOPC,
+//! SOPP); scalar memory is [`super::smem`].
 //!
 //! [`run_wave`] fetches from the [`Program`] cache, advances the PC, and dispatches on the
 //! encoding family, then on the [`Opcode`] inside each family's handler (a `match` the
 //! compiler lowers to a jump table). Operands are read inside each handler from the raw
 //! instruction words.
+//!
+//! **VSKIP** (MODE bit 28, set by `s_setvskip` or `s_setreg`): while it is set, every
+//! vector instruction (VALU, LDS, FLAT/GLOBAL/SCRATCH, buffer) is skipped without effect;
+//! [`run_wave`] then leaves out the fast-path runs, which hold vector instructions.
+//!
+//! **GPR indexing mode** (MODE bit 27, GPR_IDX_EN): `s_set_gpr_idx_on S0, imask` sets M0
+//! bits 7:0 to `S0[7:0]`, M0 bits 15:12 to the 4-bit mask and GPR_IDX_EN, leaving the
+//! other M0 bits; `s_set_gpr_idx_idx` and `s_set_gpr_idx_mode` replace only the index or
+//! only the mask; `s_set_gpr_idx_off` clears GPR_IDX_EN. Those four are exact. While the
+//! mode is on, the hardware adds the index to the VGPR numbers of the operands the mask
+//! selects in "vector instructions" (the documents do not say whether vector memory is
+//! included, nor what an index past the allocation does beyond "V0"): the VALU applies
+//! it (`valu::execute_indexed`); vector memory instructions stop the wave with
+//! `Unsupported` while GPR_IDX_EN is set (VSKIP still skips them first). An
+//! `s_set_gpr_idx_on` mask field above 15 (the ISA defines four bits) is refused too.
+//!
+//! **Halting and killing**: `s_sethalt 1` and `s_sendmsghalt` halt the wave, which only a
+//! debugger or the host resumes; here that ends the dispatch with [`ExecFault::Halted`]
+//! (the program can never finish). `s_setkill 1` kills the wave, which ends it like
+//! `s_endpgm`. `s_sendmsg` sends nothing the wave can observe for `MSG_INTERRUPT` (1) and
+//! for the illegal message 0; every other message (GS, save-wave, stall or halt of waves,
+//! doorbell id into EXEC, system messages) stops the wave with `Unsupported`.
+//!
+//! Notes on the ISA pseudo-code: `s_max_i32` and `s_max_u32` set SCC when the first
+//! operand is selected, that is when `S0 >= S1` (the CDNA3/CDNA4 pseudo-code; equal
+//! operands select S0). `s_rfe_b64` returns to `S0` and clears PRIV (always clear here);
+//! `s_rfe_restore_b64` also sets the gfx8 STATUS.INST_ATC bit from `S1[0]`, which the
+//! gfx9-family STATUS lacks, so a set `S1[0]` stops the wave with `Unsupported`.
 
 use crate::decode::{Encoding, Inst, Opcode};
 use crate::Target;
 
-use super::device::{AccessKind, CachePolicy, DeviceMemory, Space, VmemAccess};
+use super::device::DeviceMemory;
+use super::hwreg::{self, MODE_GPR_IDX_EN, MODE_VSKIP};
 use super::program::{CachedInst, Program};
-use super::wave::{Wave, WaveStatus, VCC_LO};
-use super::{valu, vmem, ExecFault};
+use super::scalar_flow::{self, Relative};
+use super::wave::{Wave, WaveStatus, M0, VCC_LO};
+use super::{smem, valu, vmem, ExecFault};
 
 /// High 32 bits of the LDS (shared) aperture in the flat address space.
 pub const SHARED_APERTURE_HI: u32 = 0x0001_0000;
@@ -44,9 +75,11 @@ pub(crate) enum Stop {
 /// instructions.
 pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx: &mut Ctx<M>, budget: &mut u64) -> Result<Stop, ExecFault> {
     while wave.status == WaveStatus::Running {
-        // SAFETY: `burst_fn` is the function `host_burst_fn` chose for this CPU (its AVX2
-        // variant only when the CPU has AVX2 and FMA).
-        unsafe { (program.burst_fn())(wave, program, budget, ctx.counts) };
+        if wave.mode_bits & VECTOR_MODES == 0 {
+            // SAFETY: `burst_fn` is the function `host_burst_fn` chose for this CPU (its
+            // AVX2 variant only when the CPU has AVX2 and FMA).
+            unsafe { (program.burst_fn())(wave, program, budget, ctx.counts) };
+        }
         if *budget == 0 {
             return Ok(Stop::Budget);
         }
@@ -67,17 +100,39 @@ pub(crate) fn run_wave<M: DeviceMemory>(wave: &mut Wave, program: &Program, ctx:
 pub(crate) fn execute<M: DeviceMemory>(wave: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     match c.enc {
         Encoding::Sop2 => sop2(wave, &c.inst, pc),
-        Encoding::Sopk => sopk(wave, &c.inst, pc),
+        Encoding::Sopk => sopk(wave, &c.inst, pc, ctx.target),
         Encoding::Sop1 => sop1(wave, &c.inst, pc),
         Encoding::Sopc => sopc(wave, &c.inst, pc),
         Encoding::Sopp => sopp(wave, &c.inst, pc),
-        Encoding::Smem => smem(wave, &c.inst, pc, ctx),
+        Encoding::Smem => smem::execute(wave, &c.inst, pc, ctx),
+        // VSKIP skips vector ALU instructions; GPR indexing mode is the VALU's to apply.
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p if wave.mode_bits & MODE_VSKIP != 0 => Ok(()),
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu::execute(wave, c, pc, ctx.target),
+        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf if wave.mode_bits & VECTOR_MODES != 0 => {
+            vector_mode(wave, &c.inst, pc)
+        }
         Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => {
             vmem::execute(wave, c, pc, ctx)
         }
         _ => Err(unsupported(&c.inst, pc)),
     }
+}
+
+/// MODE bits that change what vector instructions do.
+const VECTOR_MODES: u32 = MODE_VSKIP | MODE_GPR_IDX_EN;
+/// M0 bits 7:0: the VGPR index of GPR indexing mode.
+const GPR_IDX_INDEX: u32 = 0xff;
+/// M0 bits 15:12: the operands GPR indexing mode applies to (SRC0, SRC1, SRC2, DST).
+const GPR_IDX_MODE: u32 = 0xf << 12;
+
+/// A vector memory instruction while VSKIP or GPR indexing mode is on: VSKIP skips it;
+/// GPR indexing of memory operands (not modelled) stops the wave.
+#[cold]
+fn vector_mode(wave: &Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
+    if wave.mode_bits & MODE_VSKIP != 0 {
+        return Ok(());
+    }
+    Err(ExecFault::Unsupported { pc, mnemonic: "vector memory instruction in GPR indexing mode (MODE.GPR_IDX_EN)", encoding: inst.encoding().name(), word: inst.words()[0] })
 }
 
 /// The fault for an instruction this executor does not implement.
@@ -206,6 +261,26 @@ fn sop2(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
     let a = scalar_src(w, v0, l, false);
     let b = scalar_src(w, v1, l, false);
     let op = inst.opcode();
+    match op {
+        O::SCbranchGFork => {
+            // The mask must be a register (a constant "does not work", per the ISA's
+            // notes), and the PC arithmetic assumes a 4-byte instruction.
+            if v0 > 127 || inst.literal().is_some() {
+                return Err(unsupported(inst, pc));
+            }
+            let (mask, dest) = (scalar_src64(w, v0, l), scalar_src64(w, v1, l));
+            scalar_flow::fork(w, mask, dest);
+            return Ok(());
+        }
+        O::SRfeRestoreB64 => {
+            if b & 1 != 0 {
+                return Err(unsupported(inst, pc));
+            }
+            w.pc = scalar_src64(w, v0, l);
+            return Ok(());
+        }
+        _ => {}
+    }
     // 64-bit forms first.
     let is64 = matches!(
         op,
@@ -230,8 +305,8 @@ fn sop2(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             O::SLshrB64 => nz(a64 >> (b & 63)),
             O::SAshrI64 => nz(((a64 as i64) >> (b & 63)) as u64),
             O::SBfmB64 => (((1u64 << (a & 63)).wrapping_sub(1)) << (b & 63), w.scc),
-            O::SBfeU64 => nz(bfe_u64(a64, b)),
-            O::SBfeI64 => nz(bfe_i64(a64, b)),
+            O::SBfeU64 => nz(bfe(a64, b, 64, false)),
+            O::SBfeI64 => nz(bfe(a64, b, 64, true)),
             _ => return Err(unsupported(inst, pc)),
         };
         w.set_sgpr_pair(d, r);
@@ -266,8 +341,8 @@ fn sop2(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
         }
         O::SMinI32 => ((a as i32).min(b as i32) as u32, (a as i32) < (b as i32)),
         O::SMinU32 => (a.min(b), a < b),
-        O::SMaxI32 => ((a as i32).max(b as i32) as u32, (a as i32) > (b as i32)),
-        O::SMaxU32 => (a.max(b), a > b),
+        O::SMaxI32 => ((a as i32).max(b as i32) as u32, (a as i32) >= (b as i32)),
+        O::SMaxU32 => (a.max(b), a >= b),
         O::SCselectB32 => (if scc { a } else { b }, scc),
         O::SAndB32 => nz32(a & b),
         O::SOrB32 => nz32(a | b),
@@ -284,13 +359,8 @@ fn sop2(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
         O::SMulI32 => ((a as i32).wrapping_mul(b as i32) as u32, scc),
         O::SMulHiU32 => (((a as u64 * b as u64) >> 32) as u32, scc),
         O::SMulHiI32 => (((a as i32 as i64 * b as i32 as i64) >> 32) as u32, scc),
-        O::SBfeU32 => nz32(bfe_u64(a as u64, b) as u32),
-        O::SBfeI32 => {
-            let off = b & 31;
-            let width = (b >> 16) & 0x7f;
-            let r = if width == 0 { 0 } else { (((a >> off) as i32) << (32 - width.min(32))) >> (32 - width.min(32)) };
-            nz32(r as u32)
-        }
+        O::SBfeU32 => nz32(bfe(u64::from(a), b, 32, false) as u32),
+        O::SBfeI32 => nz32(bfe(u64::from(a), b, 32, true) as u32),
         O::SAbsdiffI32 => nz32((a as i32).wrapping_sub(b as i32).unsigned_abs()),
         O::SLshl1AddU32 | O::SLshl2AddU32 | O::SLshl3AddU32 | O::SLshl4AddU32 => {
             let sh = match op {
@@ -320,30 +390,37 @@ fn nz32(v: u32) -> (u32, bool) {
     (v, v != 0)
 }
 
-fn bfe_u64(a: u64, b: u32) -> u64 {
-    let off = b & 63;
+/// `s_bfe_*` of the low `bits` (32 or 64) bits of `a`: the field at offset `S1[4:0]`
+/// (`S1[5:0]` for 64 bits) of width `S1[22:16]`, shifted arithmetically when `signed`
+/// (the pseudo-code shifts `S0.i32`/`S0.i64`), masked and sign-extended from bit
+/// `width - 1`. A field reaching past the top bit is the shifted value itself (sign bits
+/// for the signed forms); width 0 gives 0.
+fn bfe(a: u64, b: u32, bits: u32, signed: bool) -> u64 {
+    let off = b & (bits - 1);
     let width = (b >> 16) & 0x7f;
+    let value = if bits == 32 { a & 0xffff_ffff } else { a };
     if width == 0 {
         return 0;
     }
-    let v = a >> off;
-    if width >= 64 {
-        v
-    } else {
-        v & ((1u64 << width) - 1)
+    if off + width >= bits {
+        let shifted = if !signed {
+            value >> off
+        } else if bits == 32 {
+            u64::from(((value as u32 as i32) >> off) as u32)
+        } else {
+            ((value as i64) >> off) as u64
+        };
+        return shifted;
     }
+    let field = (value >> off) & ((1u64 << width) - 1);
+    if signed && (field >> (width - 1)) & 1 == 1 {
+        let ones = if bits == 32 { 0xffff_ffff } else { u64::MAX };
+        return field | (ones & !((1u64 << width) - 1));
+    }
+    field
 }
 
-fn bfe_i64(a: u64, b: u32) -> u64 {
-    let width = ((b >> 16) & 0x7f).min(64);
-    if width == 0 {
-        return 0;
-    }
-    let v = bfe_u64(a, b);
-    (((v << (64 - width)) as i64) >> (64 - width)) as u64
-}
-
-fn sopk(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
+fn sopk(w: &mut Wave, inst: &Inst, pc: u64, target: Target) -> Result<(), ExecFault> {
     use Opcode as O;
     let word = inst.words()[0];
     let d = ((word >> 16) & 0x7f) as usize;
@@ -380,29 +457,22 @@ fn sopk(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
         O::SCmpkGeU32 => w.scc = cur >= imm,
         O::SCmpkLtU32 => w.scc = cur < imm,
         O::SCmpkLeU32 => w.scc = cur <= imm,
+        O::SCbranchIFork => {
+            let dest = w.pc.wrapping_add((simm as i64 * 4) as u64);
+            let mask = w.sgpr_pair(d);
+            scalar_flow::fork(w, mask, dest);
+        }
         O::SGetregB32 => {
-            let (id, offset, size) = hwreg(imm);
-            let value = if id == 1 { w.mode_bits } else { 0 };
-            let mask = if size >= 32 { u32::MAX } else { (1u32 << size) - 1 };
-            w.set_sgpr(d, (value >> offset) & mask);
+            let Some(value) = hwreg::get(w, target, imm) else { return Err(unsupported(inst, pc)) };
+            w.set_sgpr(d, value);
         }
         O::SSetregB32 | O::SSetregImm32B32 => {
-            let (id, offset, size) = hwreg(imm);
             let src = if inst.opcode() == O::SSetregImm32B32 { lit(inst) } else { cur };
-            if id == 1 {
-                let mask = if size >= 32 { u32::MAX } else { ((1u32 << size) - 1) << offset };
-                let bits = (w.mode_bits & !mask) | ((src << offset) & mask);
-                w.set_mode(bits);
-            }
+            hwreg::write(w, target, imm, src).map_err(|_| unsupported(inst, pc))?;
         }
         _ => return Err(unsupported(inst, pc)),
     }
     Ok(())
-}
-
-/// `hwreg(id, offset, size)` fields of a SOPK immediate.
-fn hwreg(imm: u32) -> (u32, u32, u32) {
-    (imm & 0x3f, (imm >> 6) & 0x1f, ((imm >> 11) & 0x1f) + 1)
 }
 
 fn sop1(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
@@ -426,6 +496,10 @@ fn sop1(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
         O::SMovB32 => {
             let v = scalar_src(w, v0, l, false);
             w.set_sgpr(d, v)
+        }
+        O::SSetGprIdxIdx => {
+            let m0 = (w.m0() & !GPR_IDX_INDEX) | (scalar_src(w, v0, l, false) & GPR_IDX_INDEX);
+            w.set_sgpr(M0, m0)
         }
         O::SMovB64 => {
             let v = scalar_src64(w, v0, l);
@@ -518,6 +592,57 @@ fn sop1(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             let v = w.sgpr[d] | (1 << b);
             w.set_sgpr(d, v)
         }
+        O::SBitset0B64 | O::SBitset1B64 => {
+            let bit = 1u64 << (scalar_src(w, v0, l, false) & 63);
+            let cur = w.sgpr_pair(d);
+            let v = if op == O::SBitset1B64 { cur | bit } else { cur & !bit };
+            w.set_sgpr_pair(d, v)
+        }
+        O::SBitreplicateB64B32 => {
+            let s = scalar_src(w, v0, l, false);
+            let mut v = 0u64;
+            for i in 0..32 {
+                v |= u64::from((s >> i) & 1) * (3 << (2 * i));
+            }
+            w.set_sgpr_pair(d, v)
+        }
+        O::SFlbitI32I64 => {
+            let s = scalar_src64_signed(w, v0, l);
+            let t = if (s as i64) < 0 { !s } else { s };
+            w.set_sgpr(d, if t == 0 { u32::MAX } else { t.leading_zeros() })
+        }
+        O::SMovrelsB32 | O::SMovrelsB64 => {
+            let wide = op == O::SMovrelsB64;
+            match scalar_flow::relative(w, v0, if wide { 2 } else { 1 }) {
+                Relative::Slot(s) if wide => w.set_sgpr_pair(d, w.sgpr_pair(s)),
+                Relative::Slot(s) => w.set_sgpr(d, w.sgpr[s]),
+                // A source past the allocation reads from register number 0.
+                Relative::OutOfRange if wide => w.set_sgpr_pair(d, w.sgpr_pair(0)),
+                Relative::OutOfRange => w.set_sgpr(d, w.sgpr[0]),
+                Relative::Illegal => return Err(unsupported(inst, pc)),
+            }
+        }
+        O::SMovreldB32 | O::SMovreldB64 => {
+            let wide = op == O::SMovreldB64;
+            match scalar_flow::relative(w, d as u32, if wide { 2 } else { 1 }) {
+                Relative::Slot(s) if wide => {
+                    let v = scalar_src64(w, v0, l);
+                    w.set_sgpr_pair(s, v)
+                }
+                Relative::Slot(s) => {
+                    let v = scalar_src(w, v0, l, false);
+                    w.set_sgpr(s, v)
+                }
+                // A destination past the allocation is not written.
+                Relative::OutOfRange => {}
+                Relative::Illegal => return Err(unsupported(inst, pc)),
+            }
+        }
+        O::SCbranchJoin => {
+            let saved = scalar_src(w, v0, l, false);
+            scalar_flow::join(w, saved);
+        }
+        O::SRfeB64 => w.pc = scalar_src64(w, v0, l),
         O::SAbsI32 => {
             let v = (scalar_src(w, v0, l, false) as i32).wrapping_abs() as u32;
             w.set_sgpr(d, v);
@@ -547,20 +672,31 @@ fn sop1(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             w.set_sgpr_pair(d, new);
             w.scc = new != 0;
         }
+        O::SWqmB32 | O::SQuadmaskB32 => {
+            let r = quads(u64::from(scalar_src(w, v0, l, false)), 8, op == O::SWqmB32) as u32;
+            w.set_sgpr(d, r);
+            w.scc = r != 0;
+        }
         O::SWqmB64 | O::SQuadmaskB64 => {
-            let s = scalar_src64(w, v0, l);
-            let mut r = 0u64;
-            for q in 0..16 {
-                if (s >> (4 * q)) & 0xf != 0 {
-                    r |= if op == O::SWqmB64 { 0xf << (4 * q) } else { 1 << q };
-                }
-            }
+            let r = quads(scalar_src64(w, v0, l), 16, op == O::SWqmB64);
             w.set_sgpr_pair(d, r);
             w.scc = r != 0;
         }
         _ => return Err(unsupported(inst, pc)),
     }
     Ok(())
+}
+
+/// The whole-quad mask (`wqm`: every lane of a quad with an active lane) or the quad mask
+/// (one bit per quad with an active lane) of the first `n` quads of `s`.
+fn quads(s: u64, n: u32, wqm: bool) -> u64 {
+    let mut r = 0u64;
+    for q in 0..n {
+        if (s >> (4 * q)) & 0xf != 0 {
+            r |= if wqm { 0xf << (4 * q) } else { 1 << q };
+        }
+    }
+    r
 }
 
 fn sopc(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
@@ -588,6 +724,23 @@ fn sopc(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
         O::SBitcmp1B32 => (a >> (b & 31)) & 1 == 1,
         O::SBitcmp0B64 => (scalar_src64(w, v0, l) >> (b & 63)) & 1 == 0,
         O::SBitcmp1B64 => (scalar_src64(w, v0, l) >> (b & 63)) & 1 == 1,
+        O::SSetvskip => {
+            let on = (a >> (b & 31)) & 1 != 0;
+            let bits = if on { w.mode_bits | MODE_VSKIP } else { w.mode_bits & !MODE_VSKIP };
+            w.set_mode(bits);
+            return Ok(());
+        }
+        O::SSetGprIdxOn => {
+            // The SSRC1 field is the 4-bit index mode itself, not an operand; the ISA
+            // defines only its low four bits.
+            if v1 > 0xf {
+                return Err(unsupported(inst, pc));
+            }
+            let m0 = (w.m0() & !(GPR_IDX_INDEX | GPR_IDX_MODE)) | (a & GPR_IDX_INDEX) | ((v1 & 0xf) << 12);
+            w.set_sgpr(M0, m0);
+            w.set_mode(w.mode_bits | MODE_GPR_IDX_EN);
+            return Ok(());
+        }
         _ => return Err(unsupported(inst, pc)),
     };
     Ok(())
@@ -618,88 +771,42 @@ fn sopp(w: &mut Wave, inst: &Inst, pc: u64) -> Result<(), ExecFault> {
             w.status = WaveStatus::Sleep { cycles: 64 * (imm & 0x7f) as u64 };
             return Ok(());
         }
-        O::SNop | O::SWaitcnt | O::SSetprio | O::SIcacheInv | O::SSendmsg | O::SIncperflevel | O::SDecperflevel
-        | O::STtracedata | O::SWakeup | O::SSethalt | O::SCbranchCdbgsys | O::SCbranchCdbguser
-        | O::SCbranchCdbgsysOrUser | O::SCbranchCdbgsysAndUser => false,
+        O::SSetkill => {
+            if imm & 1 != 0 {
+                w.status = WaveStatus::Ended;
+            }
+            return Ok(());
+        }
+        O::SSetGprIdxOff => {
+            w.set_mode(w.mode_bits & !MODE_GPR_IDX_EN);
+            return Ok(());
+        }
+        O::SSetGprIdxMode => {
+            let m0 = (w.m0() & !GPR_IDX_MODE) | ((imm & 0xf) << 12);
+            w.set_sgpr(M0, m0);
+            return Ok(());
+        }
+        O::SSethalt if imm & 1 == 0 => false,
+        O::SSethalt => return Err(ExecFault::Halted { pc, mnemonic: inst.opcode().mnemonic() }),
+        O::SSendmsg | O::SSendmsghalt => {
+            // Message id in bits 3:0: 0 is illegal (nothing is sent), 1 interrupts the
+            // host, which the wave cannot observe.
+            if imm & 0xf > 1 {
+                return Err(unsupported(inst, pc));
+            }
+            if inst.opcode() == O::SSendmsghalt {
+                return Err(ExecFault::Halted { pc, mnemonic: inst.opcode().mnemonic() });
+            }
+            false
+        }
+        O::SNop | O::SWaitcnt | O::SSetprio | O::SIcacheInv | O::SIncperflevel | O::SDecperflevel | O::STtracedata
+        | O::SWakeup | O::SCbranchCdbgsys | O::SCbranchCdbguser | O::SCbranchCdbgsysOrUser | O::SCbranchCdbgsysAndUser => false,
         _ => return Err(unsupported(inst, pc)),
     };
     if take {
         w.pc = target;
     }
     Ok(())
-}
-
-fn smem<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
-    use Opcode as O;
-    let [w0, w1] = [inst.words()[0], inst.words()[1]];
-    let sbase = ((w0 & 0x3f) * 2) as usize;
-    let sdata = ((w0 >> 6) & 0x7f) as usize;
-    let soe = (w0 >> 14) & 1 != 0;
-    let imm = (w0 >> 17) & 1 != 0;
-    let offset21 = ((w1 & 0x1f_ffff) << 11) as i32 >> 11;
-    let mut offset: i64 = if imm { offset21 as i64 } else { w.sgpr[(w1 & 0x7f) as usize] as i64 };
-    if soe {
-        offset += w.sgpr[((w1 >> 25) & 0x7f) as usize] as i64;
-    }
-    let op = inst.opcode();
-    let count = match op {
-        O::SLoadDword | O::SBufferLoadDword => 1,
-        O::SLoadDwordx2 | O::SBufferLoadDwordx2 => 2,
-        O::SLoadDwordx4 | O::SBufferLoadDwordx4 => 4,
-        O::SLoadDwordx8 | O::SBufferLoadDwordx8 => 8,
-        O::SLoadDwordx16 | O::SBufferLoadDwordx16 => 16,
-        O::SDcacheInv | O::SDcacheWb | O::SDcacheInvVol | O::SDcacheWbVol => {
-            let kind = if matches!(op, O::SDcacheWb | O::SDcacheWbVol) { AccessKind::Writeback } else { AccessKind::Invalidate };
-            if M::OBSERVES_ROUTES {
-                let addrs = [0u64; 64];
-                let access = VmemAccess { pc, kind, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 0, mask: 1, addrs: &addrs };
-                ctx.mem.route(&access);
-            }
-            return Ok(());
-        }
-        O::SMemtime => {
-            w.set_sgpr_pair(sdata, ctx.clock);
-            return Ok(());
-        }
-        O::SMemrealtime => {
-            w.set_sgpr_pair(sdata, ctx.realtime);
-            return Ok(());
-        }
-        _ => return Err(unsupported(inst, pc)),
-    };
-    let buffer = matches!(op, O::SBufferLoadDword | O::SBufferLoadDwordx2 | O::SBufferLoadDwordx4 | O::SBufferLoadDwordx8 | O::SBufferLoadDwordx16);
-    let (base, limit) = if buffer {
-        let d0 = w.sgpr[sbase & 127] as u64;
-        let d1 = w.sgpr[(sbase + 1) & 127] as u64;
-        let num_records = w.sgpr[(sbase + 2) & 127] as u64;
-        (d0 | ((d1 & 0xffff) << 32), Some(num_records))
-    } else {
-        (w.sgpr_pair(sbase), None)
-    };
-    let offset = (offset as u64) & !3;
-    let addr = base.wrapping_add(offset);
-    if M::OBSERVES_ROUTES {
-        let mut addrs = [0u64; 64];
-        addrs[0] = addr;
-        let access =
-            VmemAccess { pc, kind: AccessKind::ScalarLoad, space: Space::Scalar, policy: smem_policy(w0), bytes_per_lane: 4 * count as u32, mask: 1, addrs: &addrs };
-        // Scalar loads are always performed at once; the route only observes them.
-        ctx.mem.route(&access);
-    }
-    for i in 0..count {
-        let byte = offset.wrapping_add(4 * i as u64);
-        let value = match limit {
-            Some(n) if byte.saturating_add(4) > n => 0,
-            _ => ctx.mem.read_u32(addr.wrapping_add(4 * i as u64)).map_err(|f| ExecFault::mem(pc, f))?,
-        };
-        w.set_sgpr(sdata + i, value);
-    }
-    Ok(())
-}
-
-/// The cache-policy bits of an SMEM instruction: glc (bit 16) is sc0.
-fn smem_policy(w0: u32) -> CachePolicy {
-    CachePolicy { sc0: (w0 >> 16) & 1 != 0, sc1: false, nt: false }
 }
 
 /// `vcc_lo` slot, shared with the vector handlers.

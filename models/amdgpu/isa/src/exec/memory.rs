@@ -48,6 +48,9 @@ pub enum MemFaultKind {
     Wraps,
     /// An atomic whose address is not aligned to its size.
     Misaligned,
+    /// A global wave sync (`ds_gws_*`) request reached a memory instead of the device's
+    /// GWS unit (the address is the GWS resource id): the scheduler cannot perform it.
+    GwsRequest,
 }
 
 /// A failed memory access (a value the executor turns into a wave fault).

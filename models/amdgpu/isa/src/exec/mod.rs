@@ -11,11 +11,20 @@
 //! - `fast`: pre-resolved forms of the hottest instructions, built per program slot, and
 //!   their straight-line runs.
 //! - `burst`: runs those runs (AVX2-compiled when the host has it).
-//! - `interp`: the interpreter loop and the scalar (SOP*, SMEM) handlers.
-//! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3/VOP3P, DPP, SDWA).
-//! - `cvt`: the gfx950 block-scaled conversions (`v_cvt_scalef32_*`), called from `valu`.
-//! - `vmem`: DS, FLAT/GLOBAL/SCRATCH and MUBUF handlers.
-//! - `mfma`: matrix fused multiply-add.
+//! - `interp`: the interpreter loop and the scalar ALU and control (SOP*) handlers.
+//! - `scalar_flow`: `s_cbranch_*_fork`/`join` (the fork/join stack) and M0-relative SGPR
+//!   indexing (`s_movrels`/`s_movreld`).
+//! - `smem`: scalar memory (SMEM): loads, stores, scratch, atomics, cache operations.
+//! - [`hwreg`]: the hardware registers of `s_getreg`/`s_setreg` and where a wave runs
+//!   ([`Placement`]).
+//! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3, SDWA, GPR indexing mode); `vop3p`:
+//!   packed math, dot products and mixed-precision FMA; `dpp`: the DPP lane permutations;
+//!   `cvt`: the gfx950 block-scaled conversions (`v_cvt_scalef32_*`), called from `valu`.
+//! - `vmem`: FLAT/GLOBAL/SCRATCH handlers and the load/store/atomic machinery shared
+//!   with `buffer` (MUBUF/MTBUF addressing, formats and loads into LDS; conversions in
+//!   `buffer_format`) and `ds` (LDS).
+//! - [`gws`]: global wave sync requests and the device-wide [`GwsUnit`] that performs them.
+//! - `mfma`: matrix instructions (MFMA, SMFMAC, `v_mfma_ld_scale_b32`, AccVGPR moves).
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
 //!   kernarg layout ([`run_kernel`]).
 //!
@@ -29,11 +38,13 @@
 //! caller passes in [`step::StepEnv`] (0 under [`run_kernel`]).
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
-//! something wrong): MTBUF and format/d16/LDS-direct buffer and flat forms, image and
-//! GDS instructions, multi-block and broadcast (CBSZ/ABID/BLGP) MFMA forms, xf32 and the
-//! gfx950 scaled MFMA, DS packed f16/bf16 atomics, most VOP3P dot products, trap
-//! handlers. f16 arithmetic rounds per MODE but does not flush denormals; f64 arithmetic
-//! is IEEE round-to-nearest-even.
+//! something wrong): swizzled buffer resources, narrow-channel typed stores, reserved
+//! DATA_FORMAT/NUM_FORMAT codes, format components the data format lacks and other
+//! format conversions the guides leave open (see `buffer_format`), the gfx950 LDS
+//! transposing loads, DS packed f16/bf16 adds under a MODE that flushes f16 denormals,
+//! most VOP3P dot products, vector memory instructions in GPR indexing mode, image
+//! instructions, trap handlers. f16 arithmetic rounds per MODE but does not flush
+//! denormals; f64 arithmetic is IEEE round-to-nearest-even.
 //!
 //! ```no_run
 //! use amdgpu_isa::code_object::CodeObject;
@@ -57,23 +68,32 @@
 //! # }
 //! ```
 
+mod buffer;
+mod buffer_format;
 mod burst;
 mod cvt;
 pub mod device;
 pub mod dispatch;
+mod dpp;
+mod ds;
 mod fast;
+pub mod gws;
+pub mod hwreg;
 mod interp;
 mod mfma;
 pub mod memory;
 pub mod program;
 pub mod reg_file;
+mod scalar_flow;
+mod smem;
 pub mod step;
 mod valu;
 mod vmem;
+mod vop3p;
 pub mod wave;
 
 pub use device::{
-    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
+    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, GwsOp, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
     VmemResponse,
 };
 pub use dispatch::{
@@ -81,11 +101,13 @@ pub use dispatch::{
     init_group_waves, init_group_waves_from, initial_mode_bits, load, prepare_dispatch, run_kernel, run_program, run_single_wave, DispatchConfig, DispatchSetup, DispatchStats, WaveLaunch,
     CODE_BASE, DISPATCH_BASE, KERNARG_BASE, QUEUE_BASE, SCRATCH_BASE,
 };
+pub use gws::GwsUnit;
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
+pub use hwreg::{GroupIds, GroupPlace, Placement};
 pub use program::{CachedInst, Extension, Program};
 pub use step::{step, StepEnv, StepOutcome, StepStop};
 pub use reg_file::RegFile;
-pub use wave::{PendingAccess, Wave, WaveStatus};
+pub use wave::{MfmaScales, PendingAccess, SgprDest, Wave, WaveStatus};
 
 /// Why a wave (and its dispatch) stopped abnormally.
 ///
@@ -139,6 +161,15 @@ pub enum ExecFault {
         pc: u64,
         /// The trap id.
         code: u32,
+    },
+    /// The wave halted (`s_sethalt 1`, `s_sendmsghalt`). Only a debugger or a host command
+    /// resumes a halted wave, and none does here, so the dispatch can never finish.
+    #[error("the wave halted at {pc:#x} ({mnemonic}); nothing resumes a halted wave")]
+    Halted {
+        /// Address of the halting instruction.
+        pc: u64,
+        /// Its mnemonic.
+        mnemonic: &'static str,
     },
     /// The code object's processor is not gfx90a, gfx942 or gfx950.
     #[error("unsupported processor {mach}")]

@@ -163,46 +163,53 @@ impl Program {
 
 fn decode_at(target: Target, words: &[u32]) -> Slot {
     match decode(target, words) {
-        Decoded::Inst(inst) => {
-            let (enc, ext) = match inst.encoding() {
-                Encoding::Vop1Dpp => (Encoding::Vop1, Extension::Dpp(inst.words()[1])),
-                Encoding::Vop2Dpp => (Encoding::Vop2, Extension::Dpp(inst.words()[1])),
-                Encoding::VopcDpp => (Encoding::Vopc, Extension::Dpp(inst.words()[1])),
-                Encoding::Vop1Sdwa => (Encoding::Vop1, Extension::Sdwa(inst.words()[1])),
-                Encoding::Vop2Sdwa => (Encoding::Vop2, Extension::Sdwa(inst.words()[1])),
-                Encoding::VopcSdwa => (Encoding::Vopc, Extension::Sdwa(inst.words()[1])),
-                e => (e, Extension::None),
-            };
-            let op = if ext == Extension::None {
-                inst.opcode()
-            } else {
-                plain_opcode(inst.opcode())
-            };
-            let mnemonic = inst.opcode().mnemonic();
-            let aux = super::valu::compare_aux(mnemonic) | super::vmem::mem_aux(mnemonic);
-            let mut cached = CachedInst {
-                inst,
-                ext,
-                size: inst.size_bytes() as u8,
-                aux,
-                op,
-                enc,
-                fields: Default::default(),
-                fast: None,
-            };
-            if matches!(
-                enc,
-                Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p
-            ) {
-                cached.fields = super::valu::fields(&cached);
-            }
-            cached.fast = super::fast::resolve(&cached);
-            Slot::Inst(cached)
-        }
+        Decoded::Inst(inst) => cached(inst, 0),
         Decoded::Invalid { encoding, word } | Decoded::Truncated { encoding, word } => {
-            Slot::Invalid { encoding, word }
+            // The MFMA word of a gfx950 `v_mfma_scale_*` pair decodes only as part of it.
+            match super::mfma::scaled_mfma_words(target, words).map(|plain| decode(target, &plain)) {
+                Some(Decoded::Inst(inst)) => cached(inst, super::mfma::AUX_SCALED),
+                _ => Slot::Invalid { encoding, word },
+            }
         }
     }
+}
+
+/// The cache entry of a decoded instruction (`extra_aux` is or-ed into its aux word).
+fn cached(inst: Inst, extra_aux: u16) -> Slot {
+    let (enc, ext) = match inst.encoding() {
+        Encoding::Vop1Dpp => (Encoding::Vop1, Extension::Dpp(inst.words()[1])),
+        Encoding::Vop2Dpp => (Encoding::Vop2, Extension::Dpp(inst.words()[1])),
+        Encoding::VopcDpp => (Encoding::Vopc, Extension::Dpp(inst.words()[1])),
+        Encoding::Vop1Sdwa => (Encoding::Vop1, Extension::Sdwa(inst.words()[1])),
+        Encoding::Vop2Sdwa => (Encoding::Vop2, Extension::Sdwa(inst.words()[1])),
+        Encoding::VopcSdwa => (Encoding::Vopc, Extension::Sdwa(inst.words()[1])),
+        e => (e, Extension::None),
+    };
+    let op = if ext == Extension::None {
+        inst.opcode()
+    } else {
+        plain_opcode(inst.opcode())
+    };
+    let mnemonic = inst.opcode().mnemonic();
+    let aux = super::valu::compare_aux(mnemonic) | super::vmem::mem_aux(mnemonic) | super::mfma::aux(mnemonic) | extra_aux;
+    let mut cached = CachedInst {
+        inst,
+        ext,
+        size: inst.size_bytes() as u8,
+        aux,
+        op,
+        enc,
+        fields: Default::default(),
+        fast: None,
+    };
+    if matches!(
+        enc,
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p
+    ) {
+        cached.fields = super::valu::fields(&cached);
+    }
+    cached.fast = super::fast::resolve(&cached);
+    Slot::Inst(cached)
 }
 
 impl Program {

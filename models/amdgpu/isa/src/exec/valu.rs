@@ -9,15 +9,15 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::decode::{Encoding, Opcode};
-use crate::numeric::valu::{max_f32, max_f64, min_f32, min_f64, output_f32, output_f64, OutputModifier};
-use crate::numeric::{dot, fp8, transcendental, valu, Fp8Format, Mode};
+use crate::numeric::valu::{max_f32, max_f64, min_f32, min_f64, output_f16, output_f32, output_f64, OutputModifier};
+use crate::numeric::{dot, fp8, int, transcendental, valu, Fp8Format, Mode};
 use crate::Target;
 
 use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, VCC};
 use super::program::{CachedInst, Extension};
 use super::reg_file::RegFile;
 use super::wave::{VReg, Wave, WAVE_LANES};
-use super::{mfma, ExecFault};
+use super::{dpp, ExecFault};
 
 const N: usize = WAVE_LANES;
 type L32 = [u32; N];
@@ -40,6 +40,10 @@ pub(crate) struct Fields {
     /// No modifiers, DPP, SDWA, compare or VOP3P: eligible for the [`fast`] path (set at
     /// load time).
     pub(crate) plain: bool,
+    /// VOP3 `op_sel` bits the instruction does not define (LLVM neither prints nor accepts
+    /// them): the executor refuses such words as illegal rather than guess what the bits
+    /// do.
+    pub(crate) opsel_undefined: bool,
 }
 
 /// Compare descriptor computed at load time from a `v_cmp*` mnemonic: bit 15 valid,
@@ -109,6 +113,14 @@ fn is_vop3b(op: Opcode) -> bool {
     )
 }
 
+/// VOP3 opcodes that read `op_sel` bits the decoder's table does not list: the fp8
+/// conversions take their byte select there (CDNA3 ISA, "FP8 conversions" table), and the
+/// gfx950 scaled conversions (another module's) read their own.
+fn opsel_beyond_table(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(op, O::VCvtF32Fp8E64 | O::VCvtF32Bf8E64) || op.mnemonic().starts_with("v_cvt_scalef32") || op.mnemonic().starts_with("v_cvt_sr_")
+}
+
 /// Decodes the operand fields of a VALU instruction (done once, at load time).
 pub(crate) fn fields(c: &CachedInst) -> Fields {
     let words = c.inst.words();
@@ -174,6 +186,9 @@ pub(crate) fn fields(c: &CachedInst) -> Fields {
             }
         }
         Extension::None => {}
+    }
+    if c.enc == Encoding::Vop3 {
+        f.opsel_undefined = f.opsel & !c.inst.entry().opsel_mask != 0 && !opsel_beyond_table(c.op);
     }
     f.plain = c.ext == Extension::None
         && c.enc != Encoding::Vop3p
@@ -359,66 +374,6 @@ fn sdwa_select(x: u32, sel: u32, sext: bool) -> u32 {
     }
 }
 
-/// The source lane of each lane under a DPP control, or `None` when out of range.
-fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
-    let row = lane & !15;
-    let col = lane & 15;
-    match ctrl {
-        0x000..=0x0ff => Some((lane & !3) + ((ctrl >> (2 * (lane & 3))) & 3) as usize),
-        0x101..=0x10f => {
-            let n = (ctrl & 0xf) as usize;
-            (col + n < 16).then_some(lane + n)
-        }
-        0x111..=0x11f => {
-            let n = (ctrl & 0xf) as usize;
-            (col >= n).then(|| lane - n)
-        }
-        0x121..=0x12f => {
-            let n = (ctrl & 0xf) as usize;
-            Some(row + ((col + 16 - n) & 15))
-        }
-        0x130 => (lane < 63).then_some(lane + 1),
-        0x134 => Some((lane + 1) & 63),
-        0x138 => (lane > 0).then(|| lane - 1),
-        0x13c => Some((lane + 63) & 63),
-        0x140 => Some(row + 15 - col),
-        0x141 => Some((lane & !7) + 7 - (lane & 7)),
-        0x142 => (row > 0).then(|| row - 1),
-        0x143 => (lane >= 32).then_some(31),
-        _ => None,
-    }
-}
-
-/// Applies a DPP control to source 0, returning the permuted values and the lanes that
-/// may be written.
-fn apply_dpp(w: &Wave, ctrl_word: u32, src: &L32, exec: u64) -> (L32, u64) {
-    let ctrl = (ctrl_word >> 8) & 0x1ff;
-    let bound_zero = (ctrl_word >> 19) & 1 != 0;
-    let bank_mask = (ctrl_word >> 24) & 0xf;
-    let row_mask = (ctrl_word >> 28) & 0xf;
-    let _ = w;
-    let mut out = [0u32; N];
-    let mut mask = 0u64;
-    for lane in 0..N {
-        if (row_mask >> (lane / 16)) & 1 == 0 || (bank_mask >> ((lane >> 2) & 3)) & 1 == 0 {
-            continue;
-        }
-        match dpp_source(ctrl, lane) {
-            Some(s) if (exec >> s) & 1 != 0 => {
-                out[lane] = src[s];
-                mask |= 1 << lane;
-            }
-            _ => {
-                if bound_zero {
-                    out[lane] = 0;
-                    mask |= 1 << lane;
-                }
-            }
-        }
-    }
-    (out, mask & exec)
-}
-
 /// Reads source `i` as 32 bits, with DPP/SDWA applied to it.
 struct Srcs<'a> {
     w: &'a Wave,
@@ -434,7 +389,7 @@ impl Srcs<'_> {
         let mut v = fetch(self.w, self.f.src[i], self.f.literal, f16);
         match self.ext {
             Extension::Dpp(ctrl) if i == 0 => {
-                let (p, m) = apply_dpp(self.w, ctrl, &v, self.exec);
+                let (p, m) = dpp::permute(ctrl, &v, self.exec);
                 self.write_mask &= m;
                 v = p;
             }
@@ -466,19 +421,39 @@ impl Srcs<'_> {
     }
 
     /// A 16-bit integer operand: the low half, or the high half when its `op_sel` bit is
-    /// set (VOP3), zero-extended. Inline constants are the integer ones.
+    /// set (VOP3), zero-extended. Inline float constants are f16 bit patterns (LLVM prints
+    /// them so for 16-bit integer operands).
     fn u16s(&mut self, i: usize) -> L32 {
-        let v = self.get(i, false);
+        let v = self.get(i, true);
         let hi = self.f.opsel >> i & 1 != 0;
         map1(&v, |x| if hi { x >> 16 } else { x & 0xffff })
     }
 
-    fn u64(&self, i: usize) -> L64 {
-        fetch64(self.w, self.f.src[i], self.f.literal, false)
+    /// An f16 operand for arithmetic: [`Srcs::f16`], then MODE's f16 input-denormal flush.
+    fn h16(&mut self, i: usize) -> L32 {
+        let mode = self.w.mode;
+        map1(&self.f16(i), |x| mode.flush_in_f16(x as u16) as u32)
+    }
+
+    /// DPP on a 64-bit source 0: the whole 64-bit value moves between lanes.
+    fn permute64(&mut self, i: usize, v: L64) -> L64 {
+        match self.ext {
+            Extension::Dpp(ctrl) if i == 0 => {
+                let (p, m) = dpp::permute(ctrl, &v, self.exec);
+                self.write_mask &= m;
+                p
+            }
+            _ => v,
+        }
+    }
+
+    fn u64(&mut self, i: usize) -> L64 {
+        let v = fetch64(self.w, self.f.src[i], self.f.literal, false);
+        self.permute64(i, v)
     }
 
     /// A signed 64-bit integer operand: a literal is sign-extended.
-    fn i64(&self, i: usize) -> L64 {
+    fn i64(&mut self, i: usize) -> L64 {
         if self.f.src[i] == 255 {
             [self.f.literal as i32 as i64 as u64; N]
         } else {
@@ -486,8 +461,9 @@ impl Srcs<'_> {
         }
     }
 
-    fn f64(&self, i: usize) -> L64 {
-        let mut v = fetch64(self.w, self.f.src[i], self.f.literal, true);
+    fn f64(&mut self, i: usize) -> L64 {
+        let v = fetch64(self.w, self.f.src[i], self.f.literal, true);
+        let mut v = self.permute64(i, v);
         mod64(&mut v, (self.f.abs >> i) & 1 != 0, (self.f.neg >> i) & 1 != 0);
         v
     }
@@ -497,7 +473,62 @@ impl Srcs<'_> {
 /// (`super::fast`) and reach this only when that path declines.
 #[inline]
 pub(crate) fn execute(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
+    if w.gpr_idx_enabled() {
+        return execute_indexed(w, c, pc, target);
+    }
     execute_general(w, c, pc, target)
+}
+
+/// Executes a VALU instruction under the gfx9 VGPR indexing mode (MODE.GPR_IDX_EN, set by
+/// `s_set_gpr_idx_on`): M0[7:0] is added to the VGPR operands that M0[15:12] enables
+/// (bit 12 src0, 13 src1, 14 src2, 15 the destination), as CDNA3 ISA section 6.6 gives
+/// it. SGPR and constant operands, and scalar destinations (`v_readlane`, compares, VOP3B
+/// carry-outs), are not indexed. Following the ISA's table of special cases, the
+/// accumulator a `v_mac`/`v_fmac` reads is the destination (indexed with it), and the
+/// VSRC1 of `v_madmk`/`v_fmamk` is the operation's src2 (enabled by M0[14]).
+///
+/// An index that takes a register past v255 is illegal (the ISA) and refused; so are the
+/// instructions whose registers are not all in the decoded fields (MFMA, AccVGPR moves,
+/// the 64-bit and 128-bit operands of the SAD/permute families are indexed as their base
+/// register like any other).
+#[cold]
+fn execute_indexed(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
+    use Opcode as O;
+    let mnemonic = c.op.mnemonic();
+    if mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") || mnemonic.starts_with("v_accvgpr") {
+        return Err(unsupported(&c.inst, pc));
+    }
+    let m0 = w.m0();
+    let index = m0 & 0xff;
+    let enable = (m0 >> 12) & 0xf;
+    let mut cached = *c;
+    let fl = &mut cached.fields;
+    let madmk = matches!(c.op, O::VMadmkF32 | O::VMadmkF16 | O::VFmamkF32);
+    let n_src = match c.enc {
+        Encoding::Vop1 => 1,
+        Encoding::Vop2 | Encoding::Vopc => 2,
+        _ => 3,
+    };
+    for i in 0..n_src {
+        let bit = if madmk && i == 1 { 2 } else { i };
+        if (enable >> bit) & 1 != 0 && fl.src[i] >= 256 {
+            fl.src[i] += index;
+            if fl.src[i] > 511 {
+                return Err(unsupported(&c.inst, pc));
+            }
+        }
+    }
+    let scalar_dst = c.aux & 0x8000 != 0 || matches!(c.op, O::VReadlaneB32 | O::VReadfirstlaneB32);
+    if (enable >> 3) & 1 != 0 && !scalar_dst {
+        fl.vdst += index as usize;
+        if fl.vdst > 255 {
+            return Err(unsupported(&c.inst, pc));
+        }
+        if matches!(c.enc, Encoding::Vop2) {
+            fl.src[2] = 256 + fl.vdst as u32;
+        }
+    }
+    execute_general(w, &cached, pc, target)
 }
 
 /// A signed 16-bit result, saturated with `clamp`, as its zero-extended bit pattern.
@@ -522,6 +553,42 @@ fn bitop3(table: u32, a: u32, b: u32, c: u32) -> u32 {
     r
 }
 
+/// The result of a VALU operation, before output modifiers and the destination write.
+enum R {
+    /// 32 bits, written as they are (SDWA destination select applied).
+    B32(L32),
+    /// An f32: output modifiers, then as [`R::B32`].
+    F32(L32),
+    /// An f64: output modifiers, then a VGPR pair.
+    F64(L64),
+    /// 64 bits to a VGPR pair.
+    B64(L64),
+    /// A 16-bit integer in the low half, zero-extended (the gfx9 rule for VOP1/VOP2
+    /// 16-bit results) or placed by the SDWA destination select.
+    U16(L32),
+    /// An f16 in the low half: output modifiers (with MODE's output flush), then as
+    /// [`R::U16`].
+    F16(L32),
+    /// The 16-bit result of a VOP3 instruction with a destination `op_sel` bit: written to
+    /// the half `op_sel[3]` names, keeping the other half; a low-half write of a legacy
+    /// (gfx8) form zeroes the high half instead (`preserve` false). `float`: an f16 that
+    /// takes output modifiers.
+    Half { v: L32, float: bool, preserve: bool },
+}
+
+/// A 128-bit source as four registers: a VGPR quad, or an SGPR quad (each dword the same
+/// in every lane); `None` for constants.
+fn quad_source(w: &Wave, v: u32) -> Option<[L32; 4]> {
+    if v >= 256 {
+        let r = (v - 256) as usize;
+        Some(std::array::from_fn(|k| w.vgpr[(r + k) & 255]))
+    } else if v + 3 < 128 {
+        Some(std::array::from_fn(|k| [w.sgpr[v as usize + k]; N]))
+    } else {
+        None
+    }
+}
+
 /// Executes any VALU instruction (modifiers, DPP, SDWA, compares, VOP3P, 64-bit and
 /// transcendental operations).
 #[inline(never)]
@@ -530,9 +597,17 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
     let op = c.op;
     let enc = c.enc;
     if enc == Encoding::Vop3p {
-        return vop3p(w, c, pc, target);
+        return super::vop3p::execute(w, c, pc, target);
     }
     let fl = c.fields;
+    if fl.opsel_undefined {
+        return Err(ExecFault::Illegal { pc, encoding: c.inst.encoding().name(), word: c.inst.words()[0] });
+    }
+    if let Extension::Dpp(word) = c.ext {
+        if !dpp::legal(word, c.inst.entry().kind == crate::tables::Kind::DpAlu) {
+            return Err(ExecFault::Illegal { pc, encoding: c.inst.encoding().name(), word: c.inst.words()[0] });
+        }
+    }
     let exec = w.exec();
     if c.aux & 0x8000 != 0 {
         return compare(w, c, &fl, exec);
@@ -540,14 +615,6 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
     let mut s = Srcs { w, f: fl, ext: c.ext, exec, write_mask: exec };
     let mode = s.w.mode;
     let vop3 = enc == Encoding::Vop3;
-    // Results: 32-bit, 64-bit, or handled inline (returns early).
-    enum R {
-        B32(L32),
-        F32(L32),
-        F64(L64),
-        B64(L64),
-        F16(L32),
-    }
     let r = match op {
         O::VNop => return Ok(()),
         O::VMovB32E32 | O::VMovB32E64 => R::B32(s.get(0, false)),
@@ -802,16 +869,16 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
         O::VMulF32E32 | O::VMulF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::mul_f32(a, b, mode.round_f32), x, y))),
         O::VMinF32E32 | O::VMinF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(min_f32(f(x), f(y), mode.ieee)))),
         O::VMaxF32E32 | O::VMaxF32E64 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fbits(max_f32(f(x), f(y), mode.ieee)))),
-        O::VFmaF32 | O::VMadF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fma_mode(mode, x, y, z))),
-        O::VFmacF32E32 | O::VFmacF32E64 | O::VMacF32E32 | O::VMacF32E64 => {
+        O::VFmaF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fma_mode(mode, x, y, z))),
+        O::VFmacF32E32 | O::VFmacF32E64 => {
             let acc = w.vgpr[fl.vdst];
             R::F32(map3(&s.f32(0), &s.f32(1), &acc, |x, y, z| fma_mode(mode, x, y, z)))
         }
-        O::VFmaakF32 | O::VMadakF32 => {
+        O::VFmaakF32 => {
             let k = fl.literal;
             R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fma_mode(mode, x, y, k)))
         }
-        O::VFmamkF32 | O::VMadmkF32 => {
+        O::VFmamkF32 => {
             let k = fl.literal;
             R::F32(map2(&s.f32(0), &s.f32(1), |x, y| fma_mode(mode, x, k, y)))
         }
@@ -1005,92 +1072,77 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
             R::F64(std::array::from_fn(|i| crate::numeric::valu::fract_f64(d(a[i])).to_bits()))
         }
         O::VCvtF32Ubyte0E32 | O::VCvtF32Ubyte0E64 => R::F32(map1(&s.get(0, false), |x| fbits((x & 0xff) as f32))),
-        O::VCvtF32Ubyte1E32 | O::VCvtF32Ubyte1E64 => R::F32(map1(&s.get(0, false), |x| fbits((x >> 8 & 0xff) as f32))),
-        O::VCvtF32Ubyte2E32 | O::VCvtF32Ubyte2E64 => R::F32(map1(&s.get(0, false), |x| fbits((x >> 16 & 0xff) as f32))),
-        O::VCvtF32Ubyte3E32 | O::VCvtF32Ubyte3E64 => R::F32(map1(&s.get(0, false), |x| fbits((x >> 24) as f32))),
-        // The guide's offset table: S0[3:0] as a signed 4-bit integer times 1/16.
-        O::VCvtOffF32I4E32 | O::VCvtOffF32I4E64 => R::F32(map1(&s.get(0, false), |x| fbits(((x << 28) as i32 >> 28) as f32 / 16.0))),
-        // floor(S0) and floor(S0 + 0.5) (the add in f32, as the pseudocode writes it),
-        // then the saturating v_cvt_i32_f32 (NaN -> 0).
-        O::VCvtFlrI32F32E32 | O::VCvtFlrI32F32E64 => R::B32(map1(&s.f32(0), |x| valu::cvt_i32_f32(f(x).floor()) as u32)),
-        O::VCvtRpiI32F32E32 | O::VCvtRpiI32F32E64 => R::B32(map1(&s.f32(0), |x| valu::cvt_i32_f32((f(x) + 0.5).floor()) as u32)),
-        // 16-bit integer <-> f16: integer to f16 rounds per MODE (FP16_OVFL saturates a
-        // finite overflow); f16 to integer truncates and saturates, NaN -> 0.
-        O::VCvtF16U16E32 | O::VCvtF16U16E64 => {
-            R::F16(map1(&s.u16s(0), |x| crate::numeric::convert::f32_to_f16_sat(x as f32, mode.round_f16_f64, mode.fp16_ovfl) as u32))
-        }
-        O::VCvtF16I16E32 | O::VCvtF16I16E64 => {
-            R::F16(map1(&s.u16s(0), |x| crate::numeric::convert::f32_to_f16_sat(x as u16 as i16 as f32, mode.round_f16_f64, mode.fp16_ovfl) as u32))
-        }
-        O::VCvtU16F16E32 | O::VCvtU16F16E64 => R::F16(map1(&s.f16(0), |h| crate::numeric::convert::f16_to_f32(h as u16) as u16 as u32)),
-        O::VCvtI16F16E32 | O::VCvtI16F16E64 => R::F16(map1(&s.f16(0), |h| crate::numeric::convert::f16_to_f32(h as u16) as i16 as u16 as u32)),
         // 16-bit integer arithmetic: low halves in, the result zero-extended into the
         // destination (GFX9 clears the high half), SDWA destination selects applied.
         O::VAddU16E32 | O::VAddU16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| if fl.clamp { (x + y).min(0xffff) } else { (x + y) & 0xffff }))
+            R::U16(map2(&a, &b, |x, y| if fl.clamp { (x + y).min(0xffff) } else { (x + y) & 0xffff }))
         }
         O::VSubU16E32 | O::VSubU16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| if fl.clamp { x.saturating_sub(y) } else { x.wrapping_sub(y) & 0xffff }))
+            R::U16(map2(&a, &b, |x, y| if fl.clamp { x.saturating_sub(y) } else { x.wrapping_sub(y) & 0xffff }))
         }
         O::VSubrevU16E32 | O::VSubrevU16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| if fl.clamp { y.saturating_sub(x) } else { y.wrapping_sub(x) & 0xffff }))
+            R::U16(map2(&a, &b, |x, y| if fl.clamp { y.saturating_sub(x) } else { y.wrapping_sub(x) & 0xffff }))
         }
         O::VAddI16 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| i16_result(i32::from(x as u16 as i16) + i32::from(y as u16 as i16), fl.clamp)))
+            R::Half { v: map2(&a, &b, |x, y| i16_result(i32::from(x as u16 as i16) + i32::from(y as u16 as i16), fl.clamp)), float: false, preserve: true }
         }
         O::VSubI16 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| i16_result(i32::from(x as u16 as i16) - i32::from(y as u16 as i16), fl.clamp)))
+            R::Half { v: map2(&a, &b, |x, y| i16_result(i32::from(x as u16 as i16) - i32::from(y as u16 as i16), fl.clamp)), float: false, preserve: true }
         }
         O::VMulLoU16E32 | O::VMulLoU16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| x.wrapping_mul(y) & 0xffff))
+            R::U16(map2(&a, &b, |x, y| x.wrapping_mul(y) & 0xffff))
         }
         O::VLshlrevB16E32 | O::VLshlrevB16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| (y << (x & 15)) & 0xffff))
+            R::U16(map2(&a, &b, |x, y| (y << (x & 15)) & 0xffff))
         }
         O::VLshrrevB16E32 | O::VLshrrevB16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| y >> (x & 15)))
+            R::U16(map2(&a, &b, |x, y| y >> (x & 15)))
         }
         O::VAshrrevI16E32 | O::VAshrrevI16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| ((y as u16 as i16) >> (x & 15)) as u16 as u32))
+            R::U16(map2(&a, &b, |x, y| ((y as u16 as i16) >> (x & 15)) as u16 as u32))
         }
         O::VMaxU16E32 | O::VMaxU16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, u32::max))
+            R::U16(map2(&a, &b, u32::max))
         }
         O::VMinU16E32 | O::VMinU16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, u32::min))
+            R::U16(map2(&a, &b, u32::min))
         }
         O::VMaxI16E32 | O::VMaxI16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| (x as u16 as i16).max(y as u16 as i16) as u16 as u32))
+            R::U16(map2(&a, &b, |x, y| (x as u16 as i16).max(y as u16 as i16) as u16 as u32))
         }
         O::VMinI16E32 | O::VMinI16E64 => {
             let (a, b) = (s.u16s(0), s.u16s(1));
-            R::F16(map2(&a, &b, |x, y| (x as u16 as i16).min(y as u16 as i16) as u16 as u32))
+            R::U16(map2(&a, &b, |x, y| (x as u16 as i16).min(y as u16 as i16) as u16 as u32))
         }
+        // The gfx9 `op_sel` forms keep the other half of the destination; the legacy
+        // (gfx8) forms zero it (CDNA3 ISA, V_MAD_LEGACY_U16 and V_MAD_U16 notes).
         O::VMadU16 | O::VMadLegacyU16 => {
             let (a, b, cc) = (s.u16s(0), s.u16s(1), s.u16s(2));
-            R::F16(map3(&a, &b, &cc, |x, y, z| {
+            let v = map3(&a, &b, &cc, |x, y, z| {
                 let v = x * y + z;
                 if fl.clamp { v.min(0xffff) } else { v & 0xffff }
-            }))
+            });
+            R::Half { v, float: false, preserve: op == O::VMadU16 }
         }
         O::VMadI16 | O::VMadLegacyI16 => {
             let (a, b, cc) = (s.u16s(0), s.u16s(1), s.u16s(2));
-            R::F16(map3(&a, &b, &cc, |x, y, z| {
+            let v = map3(&a, &b, &cc, |x, y, z| {
                 let (x, y, z) = (i32::from(x as u16 as i16), i32::from(y as u16 as i16), i32::from(z as u16 as i16));
                 i16_result(x * y + z, fl.clamp)
-            }))
+            });
+            R::Half { v, float: false, preserve: op == O::VMadI16 }
         }
         O::VMadU32U16 => {
             let (a, b, cc) = (s.u16s(0), s.u16s(1), s.get(2, false));
@@ -1103,7 +1155,7 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
         O::VMax3U16 | O::VMin3U16 | O::VMed3U16 | O::VMax3I16 | O::VMin3I16 | O::VMed3I16 => {
             let (a, b, cc) = (s.u16s(0), s.u16s(1), s.u16s(2));
             let signed = matches!(op, O::VMax3I16 | O::VMin3I16 | O::VMed3I16);
-            R::F16(map3(&a, &b, &cc, |x, y, z| {
+            let v = map3(&a, &b, &cc, |x, y, z| {
                 let key = |v: u32| if signed { i32::from(v as u16 as i16) } else { v as i32 };
                 let mut v = [x, y, z];
                 v.sort_by_key(|&e| key(e));
@@ -1112,24 +1164,26 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
                     O::VMin3U16 | O::VMin3I16 => v[0],
                     _ => v[1],
                 }
-            }))
+            });
+            R::Half { v, float: false, preserve: true }
         }
         // f16.
         O::VAddF16E32 | O::VAddF16E64 => {
-            let (a, b) = (s.f16(0), s.f16(1));
+            let (a, b) = (s.h16(0), s.h16(1));
             R::F16(map2(&a, &b, |x, y| valu::add_f16(x as u16, y as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
         }
         O::VSubF16E32 | O::VSubF16E64 => {
-            let (a, b) = (s.f16(0), s.f16(1));
+            let (a, b) = (s.h16(0), s.h16(1));
             R::F16(map2(&a, &b, |x, y| valu::add_f16(x as u16, y as u16 ^ 0x8000, mode.round_f16_f64, mode.fp16_ovfl) as u32))
         }
         O::VMulF16E32 | O::VMulF16E64 => {
-            let (a, b) = (s.f16(0), s.f16(1));
+            let (a, b) = (s.h16(0), s.h16(1));
             R::F16(map2(&a, &b, |x, y| valu::mul_f16(x as u16, y as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
         }
-        O::VFmaF16 => {
-            let (a, b, cc) = (s.f16(0), s.f16(1), s.f16(2));
-            R::F16(map3(&a, &b, &cc, |x, y, z| valu::fma_f16(x as u16, y as u16, z as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        O::VFmaF16 | O::VFmaLegacyF16 => {
+            let (a, b, cc) = (s.h16(0), s.h16(1), s.h16(2));
+            let v = map3(&a, &b, &cc, |x, y, z| valu::fma_f16(x as u16, y as u16, z as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32);
+            R::Half { v, float: true, preserve: op == O::VFmaF16 }
         }
         O::VMaxF16E32 | O::VMaxF16E64 => {
             let (a, b) = (s.f16(0), s.f16(1));
@@ -1175,24 +1229,382 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
             }
             R::B32(out)
         }
-        // fp8 pair decode (VOP1): the word is op_sel[0] (VOP3) or, for SDWA, the word the
-        // guide's pseudocode picks from SRC0_SEL[1:0] == WORD1's low bits (1 or 5); abs, neg
-        // and sext are ignored.
+        // ---- f32 legacy, three-operand and cube-map operations ----
+        O::VMadF32 | O::VMacF32E32 | O::VMacF32E64 | O::VMadakF32 | O::VMadmkF32 => {
+            // gfx90a's MAD: unfused, denormals flushed (the ISA: "1ULP accuracy, denormals
+            // are flushed"), two roundings per FP_ROUND.
+            let (a, b) = (s.f32(0), s.f32(1));
+            let acc = match op {
+                O::VMadF32 => s.f32(2),
+                O::VMacF32E32 | O::VMacF32E64 => s.w.vgpr[fl.vdst],
+                O::VMadakF32 => [fl.literal; N],
+                _ => b,
+            };
+            let (a, b) = if op == O::VMadmkF32 { (a, [fl.literal; N]) } else { (a, b) };
+            R::F32(map3(&a, &b, &acc, |x, y, z| fbits(valu::mad_f32_legacy(f(x), f(y), f(z), mode.round_f32))))
+        }
+        O::VMadLegacyF32 => R::F32(map3(&s.f32(0), &s.f32(1), &s.f32(2), |x, y, z| fbits(valu::mad_legacy_f32(f(x), f(y), f(z), mode.round_f32)))),
+        O::VMulLegacyF32 => R::F32(map2(&s.f32(0), &s.f32(1), |x, y| f32_mode(mode, |a, b| valu::mul_legacy_f32(a, b, mode.round_f32), x, y))),
+        O::VMin3F32 | O::VMax3F32 | O::VMed3F32 => {
+            let (a, b, cc) = (s.f32(0), s.f32(1), s.f32(2));
+            let ieee = mode.ieee;
+            R::F32(map3(&a, &b, &cc, |x, y, z| {
+                let (x, y, z) = (f(x), f(y), f(z));
+                fbits(match op {
+                    O::VMin3F32 => valu::min3_f32(x, y, z, ieee),
+                    O::VMax3F32 => valu::max3_f32(x, y, z, ieee),
+                    _ => valu::med3_f32(x, y, z, ieee),
+                })
+            }))
+        }
+        O::VMinimum3F32 | O::VMaximum3F32 => {
+            let (a, b, cc) = (s.f32(0), s.f32(1), s.f32(2));
+            let min = op == O::VMinimum3F32;
+            R::F32(map3(&a, &b, &cc, |x, y, z| {
+                let (x, y, z) = (f(x), f(y), f(z));
+                fbits(if min { valu::minimum3_f32(x, y, z) } else { valu::maximum3_f32(x, y, z) })
+            }))
+        }
+        O::VCubeidF32 | O::VCubescF32 | O::VCubetcF32 | O::VCubemaF32 => {
+            let (a, b, cc) = (s.f32(0), s.f32(1), s.f32(2));
+            R::F32(map3(&a, &b, &cc, |x, y, z| {
+                let (x, y, z) = (mode.flush_in_f32(f(x)), mode.flush_in_f32(f(y)), mode.flush_in_f32(f(z)));
+                fbits(mode.flush_out_f32(match op {
+                    O::VCubeidF32 => valu::cube_id(x, y, z),
+                    O::VCubescF32 => valu::cube_sc(x, y, z),
+                    O::VCubetcF32 => valu::cube_tc(x, y, z),
+                    _ => valu::cube_ma(x, y, z, mode.round_f32),
+                }))
+            }))
+        }
+        O::VSinF32E32 | O::VSinF32E64 => R::F32(map1(&s.f32(0), |x| fbits(transcendental::TransOp::Sin.eval_f32_mode(f(x), mode)))),
+        O::VCosF32E32 | O::VCosF32E64 => R::F32(map1(&s.f32(0), |x| fbits(transcendental::TransOp::Cos.eval_f32_mode(f(x), mode)))),
+        O::VExpLegacyF32E32 | O::VExpLegacyF32E64 => {
+            R::F32(map1(&s.f32(0), |x| fbits(mode.flush_out_f32(transcendental::exp_legacy_f32(mode.flush_in_f32(f(x)))))))
+        }
+        O::VLogLegacyF32E32 | O::VLogLegacyF32E64 => {
+            let a = s.f32(0);
+            let active = s.write_mask;
+            let mut out = [0u32; N];
+            for i in 0..N {
+                match transcendental::log_legacy_f32(mode.flush_in_f32(f(a[i]))) {
+                    Some(r) => out[i] = fbits(mode.flush_out_f32(r)),
+                    None if (active >> i) & 1 != 0 => return Err(unsupported(&c.inst, pc)),
+                    None => {}
+                }
+            }
+            R::F32(out)
+        }
+        // ---- conversions to and from f32 ----
+        O::VCvtRpiI32F32E32 | O::VCvtRpiI32F32E64 => R::B32(map1(&s.f32(0), |x| valu::cvt_rpi_i32_f32(mode.flush_in_f32(f(x))) as u32)),
+        O::VCvtFlrI32F32E32 | O::VCvtFlrI32F32E64 => R::B32(map1(&s.f32(0), |x| valu::cvt_flr_i32_f32(mode.flush_in_f32(f(x))) as u32)),
+        O::VCvtOffF32I4E32 | O::VCvtOffF32I4E64 => R::F32(map1(&s.get(0, false), |x| fbits(valu::cvt_off_f32_i4(x)))),
+        O::VCvtF32Ubyte1E32 | O::VCvtF32Ubyte1E64 => R::F32(map1(&s.get(0, false), |x| fbits(valu::cvt_f32_ubyte(x, 1)))),
+        O::VCvtF32Ubyte2E32 | O::VCvtF32Ubyte2E64 => R::F32(map1(&s.get(0, false), |x| fbits(valu::cvt_f32_ubyte(x, 2)))),
+        O::VCvtF32Ubyte3E32 | O::VCvtF32Ubyte3E64 => R::F32(map1(&s.get(0, false), |x| fbits(valu::cvt_f32_ubyte(x, 3)))),
+        O::VCvtF32Bf16E32 | O::VCvtF32Bf16E64 => {
+            // The bf16 in the low half is the high half of the f32; abs/neg act on its sign.
+            let a = s.f16(0);
+            // A bit move (the guide: D = {S0.bf16, 16'h0}): denormals pass whatever MODE says.
+            R::F32(map1(&a, |h| h << 16))
+        }
+        O::VCvtPkU8F32 => {
+            let (a, b, cc) = (s.f32(0), s.get(1, false), s.get(2, false));
+            R::B32(map3(&a, &b, &cc, |x, y, z| valu::cvt_pk_u8_f32(mode.flush_in_f32(f(x)), y, z)))
+        }
+        O::VCvtPkaccumU8F32 => {
+            let (a, b) = (s.f32(0), s.get(1, false));
+            let acc = s.w.vgpr[fl.vdst];
+            R::B32(map3(&a, &b, &acc, |x, y, z| valu::cvt_pk_u8_f32(mode.flush_in_f32(f(x)), y, z)))
+        }
+        O::VCvtPknormI16F32 | O::VCvtPknormU16F32 => {
+            let (a, b) = (s.f32(0), s.f32(1));
+            let signed = op == O::VCvtPknormI16F32;
+            R::B32(map2(&a, &b, |x, y| {
+                let (x, y) = (mode.flush_in_f32(f(x)), mode.flush_in_f32(f(y)));
+                if signed { valu::cvt_pknorm_i16_f32(x, y) } else { valu::cvt_pknorm_u16_f32(x, y) }
+            }))
+        }
+        O::VCvtPknormI16F16 | O::VCvtPknormU16F16 => {
+            let (a, b) = (s.h16(0), s.h16(1));
+            let signed = op == O::VCvtPknormI16F16;
+            R::B32(map2(&a, &b, |x, y| {
+                let (x, y) = (x as u16, y as u16);
+                if signed {
+                    (valu::cvt_norm_i16_f16(x) as u16 as u32) | ((valu::cvt_norm_i16_f16(y) as u16 as u32) << 16)
+                } else {
+                    valu::cvt_norm_u16_f16(x) as u32 | ((valu::cvt_norm_u16_f16(y) as u32) << 16)
+                }
+            }))
+        }
+        O::VCvtPkU16U32 => R::B32(map2(&s.get(0, false), &s.get(1, false), int::cvt_pk_u16_u32)),
+        O::VCvtPkI16I32 => R::B32(map2(&s.get(0, false), &s.get(1, false), int::cvt_pk_i16_i32)),
         O::VCvtPkF32Fp8E32 | O::VCvtPkF32Fp8E64 | O::VCvtPkF32Bf8E32 | O::VCvtPkF32Bf8E64 => {
-            // A 64-bit result makes this a DP ALU op, whose DPP LLVM restricts to
-            // row_newbcast; the guide defines neither that control nor the others here.
-            if matches!(c.ext, Extension::Dpp(_)) {
+            let ocp = target == Target::Gfx950;
+            let fp8 = matches!(op, O::VCvtPkF32Fp8E32 | O::VCvtPkF32Fp8E64);
+            let fmt = if fp8 { Fp8Format::fp8(ocp) } else { Fp8Format::bf8(ocp) };
+            // The word is chosen by SDWA_SRC0_SEL[1:0] == WORD_1 (the ISA pseudocode); the
+            // SDWA select does not otherwise shape the operand, and other encodings convert
+            // the low word.
+            let raw = fetch(s.w, fl.src[0], fl.literal, false);
+            let hi = matches!(c.ext, Extension::Sdwa(ctrl) if (ctrl >> 16) & 3 == 1);
+            let a = match c.ext {
+                Extension::Dpp(_) => s.get(0, false),
+                _ => raw,
+            };
+            let mut out = [0u64; N];
+            for i in 0..N {
+                let [lo, hi] = fp8::v_cvt_pk_f32_f8(fmt, a[i], hi);
+                let (lo, hi) = (output_f32(lo, OutputModifier::from_bits(fl.omod), fl.clamp, mode), output_f32(hi, OutputModifier::from_bits(fl.omod), fl.clamp, mode));
+                out[i] = fbits(lo) as u64 | ((fbits(hi) as u64) << 32);
+            }
+            let mask = s.write_mask;
+            write64(&mut w.vgpr, fl.vdst, &out, mask);
+            return Ok(());
+        }
+        // ---- f16 ----
+        O::VSubrevF16E32 | O::VSubrevF16E64 => {
+            let (a, b) = (s.h16(0), s.h16(1));
+            R::F16(map2(&a, &b, |x, y| valu::add_f16(y as u16, x as u16 ^ 0x8000, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VRcpF16E32 | O::VRcpF16E64 => R::F16(map1(&s.h16(0), |x| transcendental::rcp_f16(x as u16) as u32)),
+        O::VRsqF16E32 | O::VRsqF16E64 => R::F16(map1(&s.h16(0), |x| transcendental::rsq_f16(x as u16) as u32)),
+        O::VSqrtF16E32 | O::VSqrtF16E64 => R::F16(map1(&s.h16(0), |x| transcendental::sqrt_f16(x as u16) as u32)),
+        O::VExpF16E32 | O::VExpF16E64 => R::F16(map1(&s.h16(0), |x| transcendental::exp_f16(x as u16) as u32)),
+        O::VLogF16E32 | O::VLogF16E64 => R::F16(map1(&s.h16(0), |x| transcendental::log_f16(x as u16) as u32)),
+        O::VSinF16E32 | O::VSinF16E64 => R::F16(map1(&s.h16(0), |x| transcendental::sin_f16(x as u16) as u32)),
+        O::VCosF16E32 | O::VCosF16E64 => R::F16(map1(&s.h16(0), |x| transcendental::cos_f16(x as u16) as u32)),
+        O::VFloorF16E32 | O::VFloorF16E64 => R::F16(map1(&s.h16(0), |x| valu::floor_f16(x as u16) as u32)),
+        O::VCeilF16E32 | O::VCeilF16E64 => R::F16(map1(&s.h16(0), |x| valu::ceil_f16(x as u16) as u32)),
+        O::VTruncF16E32 | O::VTruncF16E64 => R::F16(map1(&s.h16(0), |x| valu::trunc_f16(x as u16) as u32)),
+        O::VRndneF16E32 | O::VRndneF16E64 => R::F16(map1(&s.h16(0), |x| valu::rndne_f16(x as u16) as u32)),
+        O::VFractF16E32 | O::VFractF16E64 => R::F16(map1(&s.h16(0), |x| valu::fract_f16(x as u16) as u32)),
+        O::VFrexpMantF16E32 | O::VFrexpMantF16E64 => R::F16(map1(&s.h16(0), |x| valu::frexp_mant_f16(x as u16) as u32)),
+        O::VFrexpExpI16F16E32 | O::VFrexpExpI16F16E64 => R::U16(map1(&s.h16(0), |x| valu::frexp_exp_f16(x as u16) as u16 as u32)),
+        O::VLdexpF16E32 | O::VLdexpF16E64 => {
+            // S1 reads inline float constants as f16 patterns (the ISA's note on V_LDEXP_F16).
+            let (a, n) = (s.h16(0), map1(&s.get(1, true), |x| x & 0xffff));
+            R::F16(map2(&a, &n, |x, e| valu::ldexp_f16(x as u16, e as u16 as i16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+        }
+        O::VCvtF16U16E32 | O::VCvtF16U16E64 => R::F16(map1(&s.u16s(0), |x| valu::cvt_f16_u16(x as u16, mode.round_f16_f64) as u32)),
+        O::VCvtF16I16E32 | O::VCvtF16I16E64 => R::F16(map1(&s.u16s(0), |x| valu::cvt_f16_i16(x as u16 as i16, mode.round_f16_f64) as u32)),
+        O::VCvtU16F16E32 | O::VCvtU16F16E64 => R::U16(map1(&s.h16(0), |x| valu::cvt_u16_f16(x as u16) as u32)),
+        O::VCvtI16F16E32 | O::VCvtI16F16E64 => R::U16(map1(&s.h16(0), |x| valu::cvt_i16_f16(x as u16) as u16 as u32)),
+        O::VCvtNormI16F16E32 | O::VCvtNormI16F16E64 => R::U16(map1(&s.h16(0), |x| valu::cvt_norm_i16_f16(x as u16) as u16 as u32)),
+        O::VCvtNormU16F16E32 | O::VCvtNormU16F16E64 => R::U16(map1(&s.h16(0), |x| valu::cvt_norm_u16_f16(x as u16) as u32)),
+        O::VSatPkU8I16E32 | O::VSatPkU8I16E64 => R::U16(map1(&s.get(0, false), int::sat_pk_u8_i16)),
+        O::VMadF16 | O::VMadLegacyF16 | O::VMacF16E32 | O::VMacF16E64 | O::VMadakF16 | O::VMadmkF16 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            let k = [fl.literal & 0xffff; N];
+            let (a, b, acc) = match op {
+                O::VMadF16 | O::VMadLegacyF16 => (a, b, s.f16(2)),
+                O::VMacF16E32 | O::VMacF16E64 => (a, b, map1(&s.w.vgpr[fl.vdst], |x| x & 0xffff)),
+                O::VMadakF16 => (a, b, k),
+                _ => (a, k, b),
+            };
+            let v = map3(&a, &b, &acc, |x, y, z| valu::mad_f16(x as u16, y as u16, z as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32);
+            R::Half { v, float: true, preserve: op == O::VMadF16 }
+        }
+        O::VDivFixupF16 | O::VDivFixupLegacyF16 => {
+            let (a, b, cc) = (s.h16(0), s.h16(1), s.h16(2));
+            let v = map3(&a, &b, &cc, |x, y, z| valu::div_fixup_f16(x as u16, y as u16, z as u16) as u32);
+            R::Half { v, float: true, preserve: op == O::VDivFixupF16 }
+        }
+        O::VMin3F16 | O::VMax3F16 | O::VMed3F16 => {
+            let (a, b, cc) = (s.f16(0), s.f16(1), s.f16(2));
+            let ieee = mode.ieee;
+            let v = map3(&a, &b, &cc, |x, y, z| {
+                let (x, y, z) = (x as u16, y as u16, z as u16);
+                (match op {
+                    O::VMin3F16 => valu::min3_f16(x, y, z, ieee),
+                    O::VMax3F16 => valu::max3_f16(x, y, z, ieee),
+                    _ => valu::med3_f16(x, y, z, ieee),
+                }) as u32
+            });
+            R::Half { v, float: true, preserve: true }
+        }
+        O::VPackB32F16 => {
+            let (a, b) = (s.f16(0), s.f16(1));
+            let clamp = fl.clamp;
+            let dx10 = mode.dx10_clamp;
+            R::B32(map2(&a, &b, |x, y| {
+                let (x, y) = if clamp { (valu::clamp_f16(x as u16, dx10) as u32, valu::clamp_f16(y as u16, dx10) as u32) } else { (x, y) };
+                (x & 0xffff) | (y << 16)
+            }))
+        }
+        O::VBitop3B16 => {
+            let table = (fl.neg & 7) | (fl.abs & 7) << 3 | ((fl.omod & 3) as u8) << 6;
+            let (a, b, cc) = (s.u16s(0), s.u16s(1), s.u16s(2));
+            R::Half { v: map3(&a, &b, &cc, |x, y, z| int::bitop3_b16(x, y, z, table)), float: false, preserve: true }
+        }
+        // ---- integer ----
+        O::VMulHiI32I24E32 | O::VMulHiI32I24E64 => R::B32(map2(&s.get(0, false), &s.get(1, false), int::mul_hi_i32_i24)),
+        O::VAddI32 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| int::add_i32_clamp(x, y, fl.clamp))),
+        O::VSubI32 => R::B32(map2(&s.get(0, false), &s.get(1, false), |x, y| int::sub_i32_clamp(x, y, fl.clamp))),
+        O::VXadU32 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), int::xad_u32)),
+        O::VFfbhI32E32 | O::VFfbhI32E64 => R::B32(map1(&s.get(0, false), int::ffbh_i32)),
+        O::VScreenPartition4seB32E32 | O::VScreenPartition4seB32E64 => R::B32(map1(&s.get(0, false), int::screen_partition_4se_b32)),
+        O::VPrngB32E32 | O::VPrngB32E64 => R::B32(map1(&s.get(0, false), int::prng_b32)),
+        O::VLerpU8 => R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), int::lerp_u8)),
+        O::VSadU8 | O::VSadHiU8 | O::VSadU16 | O::VSadU32 | O::VMsadU8 => {
+            // Without clamp the sum wraps (the ISA: "overflow into the upper bits is
+            // allowed"); with clamp it saturates at the destination's range, as clamp does
+            // for every unsigned integer VALU result (ARCHITECTURE.md, decisions).
+            let f3: fn(u32, u32, u32) -> u32 = match op {
+                O::VSadU8 => int::sad_u8,
+                O::VSadHiU8 => int::sad_hi_u8,
+                O::VSadU16 => int::sad_u16,
+                O::VSadU32 => int::sad_u32,
+                _ => int::msad_u8,
+            };
+            let clamp = fl.clamp;
+            R::B32(map3(&s.get(0, false), &s.get(1, false), &s.get(2, false), |x, y, z| {
+                if clamp { int::sat_add_u(f3(x, y, 0), z, u32::MAX) } else { f3(x, y, z) }
+            }))
+        }
+        O::VQsadPkU16U8 | O::VMqsadPkU16U8 => {
+            let (a, b, cc) = (s.u64(0), s.get(1, false), s.u64(2));
+            let masked = op == O::VMqsadPkU16U8;
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = if fl.clamp {
+                    // Each 16-bit sum saturates at 0xffff instead of being truncated.
+                    let sads = if masked { int::mqsad_pk_u16_u8(a[i], b[i], 0) } else { int::qsad_pk_u16_u8(a[i], b[i], 0) };
+                    (0..4).fold(0u64, |acc, k| {
+                        let (sad, add) = ((sads >> (16 * k)) as u32 & 0xffff, (cc[i] >> (16 * k)) as u32 & 0xffff);
+                        acc | (int::sat_add_u(sad, add, 0xffff) as u64) << (16 * k)
+                    })
+                } else if masked {
+                    int::mqsad_pk_u16_u8(a[i], b[i], cc[i])
+                } else {
+                    int::qsad_pk_u16_u8(a[i], b[i], cc[i])
+                };
+            }
+            R::B64(out)
+        }
+        O::VMqsadU32U8 => {
+            let (a, b) = (s.u64(0), s.get(1, false));
+            let Some(acc) = quad_source(s.w, fl.src[2]) else { return Err(unsupported(&c.inst, pc)) };
+            let mut out = [[0u32; N]; 4];
+            for i in 0..N {
+                let add = [acc[0][i], acc[1][i], acc[2][i], acc[3][i]];
+                let r = if fl.clamp {
+                    let sads = int::mqsad_u32_u8(a[i], b[i], [0; 4]);
+                    std::array::from_fn(|k| int::sat_add_u(sads[k], add[k], u32::MAX))
+                } else {
+                    int::mqsad_u32_u8(a[i], b[i], add)
+                };
+                for k in 0..4 {
+                    out[k][i] = r[k];
+                }
+            }
+            let mask = s.write_mask;
+            for (k, v) in out.iter().enumerate() {
+                write(&mut w.vgpr[(fl.vdst + k) & 255], v, mask);
+            }
+            return Ok(());
+        }
+        O::VAshrPkI8I32 | O::VAshrPkU8I32 => {
+            let (a, b, cc) = (s.get(0, false), s.get(1, false), s.get(2, false));
+            let signed = op == O::VAshrPkI8I32;
+            let v = map3(&a, &b, &cc, |x, y, z| if signed { int::ashr_pk_i8_i32(x, y, z) } else { int::ashr_pk_u8_i32(x, y, z) });
+            R::Half { v, float: false, preserve: true }
+        }
+        O::VDot8cI32I4E32 | O::VDot8cI32I4E64 => {
+            let acc = s.w.vgpr[fl.vdst];
+            R::B32(map3(&s.get(0, false), &s.get(1, false), &acc, |x, y, z| dot::dot8_i32_i4(x, y, z, fl.clamp)))
+        }
+        O::VPkFmacF16E32 | O::VPkFmacF16E64 => {
+            // The VOP3/DPP/SDWA modifiers of a non-VOP3P encoding act on both halves of
+            // the packed operand: abs then neg on each f16 (as neg_lo and neg_hi together
+            // would), SDWA selects the 32-bit operand before it is split, omod and clamp
+            // shape each half's result (ARCHITECTURE.md, decisions).
+            // What an inline constant holds in the high half of a packed operand is not
+            // documented; registers and literals are plain 32-bit values.
+            if (128..=254).contains(&fl.src[0]) {
                 return Err(unsupported(&c.inst, pc));
             }
-            let fmt = Fp8Format::new(matches!(op, O::VCvtPkF32Bf8E32 | O::VCvtPkF32Bf8E64), target == Target::Gfx950);
-            let (a, hi) = match c.ext {
-                Extension::Sdwa(ctrl) => (fetch(s.w, fl.src[0], fl.literal, false), (ctrl >> 16) & 3 == 1),
-                _ => (s.get(0, false), vop3 && fl.opsel & 1 != 0),
+            let modify = |v: L32, i: usize| -> L32 {
+                let abs = if (fl.abs >> i) & 1 != 0 { 0x8000_8000 } else { 0 };
+                let neg = if (fl.neg >> i) & 1 != 0 { 0x8000_8000 } else { 0 };
+                map1(&v, |x| (x & !abs) ^ neg)
             };
-            R::B64(std::array::from_fn(|i| {
-                let [x, y] = fp8::v_cvt_pk_f32_f8(fmt, a[i], hi);
-                x.to_bits() as u64 | (y.to_bits() as u64) << 32
-            }))
+            let (a, b) = (modify(s.get(0, false), 0), modify(s.get(1, false), 1));
+            let acc = s.w.vgpr[fl.vdst];
+            let rm = mode.round_f16_f64;
+            let omod = OutputModifier::from_bits(fl.omod);
+            let v = map3(&a, &b, &acc, |x, y, z| {
+                let lane = |k: u32| {
+                    let h = |v: u32| mode.flush_in_f16((v >> (16 * k)) as u16);
+                    let r = valu::fma_f16(h(x), h(y), h(z), rm, mode.fp16_ovfl);
+                    valu::output_f16(r, omod, fl.clamp, mode) as u32
+                };
+                lane(0) | (lane(1) << 16)
+            });
+            R::B32(v)
+        }
+        O::VSwapB32 => {
+            // SRC0 must be a VGPR (LLVM accepts nothing else): another source is an
+            // encoding the ISA does not define.
+            if fl.src[0] < 256 || c.ext != Extension::None {
+                return Err(ExecFault::Illegal { pc, encoding: c.inst.encoding().name(), word: c.inst.words()[0] });
+            }
+            let (d, s0) = (fl.vdst, (fl.src[0] - 256) as usize);
+            let (old_d, old_s) = (w.vgpr[d], w.vgpr[s0]);
+            write(&mut w.vgpr[d], &old_s, exec);
+            write(&mut w.vgpr[s0], &old_d, exec);
+            return Ok(());
+        }
+        O::VPermlane16SwapB32E32 | O::VPermlane16SwapB32E64 | O::VPermlane32SwapB32E32 | O::VPermlane32SwapB32E64 => {
+            if fl.src[0] < 256 || c.ext != Extension::None {
+                return Err(ExecFault::Illegal { pc, encoding: c.inst.encoding().name(), word: c.inst.words()[0] });
+            }
+            // The VOP3 form's fi (op_sel[0]) and bound_ctrl (op_sel[1]); the VOP1 form has
+            // neither.
+            let vop3 = matches!(op, O::VPermlane16SwapB32E64 | O::VPermlane32SwapB32E64);
+            let (fi, bound_ctrl) = (vop3 && fl.opsel & 1 != 0, vop3 && fl.opsel & 2 != 0);
+            let (d, s0) = (fl.vdst, (fl.src[0] - 256) as usize);
+            let (old_d, old_s) = (w.vgpr[d], w.vgpr[s0]);
+            // permlane16: odd rows of VDST trade with even rows of SRC0 (lane ^ 16);
+            // permlane32: the upper half of VDST with the lower half of SRC0 (lane ^ 32).
+            let row_bit = if matches!(op, O::VPermlane16SwapB32E32 | O::VPermlane16SwapB32E64) { 16 } else { 32 };
+            // As in DPP, a lane writes only when EXEC enables it; a value read from a lane
+            // EXEC disables is fetched anyway under fi, is zero under bound_ctrl, and
+            // otherwise the writing lane keeps its value. With a full EXEC every lane of
+            // the swapped rows moves (the ISA's pseudocode).
+            let on = |lane: usize| (exec >> lane) & 1 != 0;
+            let pick = |from: usize, moved: u32, keep: u32| -> u32 {
+                if on(from) || fi {
+                    moved
+                } else if bound_ctrl {
+                    0
+                } else {
+                    keep
+                }
+            };
+            let (mut new_d, mut new_s) = (old_d, old_s);
+            for lane in (0..N).filter(|&l| on(l)) {
+                let from = lane ^ row_bit;
+                if lane & row_bit != 0 {
+                    new_d[lane] = pick(from, old_s[from], old_d[lane]);
+                } else {
+                    new_s[lane] = pick(from, old_d[from], old_s[lane]);
+                }
+            }
+            // The source register is written first: with VDST == SRC0 the destination's
+            // values win.
+            w.vgpr[s0] = new_s;
+            w.vgpr[d] = new_d;
+            return Ok(());
+        }
+        O::VClrexcp => return Ok(()),
+        O::VTrigPreopF64 => {
+            let (a, b) = (s.f64(0), s.get(1, false));
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = transcendental::trig_preop_f64(d(a[i]), b[i]).to_bits();
+            }
+            R::F64(out)
         }
         O::VCvtSrFp8F32 | O::VCvtSrBf8F32 => {
             let fmt = Fp8Format::new(op == O::VCvtSrBf8F32, target == Target::Gfx950);
@@ -1221,23 +1633,29 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
         // clamps each value to [0, 1] (the same before or after the monotone rounding);
         // omod has no defined order against the rounding and is refused.
         O::VCvtPkF16F32 | O::VCvtPkBf16F32 => {
-            if fl.omod != 0 {
-                return Err(unsupported(&c.inst, pc));
-            }
             let (a, b) = (s.f32(0), s.f32(1));
+            let omod = OutputModifier::from_bits(fl.omod);
+            let rne = crate::numeric::RoundMode::NearestEven;
             let one = |x: u32| {
                 let x = mode.flush_in_f32(f(x));
                 let x = if fl.clamp { valu::clamp_f32(x, mode.dx10_clamp) } else { x };
+                // omod scales the converted 16-bit value, as it scales v_cvt_f16_f32's
+                // result (ARCHITECTURE.md, decisions); clamp commutes with the rounding.
                 if op == O::VCvtPkF16F32 {
-                    crate::numeric::convert::f32_to_f16(x, crate::numeric::RoundMode::NearestEven) as u32
+                    let h = crate::numeric::convert::f32_to_f16(x, rne);
+                    if fl.omod == 0 { h as u32 } else { valu::output_f16(h, omod, fl.clamp, mode) as u32 }
                 } else {
-                    crate::numeric::convert::f32_to_bf16(x, crate::numeric::RoundMode::NearestEven) as u32
+                    let h = crate::numeric::convert::f32_to_bf16(x, rne);
+                    if fl.omod == 0 {
+                        h as u32
+                    } else {
+                        let scaled = output_f32(f((h as u32) << 16), omod, fl.clamp, mode);
+                        crate::numeric::convert::f32_to_bf16(scaled, rne) as u32
+                    }
                 }
             };
             R::B32(map2(&a, &b, |x, y| one(x) | one(y) << 16))
         }
-        O::VCvtF32Bf16E32 | O::VCvtF32Bf16E64 => R::F32(map1(&s.f16(0), |h| h << 16)),
-        O::VPrngB32E32 | O::VPrngB32E64 => R::B32(map1(&s.get(0, false), crate::numeric::scaled::prng)),
         _ if super::cvt::is_scaled(op) => return super::cvt::execute(w, c, pc),
         _ => return Err(unsupported(&c.inst, pc)),
     };
@@ -1252,7 +1670,33 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
             }
             write_sdwa(w, c, fl.vdst, v, mask)
         }
-        R::F16(v) => write_sdwa(w, c, fl.vdst, v, mask),
+        R::U16(v) => write_sdwa(w, c, fl.vdst, map1(&v, |x| x & 0xffff), mask),
+        R::F16(v) => {
+            let v = map1(&v, |x| output_f16(x as u16, omod, fl.clamp, mode) as u32);
+            write_sdwa(w, c, fl.vdst, v, mask)
+        }
+        R::Half { mut v, float, preserve } => {
+            if float {
+                v = map1(&v, |x| output_f16(x as u16, omod, fl.clamp, mode) as u32);
+            }
+            if matches!(c.ext, Extension::Sdwa(_)) {
+                write_sdwa(w, c, fl.vdst, v, mask)
+            } else {
+                let hi = fl.opsel & 8 != 0;
+                let old = w.vgpr[fl.vdst];
+                let out = map2(&v, &old, |x, o| {
+                    let x = x & 0xffff;
+                    if hi {
+                        (o & 0xffff) | (x << 16)
+                    } else if preserve {
+                        (o & 0xffff_0000) | x
+                    } else {
+                        x
+                    }
+                });
+                write(&mut w.vgpr[fl.vdst], &out, mask)
+            }
+        }
         R::B64(v) => write64(&mut w.vgpr, fl.vdst, &v, mask),
         R::F64(mut v) => {
             if post {
@@ -1493,130 +1937,6 @@ fn class_f64(x: f64, mask: u32, half: bool) -> bool {
         }
     };
     (mask >> bit) & 1 != 0
-}
-
-/// VOP3P: packed math, `v_pk_mov_b32`, dot products and MFMA.
-fn vop3p(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Result<(), ExecFault> {
-    use Opcode as O;
-    let op = c.op;
-    let mnemonic = op.mnemonic();
-    if mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") {
-        return mfma::execute(w, c, pc, target);
-    }
-    let fl = c.fields;
-    let exec = w.exec();
-    let words = c.inst.words();
-    let op_sel_hi = (((words[1] >> 27) & 3) | (((words[0] >> 14) & 1) << 2)) as u8;
-    let neg_hi = ((words[0] >> 8) & 7) as u8;
-    match op {
-        O::VDot2F32F16 | O::VDot2F32Bf16 | O::VDot4I32I8 | O::VDot4U32U8 | O::VDot2I32I16 | O::VDot2U32U16 => {
-            // Only the default packed selection (low/high halves in order, no negation).
-            if fl.opsel & 3 != 0 || op_sel_hi & 3 != 3 || fl.neg & 3 != 0 || neg_hi & 3 != 0 {
-                return Err(unsupported(&c.inst, pc));
-            }
-            let a = fetch(w, fl.src[0], fl.literal, false);
-            let b = fetch(w, fl.src[1], fl.literal, false);
-            let cc = fetch(w, fl.src[2], fl.literal, false);
-            let rm = w.mode.round_f32;
-            let out = map3(&a, &b, &cc, |x, y, z| match op {
-                O::VDot2F32F16 => fbits(dot::dot2_f32_f16(x, y, f(z), rm)),
-                O::VDot2F32Bf16 => fbits(dot::dot2_f32_bf16(x, y, f(z), rm)),
-                O::VDot4I32I8 => dot4_i8(x, y, z, true),
-                O::VDot4U32U8 => dot4_i8(x, y, z, false),
-                O::VDot2I32I16 => dot2_i16(x, y, z, true),
-                _ => dot2_i16(x, y, z, false),
-            });
-            write(&mut w.vgpr[fl.vdst], &out, exec);
-            Ok(())
-        }
-        O::VPkMovB32 => {
-            let a = fetch64(w, fl.src[0], fl.literal, false);
-            let b = fetch64(w, fl.src[1], fl.literal, false);
-            let mut out = [0u64; N];
-            for i in 0..N {
-                let lo = if fl.opsel & 1 != 0 { a[i] >> 32 } else { a[i] & 0xffff_ffff };
-                let hi = if fl.opsel & 2 != 0 { b[i] >> 32 } else { b[i] & 0xffff_ffff };
-                out[i] = lo | (hi << 32);
-            }
-            write64(&mut w.vgpr, fl.vdst, &out, exec);
-            Ok(())
-        }
-        O::VPkAddF32 | O::VPkMulF32 | O::VPkFmaF32 => {
-            let n_src = if op == O::VPkFmaF32 { 3 } else { 2 };
-            let mut src = [[0u64; N]; 3];
-            for (k, slot) in src.iter_mut().enumerate().take(n_src) {
-                *slot = fetch64(w, fl.src[k], fl.literal, false);
-            }
-            let pick = |k: usize, lane: usize, hi: bool| -> f32 {
-                let sel = if hi { (op_sel_hi >> k) & 1 != 0 } else { (fl.opsel >> k) & 1 != 0 };
-                let bits = if sel { (src[k][lane] >> 32) as u32 } else { src[k][lane] as u32 };
-                let negate = if hi { (neg_hi >> k) & 1 != 0 } else { (fl.neg >> k) & 1 != 0 };
-                f32::from_bits(bits ^ ((negate as u32) << 31))
-            };
-            let mut out = [0u64; N];
-            for (i, o) in out.iter_mut().enumerate() {
-                let mut half = [0u32; 2];
-                for (h, r) in half.iter_mut().enumerate() {
-                    let hi = h == 1;
-                    let (x, y) = (pick(0, i, hi), pick(1, i, hi));
-                    *r = match op {
-                        O::VPkAddF32 => x + y,
-                        O::VPkMulF32 => x * y,
-                        _ => x.mul_add(y, pick(2, i, hi)),
-                    }
-                    .to_bits();
-                }
-                *o = half[0] as u64 | ((half[1] as u64) << 32);
-            }
-            write64(&mut w.vgpr, fl.vdst, &out, exec);
-            Ok(())
-        }
-        O::VPkAddU16 | O::VPkSubU16 | O::VPkMulLoU16 | O::VPkAddF16 | O::VPkMulF16 | O::VPkFmaF16 | O::VPkLshlrevB16 | O::VPkLshrrevB16 => {
-            use crate::numeric::convert::{f16_to_f32, f32_to_f16};
-            let float = matches!(op, O::VPkAddF16 | O::VPkMulF16 | O::VPkFmaF16);
-            let n_src = if op == O::VPkFmaF16 { 3 } else { 2 };
-            let mut src = [[0u32; N]; 3];
-            for (k, slot) in src.iter_mut().enumerate().take(n_src) {
-                *slot = fetch(w, fl.src[k], fl.literal, float);
-            }
-            let rm = w.mode.round_f16_f64;
-            let pick = |k: usize, lane: usize, hi: bool| -> u16 {
-                let sel = if hi { (op_sel_hi >> k) & 1 != 0 } else { (fl.opsel >> k) & 1 != 0 };
-                let h = if sel { (src[k][lane] >> 16) as u16 } else { src[k][lane] as u16 };
-                let negate = if hi { (neg_hi >> k) & 1 != 0 } else { (fl.neg >> k) & 1 != 0 };
-                if float && negate {
-                    h ^ 0x8000
-                } else {
-                    h
-                }
-            };
-            let mut out = [0u32; N];
-            for (i, o) in out.iter_mut().enumerate() {
-                let mut half = [0u16; 2];
-                for (h, r) in half.iter_mut().enumerate() {
-                    let hi = h == 1;
-                    let (x, y) = (pick(0, i, hi), pick(1, i, hi));
-                    *r = match op {
-                        O::VPkAddU16 => x.wrapping_add(y),
-                        O::VPkSubU16 => x.wrapping_sub(y),
-                        O::VPkMulLoU16 => x.wrapping_mul(y),
-                        O::VPkLshlrevB16 => y << (x & 15),
-                        O::VPkLshrrevB16 => y >> (x & 15),
-                        O::VPkAddF16 => f32_to_f16(f16_to_f32(x) + f16_to_f32(y), rm),
-                        O::VPkMulF16 => f32_to_f16(f16_to_f32(x) * f16_to_f32(y), rm),
-                        _ => {
-                            let z = pick(2, i, hi);
-                            f32_to_f16((f16_to_f32(x) as f64 * f16_to_f32(y) as f64 + f16_to_f32(z) as f64) as f32, rm)
-                        }
-                    };
-                }
-                *o = half[0] as u32 | ((half[1] as u32) << 16);
-            }
-            write(&mut w.vgpr[fl.vdst], &out, exec);
-            Ok(())
-        }
-        _ => Err(unsupported(&c.inst, pc)),
-    }
 }
 
 #[cfg(test)]

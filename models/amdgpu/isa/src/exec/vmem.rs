@@ -1,4 +1,5 @@
-//! Vector memory handlers: DS (LDS), FLAT/GLOBAL/SCRATCH and MUBUF.
+//! Vector memory handlers: the dispatch to DS ([`super::ds`]) and MUBUF/MTBUF
+//! ([`super::buffer`]), FLAT/GLOBAL/SCRATCH, and the load/store/atomic machinery they share.
 //!
 //! Global/flat/buffer instructions are described at load time by [`mem_aux`] (kind,
 //! width, atomic operation) so the hot path does not look at mnemonics. LDS accesses out
@@ -15,17 +16,17 @@ use crate::decode::{Encoding, Opcode};
 use crate::Target;
 
 use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest};
-use super::interp::{scalar_src, unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::interp::{unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::CachedInst;
 use super::reg_file::RegFile;
-use super::wave::{PendingAccess, VReg, Wave, WaveStatus, WAVE_LANES};
+use super::wave::{PendingAccess, VReg, Wave, WaveStatus, M0, WAVE_LANES};
 use super::ExecFault;
 
 const N: usize = WAVE_LANES;
 
-const KIND_LOAD: u16 = 1;
-const KIND_STORE: u16 = 2;
-const KIND_ATOMIC: u16 = 3;
+pub(super) const KIND_LOAD: u16 = 1;
+pub(super) const KIND_STORE: u16 = 2;
+pub(super) const KIND_ATOMIC: u16 = 3;
 
 /// Element types of loads and stores (bits 4..7).
 const T_DWORDS: u16 = 0;
@@ -33,12 +34,14 @@ const T_UBYTE: u16 = 1;
 const T_SBYTE: u16 = 2;
 const T_USHORT: u16 = 3;
 const T_SSHORT: u16 = 4;
+/// A format (typed) load or store: bits 11:8 hold the component count.
+pub(super) const T_FORMAT: u16 = 5;
 
 /// `_d16` forms (bits 15:14): a load fills the low half of its destination and keeps the
 /// high half; a `_d16_hi` load fills the high half and keeps the low one; a `_d16_hi`
 /// store stores from the high half of its data register.
-const D16_LO: u16 = 1 << 14;
-const D16_HI: u16 = 2 << 14;
+pub(super) const D16_LO: u16 = 1 << 14;
+pub(super) const D16_HI: u16 = 2 << 14;
 
 /// The aux descriptor of `global_load_dword`.
 const LOAD_DWORD: u16 = KIND_LOAD | (T_DWORDS << 4) | (1 << 8);
@@ -50,6 +53,9 @@ const STORE_DWORD: u16 = KIND_STORE | (T_DWORDS << 4) | (1 << 8);
 /// operation in [`AtomicOp::ALL`] and bit 13 the `_x2` (64-bit) form. 0 when the form is
 /// not supported (d16, lds, format conversions).
 pub(crate) fn mem_aux(mnemonic: &str) -> u16 {
+    if let Some(aux) = format_aux(mnemonic) {
+        return aux;
+    }
     let rest = ["global_", "flat_", "scratch_", "buffer_"].iter().find_map(|p| mnemonic.strip_prefix(p));
     let Some(rest) = rest else { return 0 };
     if let Some(a) = rest.strip_prefix("atomic_") {
@@ -97,6 +103,31 @@ pub(crate) fn mem_aux(mnemonic: &str) -> u16 {
     kind | (t << 4) | (count << 8) | d16
 }
 
+/// The aux descriptor of a `buffer_*_format_*` / `tbuffer_*_format_*` mnemonic: kind,
+/// [`T_FORMAT`], the component count and the d16 flags (`_d16_hi_x`: [`D16_HI`]).
+fn format_aux(mnemonic: &str) -> Option<u16> {
+    let rest = mnemonic.strip_prefix("t").unwrap_or(mnemonic).strip_prefix("buffer_")?;
+    let (kind, rest) = match rest.strip_prefix("load_format_") {
+        Some(r) => (KIND_LOAD, r),
+        None => (KIND_STORE, rest.strip_prefix("store_format_")?),
+    };
+    let (d16, comps) = if let Some(r) = rest.strip_prefix("d16_hi_") {
+        (D16_HI, r)
+    } else if let Some(r) = rest.strip_prefix("d16_") {
+        (D16_LO, r)
+    } else {
+        (0, rest)
+    };
+    let count = match comps {
+        "x" => 1,
+        "xy" => 2,
+        "xyz" => 3,
+        "xyzw" => 4,
+        _ => return None,
+    };
+    Some(kind | (T_FORMAT << 4) | (count << 8) | d16)
+}
+
 /// Merges a `_d16` load's 16-bit value into the destination's old contents.
 #[inline]
 fn d16_merge(aux: u16, old: u32, value: u32) -> u32 {
@@ -108,7 +139,7 @@ fn d16_merge(aux: u16, old: u32, value: u32) -> u32 {
 }
 
 /// The atomic operation and width (64-bit?) of an atomic aux descriptor.
-fn aux_atomic(aux: u16) -> (AtomicOp, bool) {
+pub(super) fn aux_atomic(aux: u16) -> (AtomicOp, bool) {
     let index = ((aux >> 8) & 0x1f) as usize;
     // mem_aux only stores indices of AtomicOp::ALL; Swap is never reached for valid aux.
     let op = AtomicOp::ALL.get(index).copied().unwrap_or(AtomicOp::Swap);
@@ -116,7 +147,7 @@ fn aux_atomic(aux: u16) -> (AtomicOp, bool) {
 }
 
 /// The element and dword count of a load/store aux descriptor.
-fn aux_element(aux: u16) -> (Element, usize) {
+pub(super) fn aux_element(aux: u16) -> (Element, usize) {
     match (aux >> 4) & 0xf {
         T_DWORDS => (Element::Dwords, ((aux >> 8) & 0xf) as usize),
         T_UBYTE => (Element::U8, 1),
@@ -126,8 +157,84 @@ fn aux_element(aux: u16) -> (Element, usize) {
     }
 }
 
+/// The LDS byte offset M0 gives loads into LDS and `buffer_store_lds_dword`: `M0[15:0]`
+/// (gfx950: `M0[17:0]`, its LDS being 160 KiB).
+pub(super) fn lds_base(w: &Wave, target: Target) -> u32 {
+    w.sgpr[M0] & if target == Target::Gfx950 { 0x3_ffff } else { 0xffff }
+}
+
+/// Reads one lane's element of a load into LDS from `addr`: the dwords it writes to LDS
+/// (bytes and shorts extended to a dword as the matching VGPR load would).
+pub(super) fn read_lds_element<M: DeviceMemory>(mem: &mut M, pc: u64, addr: u64, element: Element, count: usize) -> Result<[u32; 4], ExecFault> {
+    let size = element.bytes(count as u32) as usize;
+    let mut buf = [0u8; 16];
+    mem.read(addr, &mut buf[..size.min(16)]).map_err(|f| ExecFault::mem(pc, f))?;
+    let mut d = [0u32; 4];
+    for (k, chunk) in buf.chunks_exact(4).enumerate() {
+        d[k] = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    d[0] = match element {
+        Element::U8 => buf[0] as u32,
+        Element::I8 => buf[0] as i8 as i32 as u32,
+        Element::U16 => u16::from_le_bytes([buf[0], buf[1]]) as u32,
+        Element::I16 => u16::from_le_bytes([buf[0], buf[1]]) as i16 as i32 as u32,
+        Element::Dwords => d[0],
+    };
+    Ok(d)
+}
+
+/// Writes lane `lane`'s `count` dwords of a load into LDS at `base + lane * 4` (`* 16` for
+/// 3- and 4-dword loads); bytes outside the work-group's LDS are dropped.
+pub(super) fn write_lds_element(lds: &mut [u8], base: u32, lane: usize, dwords: &[u32; 4], count: usize) {
+    let lane_stride = if count >= 3 { 16 } else { 4 };
+    let at = base.wrapping_add(lane as u32 * lane_stride);
+    for (k, d) in dwords.iter().enumerate().take(count.clamp(1, 4)) {
+        lds_write(lds, at.wrapping_add(4 * k as u32), &d.to_le_bytes());
+    }
+}
+
+/// The element of a GLOBAL/SCRATCH load into LDS (`*_load_lds_*`; gfx942, gfx950).
+fn flat_lds_element(op: Opcode) -> Option<(Element, usize)> {
+    use Opcode as O;
+    Some(match op {
+        O::GlobalLoadLdsUbyte | O::ScratchLoadLdsUbyte => (Element::U8, 1),
+        O::GlobalLoadLdsSbyte | O::ScratchLoadLdsSbyte => (Element::I8, 1),
+        O::GlobalLoadLdsUshort | O::ScratchLoadLdsUshort => (Element::U16, 1),
+        O::GlobalLoadLdsSshort | O::ScratchLoadLdsSshort => (Element::I16, 1),
+        O::GlobalLoadLdsDword | O::ScratchLoadLdsDword => (Element::Dwords, 1),
+        O::GlobalLoadLdsDwordx3 => (Element::Dwords, 3),
+        O::GlobalLoadLdsDwordx4 => (Element::Dwords, 4),
+        _ => return None,
+    })
+}
+
+/// A GLOBAL/SCRATCH load into LDS: each active lane reads its element at its usual address
+/// and writes it to LDS at `M0 + offset + lane * 4` (`* 16` for 3 and 4 dwords), the
+/// instruction offset added to both addresses as for the MUBUF `lds` forms. Performed at
+/// once (the result goes to LDS, not to registers a completion could fill).
+fn flat_load_lds<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>, element: Element, count: usize) -> Result<(), ExecFault> {
+    let w0 = c.inst.words()[0];
+    let offset = (((w0 & 0x1fff) << 19) as i32 >> 19) as u32;
+    let base = lds_base(w, ctx.target).wrapping_add(offset);
+    let addrs = flat_addresses(w, c, ctx.target);
+    let exec = w.exec();
+    for lane in 0..N {
+        if (exec >> lane) & 1 == 0 {
+            continue;
+        }
+        let addr = match addrs[lane] {
+            LaneAddr::Global(a) => a,
+            LaneAddr::Private(off) => private_addr(w, lane, off),
+            LaneAddr::Lds(_) => return Err(unsupported(&c.inst, pc)),
+        };
+        let dwords = read_lds_element(ctx.mem, pc, addr, element, count)?;
+        write_lds_element(ctx.lds, base, lane, &dwords, count);
+    }
+    Ok(())
+}
+
 /// Where a lane's flat address points.
-enum LaneAddr {
+pub(super) enum LaneAddr {
     Global(u64),
     Lds(u32),
     Private(u64),
@@ -135,9 +242,9 @@ enum LaneAddr {
 
 pub(crate) fn execute<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     match c.enc {
-        Encoding::Ds => ds(w, c, pc, ctx.lds),
+        Encoding::Ds => super::ds::ds(w, c, pc, ctx),
         Encoding::Flat | Encoding::Global | Encoding::Scratch => flat(w, c, pc, ctx),
-        Encoding::Mubuf => mubuf(w, c, pc, ctx),
+        Encoding::Mubuf | Encoding::Mtbuf => super::buffer::mubuf(w, c, pc, ctx),
         _ => Err(unsupported(&c.inst, pc)),
     }
 }
@@ -265,7 +372,7 @@ fn private_addr(w: &Wave, lane: usize, off: u64) -> u64 {
     w.scratch_base.wrapping_add(lane as u64 * w.scratch_lane_bytes as u64).wrapping_add(off)
 }
 
-fn lds_read(lds: &[u8], addr: u32, buf: &mut [u8]) {
+pub(super) fn lds_read(lds: &[u8], addr: u32, buf: &mut [u8]) {
     let a = addr as usize;
     match lds.get(a..a + buf.len()) {
         Some(s) => buf.copy_from_slice(s),
@@ -273,7 +380,7 @@ fn lds_read(lds: &[u8], addr: u32, buf: &mut [u8]) {
     }
 }
 
-fn lds_write(lds: &mut [u8], addr: u32, data: &[u8]) {
+pub(super) fn lds_write(lds: &mut [u8], addr: u32, data: &[u8]) {
     let a = addr as usize;
     if let Some(s) = lds.get_mut(a..a + data.len()) {
         s.copy_from_slice(data);
@@ -283,7 +390,7 @@ fn lds_write(lds: &mut [u8], addr: u32, data: &[u8]) {
 /// The LDS byte range of a unit-stride dword access (lane `i` at `addr[0] + offset + 4 * i`)
 /// when every lane's address follows that pattern without wrapping.
 #[inline]
-fn lds_unit_stride(addr: &VReg, offset: u32) -> Option<std::ops::Range<usize>> {
+pub(super) fn lds_unit_stride(addr: &VReg, offset: u32) -> Option<std::ops::Range<usize>> {
     let base = addr[0];
     let mut differ = 0u32;
     for (i, &a) in addr.iter().enumerate() {
@@ -299,7 +406,7 @@ fn lds_unit_stride(addr: &VReg, offset: u32) -> Option<std::ops::Range<usize>> {
 }
 
 #[inline]
-fn lds_u32(lds: &[u8], addr: u32) -> u32 {
+pub(super) fn lds_u32(lds: &[u8], addr: u32) -> u32 {
     let a = addr as usize;
     match lds.get(a..a + 4) {
         Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
@@ -308,14 +415,14 @@ fn lds_u32(lds: &[u8], addr: u32) -> u32 {
 }
 
 #[inline]
-fn lds_set_u32(lds: &mut [u8], addr: u32, v: u32) {
+pub(super) fn lds_set_u32(lds: &mut [u8], addr: u32, v: u32) {
     let a = addr as usize;
     if let Some(s) = lds.get_mut(a..a + 4) {
         s.copy_from_slice(&v.to_le_bytes());
     }
 }
 
-fn file(w: &mut Wave, acc: bool) -> &mut RegFile {
+pub(super) fn file(w: &mut Wave, acc: bool) -> &mut RegFile {
     if acc {
         &mut w.agpr
     } else {
@@ -324,7 +431,7 @@ fn file(w: &mut Wave, acc: bool) -> &mut RegFile {
 }
 
 /// Applies an atomic to an LDS value of 4 or 8 bytes.
-fn apply(op: AtomicOp, old: u64, src: u64, cmp: u64, wide: bool) -> u64 {
+pub(super) fn apply(op: AtomicOp, old: u64, src: u64, cmp: u64, wide: bool) -> u64 {
     if wide {
         op.apply_u64(old, src, cmp)
     } else {
@@ -333,19 +440,23 @@ fn apply(op: AtomicOp, old: u64, src: u64, cmp: u64, wide: bool) -> u64 {
 }
 
 /// The operands of one FLAT/GLOBAL/SCRATCH/MUBUF load, store or atomic.
-struct MemOp {
-    pc: u64,
-    aux: u16,
+pub(super) struct MemOp {
+    /// Address of the instruction.
+    pub(super) pc: u64,
+    /// The [`mem_aux`] descriptor.
+    pub(super) aux: u16,
     /// First data (store/atomic source) register.
-    data: usize,
+    pub(super) data: usize,
     /// First destination register.
-    vdst: usize,
+    pub(super) vdst: usize,
     /// AccVGPRs instead of VGPRs.
-    acc: bool,
+    pub(super) acc: bool,
     /// glc/sc0: atomics return the old value.
-    glc: bool,
-    policy: CachePolicy,
-    space: Space,
+    pub(super) glc: bool,
+    /// Cache-policy bits.
+    pub(super) policy: CachePolicy,
+    /// Address space.
+    pub(super) space: Space,
 }
 
 impl MemOp {
@@ -358,7 +469,7 @@ impl MemOp {
     }
 
     /// Bytes per lane.
-    fn bytes(&self) -> u32 {
+    pub(super) fn bytes(&self) -> u32 {
         match self.aux & 0xf {
             KIND_ATOMIC => {
                 if aux_atomic(self.aux).1 {
@@ -435,14 +546,12 @@ fn flat_policy(w0: u32) -> CachePolicy {
     CachePolicy { sc0: (w0 >> 16) & 1 != 0, nt: (w0 >> 17) & 1 != 0, sc1: (w0 >> 25) & 1 != 0 }
 }
 
-/// The cache-policy bits of a MUBUF instruction.
-fn mubuf_policy(w0: u32, w1: u32) -> CachePolicy {
-    CachePolicy { sc0: (w0 >> 14) & 1 != 0, sc1: (w0 >> 15) & 1 != 0, nt: (w1 >> 22) & 1 != 0 }
-}
-
 fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     let aux = c.aux;
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
+    if let Some((element, count)) = flat_lds_element(c.op) {
+        return flat_load_lds(w, c, pc, ctx, element, count);
+    }
     if aux == 0 || (w0 >> 13) & 1 != 0 && c.enc != Encoding::Scratch {
         return Err(unsupported(&c.inst, pc));
     }
@@ -481,7 +590,7 @@ fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>
 }
 
 /// Performs (or defers) a load, store or atomic for every lane of `exec` at `lanes`.
-fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, exec: u64, lanes: &[LaneAddr; N]) -> Result<(), ExecFault> {
+pub(super) fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, exec: u64, lanes: &[LaneAddr; N]) -> Result<(), ExecFault> {
     // Device addresses of the lanes that go to memory; LDS-aperture lanes stay local.
     let mut addrs = [0u64; N];
     let mut device = 0u64;
@@ -601,419 +710,3 @@ fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, exec: u64
     }
 }
 
-/// `buffer_wbl2`, `buffer_inv`, `buffer_invl2`, `buffer_wbinvl1*`: reported to the route,
-/// otherwise no-ops (the functional memory has no caches).
-fn buffer_cache_op<M: DeviceMemory>(c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Option<()> {
-    let kind = match c.op {
-        Opcode::BufferWbl2 => AccessKind::Writeback,
-        Opcode::BufferInv | Opcode::BufferInvl2 | Opcode::BufferWbinvl1 | Opcode::BufferWbinvl1Vol => AccessKind::Invalidate,
-        _ => return None,
-    };
-    let [w0, w1] = [c.inst.words()[0], c.inst.words().get(1).copied().unwrap_or(0)];
-    if M::OBSERVES_ROUTES {
-        let addrs = [0u64; N];
-        let access = VmemAccess { pc, kind, space: Space::Buffer, policy: mubuf_policy(w0, w1), bytes_per_lane: 0, mask: 1, addrs: &addrs };
-        ctx.mem.route(&access);
-    }
-    Some(())
-}
-
-fn mubuf<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
-    if buffer_cache_op(c, pc, ctx).is_some() {
-        return Ok(());
-    }
-    let aux = c.aux;
-    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
-    if aux == 0 || (w0 >> 16) & 1 != 0 {
-        return Err(unsupported(&c.inst, pc));
-    }
-    let inst_offset = (w0 & 0xfff) as u64;
-    let offen = (w0 >> 12) & 1 != 0;
-    let idxen = (w0 >> 13) & 1 != 0;
-    let vaddr = (w1 & 0xff) as usize;
-    let vdata = ((w1 >> 8) & 0xff) as usize;
-    let srsrc = (((w1 >> 16) & 0x1f) * 4) as usize;
-    let op = MemOp {
-        pc,
-        aux,
-        data: vdata,
-        vdst: vdata,
-        acc: (w1 >> 23) & 1 != 0,
-        glc: (w0 >> 14) & 1 != 0,
-        policy: mubuf_policy(w0, w1),
-        space: Space::Buffer,
-    };
-    let soffset = scalar_src(w, (w1 >> 24) & 0xff, 0, false) as u64;
-    let d = [w.sgpr[srsrc & 127], w.sgpr[(srsrc + 1) & 127], w.sgpr[(srsrc + 2) & 127], w.sgpr[(srsrc + 3) & 127]];
-    let base = d[0] as u64 | (((d[1] & 0xffff) as u64) << 32);
-    let stride = ((d[1] >> 16) & 0x3fff) as u64;
-    let num_records = d[2] as u64;
-    let add_tid = (d[3] >> 23) & 1 != 0;
-    // With the private-segment resource (ADD_TID_ENABLE, swizzled per lane on hardware)
-    // the SGPR offset is a wave offset: bytes times the wave size (the ABI's wave-scaled
-    // stack and frame pointers). This model lays each lane's private memory out
-    // contiguously, so the per-lane offset is a 64th of it.
-    let soffset = if add_tid { soffset / WAVE_LANES as u64 } else { soffset };
-    // The wave's own private-segment resource: its per-lane stride is the wave's private
-    // size, which the descriptor's 14-bit field cannot always hold (16 KiB dynamic
-    // stacks); flat private addresses use the same layout.
-    let stride = if add_tid && base == w.scratch_base & 0xffff_ffff_ffff { w.scratch_lane_bytes as u64 } else { stride };
-    let kind = aux & 0xf;
-    let size = op.bytes() as u64;
-    let exec = w.exec();
-    let mut in_range = 0u64;
-    let lanes: [LaneAddr; N] = std::array::from_fn(|lane| {
-        let mut index = if idxen { w.vgpr[vaddr][lane] as u64 } else { 0 };
-        if add_tid {
-            index += lane as u64;
-        }
-        let voff = if offen { w.vgpr[(vaddr + idxen as usize) & 255][lane] as u64 } else { 0 };
-        let offset = voff + inst_offset;
-        let ok = if stride == 0 && !add_tid {
-            offset + size <= num_records
-        } else {
-            index < num_records && offset + size <= stride.max(size)
-        };
-        if ok {
-            in_range |= 1 << lane;
-        }
-        LaneAddr::Global(base.wrapping_add(soffset).wrapping_add(offset).wrapping_add(index * stride))
-    });
-    let active = exec & in_range;
-    // Out-of-range loads return zero.
-    if kind == KIND_LOAD {
-        let count = aux_element(aux).1;
-        let regs = file(w, op.acc);
-        for lane in 0..N {
-            if (exec & !in_range) >> lane & 1 != 0 {
-                for k in 0..count {
-                    regs[(vdata + k) & 255][lane] = 0;
-                }
-            }
-        }
-    }
-    access(w, ctx, &op, active, &lanes)
-}
-
-fn ds(w: &mut Wave, c: &CachedInst, pc: u64, lds: &mut [u8]) -> Result<(), ExecFault> {
-    use Opcode as O;
-    let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
-    let off0 = w0 & 0xff;
-    let off1 = (w0 >> 8) & 0xff;
-    let offset = off0 | (off1 << 8);
-    if (w0 >> 16) & 1 != 0 {
-        return Err(unsupported(&c.inst, pc));
-    }
-    let acc = (w0 >> 25) & 1 != 0;
-    let addr_r = (w1 & 0xff) as usize;
-    let d0 = ((w1 >> 8) & 0xff) as usize;
-    let d1 = ((w1 >> 16) & 0xff) as usize;
-    let vdst = ((w1 >> 24) & 0xff) as usize;
-    let exec = w.exec();
-    let op = c.op;
-    // Hot single-dword forms on VGPRs: no per-lane register-file selection.
-    if !acc && op == O::DsReadB32 {
-        let addr = &w.vgpr[addr_r];
-        if exec == u64::MAX {
-            if let Some(bytes) = lds_unit_stride(addr, offset).and_then(|r| lds.get(r)) {
-                let mut out = [0u32; N];
-                for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-                    *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                }
-                w.vgpr[vdst] = out;
-                return Ok(());
-            }
-        }
-        let mut out = w.vgpr[vdst];
-        for lane in 0..N {
-            let v = lds_u32(lds, addr[lane].wrapping_add(offset));
-            if (exec >> lane) & 1 != 0 {
-                out[lane] = v;
-            }
-        }
-        w.vgpr[vdst] = out;
-        return Ok(());
-    }
-    if !acc && op == O::DsWriteB32 {
-        let (addr, data) = (&w.vgpr[addr_r], &w.vgpr[d0]);
-        if exec == u64::MAX {
-            if let Some(bytes) = lds_unit_stride(addr, offset).and_then(|r| lds.get_mut(r)) {
-                for (b, &v) in bytes.chunks_exact_mut(4).zip(data) {
-                    b.copy_from_slice(&v.to_le_bytes());
-                }
-                return Ok(());
-            }
-        }
-        for lane in 0..N {
-            if (exec >> lane) & 1 != 0 {
-                lds_set_u32(lds, addr[lane].wrapping_add(offset), data[lane]);
-            }
-        }
-        return Ok(());
-    }
-    let addr: [u32; N] = w.vgpr[addr_r];
-    let regs_data = |w: &Wave, r: usize, lane: usize| if acc { w.agpr[r & 255][lane] } else { w.vgpr[r & 255][lane] };
-    macro_rules! lanes {
-        ($lane:ident, $body:block) => {
-            for $lane in 0..N {
-                if (exec >> $lane) & 1 == 0 {
-                    continue;
-                }
-                $body
-            }
-        };
-    }
-    match op {
-        O::DsNop => {}
-        O::DsReadB32 | O::DsReadB64 | O::DsReadB96 | O::DsReadB128 => {
-            let n = match op {
-                O::DsReadB32 => 1,
-                O::DsReadB64 => 2,
-                O::DsReadB96 => 3,
-                _ => 4,
-            };
-            lanes!(lane, {
-                let a = addr[lane].wrapping_add(offset);
-                for k in 0..n {
-                    let v = lds_u32(lds, a.wrapping_add(4 * k as u32));
-                    file(w, acc)[(vdst + k) & 255][lane] = v;
-                }
-            });
-        }
-        O::DsReadU8 | O::DsReadI8 | O::DsReadU16 | O::DsReadI16 => {
-            lanes!(lane, {
-                let a = addr[lane].wrapping_add(offset);
-                let mut b = [0u8; 2];
-                let size = if matches!(op, O::DsReadU8 | O::DsReadI8) { 1 } else { 2 };
-                lds_read(lds, a, &mut b[..size]);
-                let v = match op {
-                    O::DsReadU8 => b[0] as u32,
-                    O::DsReadI8 => b[0] as i8 as i32 as u32,
-                    O::DsReadU16 => u16::from_le_bytes(b) as u32,
-                    _ => u16::from_le_bytes(b) as i16 as i32 as u32,
-                };
-                file(w, acc)[vdst][lane] = v;
-            });
-        }
-        O::DsRead2B32 | O::DsRead2st64B32 | O::DsRead2B64 | O::DsRead2st64B64 => {
-            let wide = matches!(op, O::DsRead2B64 | O::DsRead2st64B64);
-            let unit = if wide { 8 } else { 4 } * if matches!(op, O::DsRead2st64B32 | O::DsRead2st64B64) { 64 } else { 1 };
-            let n = if wide { 2 } else { 1 };
-            lanes!(lane, {
-                for (slot, o) in [off0, off1].into_iter().enumerate() {
-                    let a = addr[lane].wrapping_add(o * unit);
-                    for k in 0..n {
-                        let v = lds_u32(lds, a.wrapping_add(4 * k as u32));
-                        file(w, acc)[(vdst + slot * n + k) & 255][lane] = v;
-                    }
-                }
-            });
-        }
-        O::DsWriteB32 | O::DsWriteB64 | O::DsWriteB96 | O::DsWriteB128 | O::DsWriteB8 | O::DsWriteB16 => {
-            let (n, bytes) = match op {
-                O::DsWriteB8 => (1, 1),
-                O::DsWriteB16 => (1, 2),
-                O::DsWriteB32 => (1, 4),
-                O::DsWriteB64 => (2, 8),
-                O::DsWriteB96 => (3, 12),
-                _ => (4, 16),
-            };
-            lanes!(lane, {
-                let a = addr[lane].wrapping_add(offset);
-                let mut buf = [0u8; 16];
-                for k in 0..n {
-                    buf[4 * k..4 * k + 4].copy_from_slice(&regs_data(w, d0 + k, lane).to_le_bytes());
-                }
-                lds_write(lds, a, &buf[..bytes]);
-            });
-        }
-        O::DsWrite2B32 | O::DsWrite2st64B32 | O::DsWrite2B64 | O::DsWrite2st64B64 => {
-            let wide = matches!(op, O::DsWrite2B64 | O::DsWrite2st64B64);
-            let unit = if wide { 8 } else { 4 } * if matches!(op, O::DsWrite2st64B32 | O::DsWrite2st64B64) { 64 } else { 1 };
-            let n = if wide { 2 } else { 1 };
-            lanes!(lane, {
-                for (o, src) in [(off0, d0), (off1, d1)] {
-                    let a = addr[lane].wrapping_add(o * unit);
-                    for k in 0..n {
-                        lds_set_u32(lds, a.wrapping_add(4 * k as u32), regs_data(w, src + k, lane));
-                    }
-                }
-            });
-        }
-        O::DsWrxchg2RtnB32 | O::DsWrxchg2st64RtnB32 | O::DsWrxchg2RtnB64 | O::DsWrxchg2st64RtnB64 => {
-            let wide = matches!(op, O::DsWrxchg2RtnB64 | O::DsWrxchg2st64RtnB64);
-            let unit = if wide { 8 } else { 4 } * if matches!(op, O::DsWrxchg2st64RtnB32 | O::DsWrxchg2st64RtnB64) { 64 } else { 1 };
-            let n = if wide { 2 } else { 1 };
-            lanes!(lane, {
-                for (slot, (o, src)) in [(off0, d0), (off1, d1)].into_iter().enumerate() {
-                    let a = addr[lane].wrapping_add(o * unit);
-                    for k in 0..n {
-                        let at = a.wrapping_add(4 * k as u32);
-                        let old = lds_u32(lds, at);
-                        lds_set_u32(lds, at, regs_data(w, src + k, lane));
-                        file(w, acc)[(vdst + slot * n + k) & 255][lane] = old;
-                    }
-                }
-            });
-        }
-        O::DsBpermuteB32 | O::DsPermuteB32 => {
-            let src = if acc { w.agpr[d0] } else { w.vgpr[d0] };
-            let mut out = [0u32; N];
-            if op == O::DsBpermuteB32 {
-                for lane in 0..N {
-                    let from = ((addr[lane].wrapping_add(offset) >> 2) & 63) as usize;
-                    out[lane] = if (exec >> from) & 1 != 0 { src[from] } else { 0 };
-                }
-            } else {
-                out = w.vgpr[vdst];
-                let mut written = 0u64;
-                for lane in 0..N {
-                    if (exec >> lane) & 1 == 0 {
-                        continue;
-                    }
-                    let to = ((addr[lane].wrapping_add(offset) >> 2) & 63) as usize;
-                    out[to] = src[lane];
-                    written |= 1 << to;
-                }
-                for (lane, o) in out.iter_mut().enumerate() {
-                    if (written >> lane) & 1 == 0 && (exec >> lane) & 1 != 0 {
-                        *o = 0;
-                    }
-                }
-            }
-            super::valu::write(&mut file(w, acc)[vdst], &out, exec);
-        }
-        O::DsSwizzleB32 => {
-            let src = w.vgpr[d0];
-            let mut out = [0u32; N];
-            for (lane, o) in out.iter_mut().enumerate() {
-                let from = if offset & 0x8000 != 0 {
-                    // Quad permute mode.
-                    (lane & !3) + ((offset >> (2 * (lane & 3))) & 3) as usize
-                } else {
-                    let and_mask = (offset & 0x1f) as usize;
-                    let or_mask = ((offset >> 5) & 0x1f) as usize;
-                    let xor_mask = ((offset >> 10) & 0x1f) as usize;
-                    (lane & !31) | ((((lane & 31) & and_mask) | or_mask) ^ xor_mask)
-                };
-                *o = if (exec >> from) & 1 != 0 { src[from] } else { 0 };
-            }
-            super::valu::write(&mut file(w, acc)[vdst], &out, exec);
-        }
-        _ => {
-            let Some((aop, ret, wide)) = ds_atomic(op) else { return Err(unsupported(&c.inst, pc)) };
-            let float_cmp = matches!(op, O::DsCmpstF32 | O::DsCmpstRtnF32 | O::DsCmpstF64 | O::DsCmpstRtnF64);
-            lanes!(lane, {
-                let a = addr[lane].wrapping_add(offset);
-                let rd = |r: usize| regs_data(w, r, lane) as u64;
-                let (src, cmp_v) = if wide { (rd(d0) | (rd(d0 + 1) << 32), rd(d1) | (rd(d1 + 1) << 32)) } else { (rd(d0), rd(d1)) };
-                let bytes = if wide { 8 } else { 4 };
-                let mut buf = [0u8; 8];
-                lds_read(lds, a, &mut buf[..bytes]);
-                let old = u64::from_le_bytes(buf);
-                // ds_cmpst: data0 is the compare value, data1 the new value.
-                let new = match aop {
-                    AtomicOp::Cmpswap if float_cmp && !wide => {
-                        if f32::from_bits(old as u32) == f32::from_bits(src as u32) { cmp_v } else { old }
-                    }
-                    AtomicOp::Cmpswap if float_cmp => {
-                        if f64::from_bits(old) == f64::from_bits(src) { cmp_v } else { old }
-                    }
-                    AtomicOp::Cmpswap => {
-                        if old == src { cmp_v } else { old }
-                    }
-                    _ => apply(aop, old, src, cmp_v, wide),
-                };
-                lds_write(lds, a, &new.to_le_bytes()[..bytes]);
-                if ret {
-                    let regs = file(w, acc);
-                    regs[vdst][lane] = old as u32;
-                    if wide {
-                        regs[(vdst + 1) & 255][lane] = (old >> 32) as u32;
-                    }
-                }
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The atomic operation of a DS opcode: (op, returns, 64-bit).
-fn ds_atomic(op: Opcode) -> Option<(AtomicOp, bool, bool)> {
-    use AtomicOp as A;
-    use Opcode as O;
-    Some(match op {
-        O::DsAddU32 => (A::Add, false, false),
-        O::DsAddRtnU32 => (A::Add, true, false),
-        O::DsAddU64 => (A::Add, false, true),
-        O::DsAddRtnU64 => (A::Add, true, true),
-        O::DsSubU32 => (A::Sub, false, false),
-        O::DsSubRtnU32 => (A::Sub, true, false),
-        O::DsIncU32 => (A::Inc, false, false),
-        O::DsIncRtnU32 => (A::Inc, true, false),
-        O::DsDecU32 => (A::Dec, false, false),
-        O::DsDecRtnU32 => (A::Dec, true, false),
-        O::DsMinI32 => (A::Smin, false, false),
-        O::DsMinRtnI32 => (A::Smin, true, false),
-        O::DsMaxI32 => (A::Smax, false, false),
-        O::DsMaxRtnI32 => (A::Smax, true, false),
-        O::DsMinU32 => (A::Umin, false, false),
-        O::DsMinRtnU32 => (A::Umin, true, false),
-        O::DsMaxU32 => (A::Umax, false, false),
-        O::DsMaxRtnU32 => (A::Umax, true, false),
-        O::DsAndB32 => (A::And, false, false),
-        O::DsAndRtnB32 => (A::And, true, false),
-        O::DsOrB32 => (A::Or, false, false),
-        O::DsOrRtnB32 => (A::Or, true, false),
-        O::DsXorB32 => (A::Xor, false, false),
-        O::DsXorRtnB32 => (A::Xor, true, false),
-        O::DsWrxchgRtnB32 => (A::Swap, true, false),
-        O::DsWrxchgRtnB64 => (A::Swap, true, true),
-        O::DsCmpstB32 => (A::Cmpswap, false, false),
-        O::DsCmpstRtnB32 => (A::Cmpswap, true, false),
-        O::DsCmpstB64 => (A::Cmpswap, false, true),
-        O::DsCmpstRtnB64 => (A::Cmpswap, true, true),
-        O::DsAddF32 => (A::AddF32, false, false),
-        O::DsAddRtnF32 => (A::AddF32, true, false),
-        O::DsAddF64 => (A::AddF64, false, true),
-        O::DsAddRtnF64 => (A::AddF64, true, true),
-        O::DsRsubU32 | O::DsRsubRtnU32 | O::DsRsubU64 | O::DsRsubRtnU64 => return None,
-        O::DsSubU64 => (A::Sub, false, true),
-        O::DsSubRtnU64 => (A::Sub, true, true),
-        O::DsIncU64 => (A::Inc, false, true),
-        O::DsIncRtnU64 => (A::Inc, true, true),
-        O::DsDecU64 => (A::Dec, false, true),
-        O::DsDecRtnU64 => (A::Dec, true, true),
-        O::DsMinI64 => (A::Smin, false, true),
-        O::DsMinRtnI64 => (A::Smin, true, true),
-        O::DsMaxI64 => (A::Smax, false, true),
-        O::DsMaxRtnI64 => (A::Smax, true, true),
-        O::DsMinU64 => (A::Umin, false, true),
-        O::DsMinRtnU64 => (A::Umin, true, true),
-        O::DsMaxU64 => (A::Umax, false, true),
-        O::DsMaxRtnU64 => (A::Umax, true, true),
-        O::DsAndB64 => (A::And, false, true),
-        O::DsAndRtnB64 => (A::And, true, true),
-        O::DsOrB64 => (A::Or, false, true),
-        O::DsOrRtnB64 => (A::Or, true, true),
-        O::DsXorB64 => (A::Xor, false, true),
-        O::DsXorRtnB64 => (A::Xor, true, true),
-        O::DsMskorB32 => (A::Mskor, false, false),
-        O::DsMskorRtnB32 => (A::Mskor, true, false),
-        O::DsMskorB64 => (A::Mskor, false, true),
-        O::DsMskorRtnB64 => (A::Mskor, true, true),
-        O::DsCmpstF32 => (A::Cmpswap, false, false),
-        O::DsCmpstRtnF32 => (A::Cmpswap, true, false),
-        O::DsCmpstF64 => (A::Cmpswap, false, true),
-        O::DsCmpstRtnF64 => (A::Cmpswap, true, true),
-        O::DsMinF32 => (A::MinF32, false, false),
-        O::DsMinRtnF32 => (A::MinF32, true, false),
-        O::DsMaxF32 => (A::MaxF32, false, false),
-        O::DsMaxRtnF32 => (A::MaxF32, true, false),
-        O::DsMinF64 => (A::MinF64, false, true),
-        O::DsMinRtnF64 => (A::MinF64, true, true),
-        O::DsMaxF64 => (A::MaxF64, false, true),
-        O::DsMaxRtnF64 => (A::MaxF64, true, true),
-        _ => return None,
-    })
-}

@@ -11,6 +11,7 @@ use serde_big_array::BigArray;
 
 use super::reg_file::RegFile;
 use super::device::{VgprDest, VmemRequest, VmemResponse};
+use super::hwreg::Placement;
 use super::memory::MemFault;
 use super::ExecFault;
 use crate::numeric::Mode;
@@ -33,6 +34,9 @@ pub const TTMP0: usize = 108;
 pub const M0: usize = 124;
 /// Operand encoding of `exec_lo`.
 pub const EXEC_LO: usize = 126;
+
+/// MODE.GPR_IDX_EN, the VGPR indexing enable (bit 27 of the MODE register).
+pub const MODE_GPR_IDX_EN: u32 = 1 << 27;
 
 /// One lane-contiguous 32-bit vector register.
 pub type VReg = [u32; WAVE_LANES];
@@ -70,6 +74,29 @@ pub struct PendingAccess {
     pub dest: Option<VgprDest>,
 }
 
+/// E8M0 block scales armed by `v_mfma_ld_scale_b32` for the scaled f8f6f4 MFMA that must
+/// follow it (see the matrix module docs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MfmaScales {
+    /// Address of the MFMA the scales belong to (the `v_mfma_ld_scale_b32` address + 8).
+    pub pc: u64,
+    /// Per lane, the selected E8M0 scale byte of A.
+    #[serde(with = "BigArray")]
+    pub a: [u8; WAVE_LANES],
+    /// Per lane, the selected E8M0 scale byte of B.
+    #[serde(with = "BigArray")]
+    pub b: [u8; WAVE_LANES],
+}
+
+/// The SGPRs a deferred scalar atomic writes the returned value to when it completes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SgprDest {
+    /// First SGPR (operand encoding).
+    pub first: u8,
+    /// Number of SGPRs (1 or 2).
+    pub count: u8,
+}
+
 /// A wavefront's architectural state. See the [module docs](self).
 ///
 /// Serializable (with serde) for checkpoints, including a parked [`VmemRequest`].
@@ -104,6 +131,15 @@ pub struct Wave {
     /// The deferred access the wave waits for (set with `pending`, kept until
     /// [`Wave::complete`] or [`Wave::fail_pending`]).
     pub waiting: Option<PendingAccess>,
+    /// Scales armed by `v_mfma_ld_scale_b32`, consumed by the scaled MFMA at their `pc`.
+    pub mfma_scales: Option<MfmaScales>,
+    /// Where the SGPR result of a deferred scalar atomic goes (set with `waiting`; the
+    /// response's lane 0 carries it).
+    #[serde(default)]
+    pub scalar_dest: Option<SgprDest>,
+    /// Where the wave runs and what it was allocated (HW_ID, XCC_ID, GPR_ALLOC, LDS_ALLOC).
+    #[serde(default)]
+    pub place: Placement,
 }
 
 impl std::fmt::Debug for Wave {
@@ -135,6 +171,9 @@ impl Wave {
             scratch_lane_bytes: 0,
             pending: None,
             waiting: None,
+            mfma_scales: None,
+            scalar_dest: None,
+            place: Placement::unplaced((vgprs + agprs).min(u16::MAX as usize) as u16),
         };
         wave.set_exec(u64::MAX);
         wave
@@ -157,6 +196,9 @@ impl Wave {
         self.scratch_lane_bytes = 0;
         self.pending = None;
         self.waiting = None;
+        self.mfma_scales = None;
+        self.scalar_dest = None;
+        self.place = Placement::unplaced((vgprs + agprs).min(u16::MAX as usize) as u16);
         self.set_exec(u64::MAX);
         self
     }
@@ -220,6 +262,21 @@ impl Wave {
         self.mode = Mode::decode(bits);
     }
 
+    /// MODE.GPR_IDX_EN (bit 27): VALU instructions index their VGPR operands with M0 (set by
+    /// `s_set_gpr_idx_on`, cleared by `s_set_gpr_idx_off`; the pre-resolved fast path
+    /// declines while it is set).
+    #[inline]
+    pub fn gpr_idx_enabled(&self) -> bool {
+        self.mode_bits & MODE_GPR_IDX_EN != 0
+    }
+
+    /// Sets or clears MODE.GPR_IDX_EN.
+    #[inline]
+    pub fn set_gpr_idx_enabled(&mut self, on: bool) {
+        let bits = if on { self.mode_bits | MODE_GPR_IDX_EN } else { self.mode_bits & !MODE_GPR_IDX_EN };
+        self.set_mode(bits);
+    }
+
     /// True once the wave executed `s_endpgm`.
     pub fn ended(&self) -> bool {
         self.status == WaveStatus::Ended
@@ -246,6 +303,17 @@ impl Wave {
         if self.status != WaveStatus::WaitMemory {
             return Err(ExecFault::BadCompletion { pc: waiting.pc, reason: format!("the wave is {:?}, not waiting for memory", self.status) });
         }
+        if let Some(sd) = self.scalar_dest {
+            if resp.data.len() < sd.count as usize || resp.mask & 1 == 0 {
+                return Err(ExecFault::BadCompletion {
+                    pc: waiting.pc,
+                    reason: format!("the response has {} dwords for lane 0 (mask {:#x}), the scalar destination needs {}", resp.data.len(), resp.mask, sd.count),
+                });
+            }
+            for (k, dwords) in resp.data.iter().take(sd.count as usize).enumerate() {
+                self.set_sgpr(sd.first as usize + k, dwords.0[0]);
+            }
+        }
         if let Some(dest) = waiting.dest {
             if resp.data.len() < dest.count as usize {
                 return Err(ExecFault::BadCompletion {
@@ -266,6 +334,7 @@ impl Wave {
         }
         self.pending = None;
         self.waiting = None;
+        self.scalar_dest = None;
         self.status = WaveStatus::Running;
         Ok(())
     }
@@ -276,6 +345,7 @@ impl Wave {
     pub fn fail_pending(&mut self, fault: MemFault) -> ExecFault {
         let pc = self.waiting.take().map_or(self.pc, |w| w.pc);
         self.pending = None;
+        self.scalar_dest = None;
         self.status = WaveStatus::Faulted;
         ExecFault::mem(pc, fault)
     }

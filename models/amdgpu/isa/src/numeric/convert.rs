@@ -294,3 +294,16 @@ pub fn f32_to_f16_sr(x: f32, random: u32, saturate: bool) -> u16 {
 pub fn f32_to_bf16_sr(x: f32, random: u32) -> u16 {
     f32_to_16_sr(x, random, Format::BF16, false)
 }
+
+/// `a + b` rounded to odd f64, without branches (an error-free two-sum whose nearest-even
+/// result is nudged to the odd neighbour toward the exact sum when inexact). Rounding the
+/// result again to f32 gives the correctly rounded exact sum; infinities and NaN pass.
+#[inline(always)]
+pub fn add_round_to_odd(a: f64, b: f64) -> f64 {
+    let s = a + b;
+    let bb = s - a;
+    let e = (a - (s - bb)) + (b - bb);
+    let inexact = (e != 0.0) & s.is_finite();
+    let overshoot = inexact & ((e < 0.0) != (s < 0.0));
+    f64::from_bits((s.to_bits() - overshoot as u64) | inexact as u64)
+}

@@ -24,6 +24,12 @@
 //!
 //! The hardware's internal adder-tree width is not public; this model documents one
 //! rounding per k-block, which matches the products-then-accumulate reading of the ISA text.
+//!
+//! The executor's matrix instructions (`exec::mfma`, whose docs state the complete model)
+//! refine these kernels: the f64 block sum starts from -0.0, is added to the f32
+//! accumulator with a single rounding of the exact sum ([`super::matrix::add_block_f32`];
+//! the slice kernels here round the f64 sum, then to f32), NaN results are the default
+//! quiet NaN, and the sums run vectorized across output columns in the same k order.
 
 use super::convert::{bf16_to_f32, f16_to_f32};
 use super::fp8::Fp8Format;

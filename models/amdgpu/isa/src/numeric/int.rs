@@ -210,6 +210,18 @@ pub const fn sad_u32(s0: u32, s1: u32, s2: u32) -> u32 {
     absdiff(s0, s1).wrapping_add(s2)
 }
 
+/// `a + b` saturated at `max` (the clamp of an unsigned integer result whose range ends
+/// at `max`).
+#[inline]
+pub const fn sat_add_u(a: u32, b: u32, max: u32) -> u32 {
+    let sum = a as u64 + b as u64;
+    if sum > max as u64 {
+        max
+    } else {
+        sum as u32
+    }
+}
+
 /// `v_msad_u8`: masked SAD, bytes where the reference `S1` is zero do not count.
 #[inline]
 pub const fn msad_u8(s0: u32, s1: u32, s2: u32) -> u32 {
@@ -486,4 +498,147 @@ pub const fn bitop3_b32(s0: u32, s1: u32, s2: u32, ttbl: u8) -> u32 {
         idx += 1;
     }
     out
+}
+
+/// `v_xad_u32 D = (S0 ^ S1) + S2` (wrapping).
+#[inline]
+pub const fn xad_u32(s0: u32, s1: u32, s2: u32) -> u32 {
+    (s0 ^ s1).wrapping_add(s2)
+}
+
+/// `v_qsad_pk_u16_u8`: four [`sad_u8`]s of the byte windows `S0[31:0]`, `S0[39:8]`,
+/// `S0[47:16]`, `S0[55:24]` against `S1`, each accumulated onto one 16-bit lane of `S2` and
+/// truncated to 16 bits.
+#[inline]
+pub const fn qsad_pk_u16_u8(s0: u64, s1: u32, s2: u64) -> u64 {
+    let mut out = 0u64;
+    let mut k = 0;
+    while k < 4 {
+        let window = (s0 >> (8 * k)) as u32;
+        let acc = ((s2 >> (16 * k)) & 0xffff) as u32;
+        out |= ((sad_u8(window, s1, acc) & 0xffff) as u64) << (16 * k);
+        k += 1;
+    }
+    out
+}
+
+/// `v_mqsad_pk_u16_u8`: [`qsad_pk_u16_u8`] with the masked [`msad_u8`].
+#[inline]
+pub const fn mqsad_pk_u16_u8(s0: u64, s1: u32, s2: u64) -> u64 {
+    let mut out = 0u64;
+    let mut k = 0;
+    while k < 4 {
+        let window = (s0 >> (8 * k)) as u32;
+        let acc = ((s2 >> (16 * k)) & 0xffff) as u32;
+        out |= ((msad_u8(window, s1, acc) & 0xffff) as u64) << (16 * k);
+        k += 1;
+    }
+    out
+}
+
+/// `v_mqsad_u32_u8`: four [`msad_u8`]s of the byte windows of `S0` (as in
+/// [`qsad_pk_u16_u8`]) against `S1`, each accumulated onto one dword of the 128-bit `S2`.
+#[inline]
+pub const fn mqsad_u32_u8(s0: u64, s1: u32, s2: [u32; 4]) -> [u32; 4] {
+    let mut out = [0u32; 4];
+    let mut k = 0;
+    while k < 4 {
+        out[k] = msad_u8((s0 >> (8 * k)) as u32, s1, s2[k]);
+        k += 1;
+    }
+    out
+}
+
+/// `v_ashr_pk_i8_i32` (gfx950): `S0 >> S2[4:0]` and `S1 >> S2[4:0]` (arithmetic), each
+/// saturated to [-128, 127], packed into 16 bits (S0 in the low byte).
+#[inline]
+pub const fn ashr_pk_i8_i32(s0: u32, s1: u32, s2: u32) -> u32 {
+    let shift = s2 & 31;
+    sat_i8((s0 as i32) >> shift) | (sat_i8((s1 as i32) >> shift) << 8)
+}
+
+/// Saturates an i32 to i8, as its byte pattern.
+#[inline]
+const fn sat_i8(v: i32) -> u32 {
+    if v <= -128 {
+        0x80
+    } else if v >= 127 {
+        0x7f
+    } else {
+        v as u32 & 0xff
+    }
+}
+
+/// Saturates an i32 to u8.
+#[inline]
+const fn sat_u8_i32(v: i32) -> u32 {
+    if v <= 0 {
+        0
+    } else if v >= 255 {
+        0xff
+    } else {
+        v as u32
+    }
+}
+
+/// `v_ashr_pk_u8_i32` (gfx950): as [`ashr_pk_i8_i32`], saturating to [0, 255].
+#[inline]
+pub const fn ashr_pk_u8_i32(s0: u32, s1: u32, s2: u32) -> u32 {
+    let shift = s2 & 31;
+    sat_u8_i32((s0 as i32) >> shift) | (sat_u8_i32((s1 as i32) >> shift) << 8)
+}
+
+/// `v_bitop3_b16` (gfx950): [`bitop3_b32`] on 16-bit operands.
+#[inline]
+pub const fn bitop3_b16(s0: u32, s1: u32, s2: u32, ttbl: u8) -> u32 {
+    bitop3_b32(s0, s1, s2, ttbl) & 0xffff
+}
+
+/// The `v_screen_partition_4se_b32` lookup table, as the CDNA2 ISA lists it: for the
+/// select `{x_min[6:5], y_min[6:5], x_max[6:5], y_max[6:5]}` of a rectangle of 32-pixel
+/// tiles, the 4-bit mask of the shader engines it covers.
+const SCREEN_PARTITION_4SE: [u8; 256] = [
+    0x1, 0x3, 0x7, 0xf, 0x5, 0xf, 0xf, 0xf, 0x7, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf,
+    0xf, 0x2, 0x6, 0xe, 0xf, 0xa, 0xf, 0xf, 0xf, 0xb, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf,
+    0xd, 0xf, 0x4, 0xc, 0xf, 0xf, 0x5, 0xf, 0xf, 0xf, 0xd, 0xf, 0xf, 0xf, 0xf, 0xf,
+    0x9, 0xb, 0xf, 0x8, 0xf, 0xf, 0xf, 0xa, 0xf, 0xf, 0xf, 0xe, 0xf, 0xf, 0xf, 0xf,
+    0xf, 0xf, 0xf, 0xf, 0x4, 0xc, 0xd, 0xf, 0x6, 0xf, 0xf, 0xf, 0xe, 0xf, 0xf, 0xf,
+    0xf, 0xf, 0xf, 0xf, 0xf, 0x8, 0x9, 0xb, 0xf, 0x9, 0x9, 0xf, 0xf, 0xd, 0xf, 0xf,
+    0xf, 0xf, 0xf, 0xf, 0x7, 0xf, 0x1, 0x3, 0xf, 0xf, 0x9, 0xf, 0xf, 0xf, 0xb, 0xf,
+    0xf, 0xf, 0xf, 0xf, 0x6, 0xe, 0xf, 0x2, 0x6, 0xf, 0xf, 0x6, 0xf, 0xf, 0xf, 0x7,
+    0xb, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0x2, 0x3, 0xb, 0xf, 0xa, 0xf, 0xf, 0xf,
+    0xf, 0x7, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0x1, 0x9, 0xd, 0xf, 0x5, 0xf, 0xf,
+    0xf, 0xf, 0xe, 0xf, 0xf, 0xf, 0xf, 0xf, 0xe, 0xf, 0x8, 0xc, 0xf, 0xf, 0xa, 0xf,
+    0xf, 0xf, 0xf, 0xd, 0xf, 0xf, 0xf, 0xf, 0x6, 0x7, 0xf, 0x4, 0xf, 0xf, 0xf, 0x5,
+    0x9, 0xf, 0xf, 0xf, 0xd, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0x8, 0xc, 0xe, 0xf,
+    0xf, 0x6, 0x6, 0xf, 0xf, 0xe, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0xf, 0x4, 0x6, 0x7,
+    0xf, 0xf, 0x6, 0xf, 0xf, 0xf, 0x7, 0xf, 0xf, 0xf, 0xf, 0xf, 0xb, 0xf, 0x2, 0x3,
+    0x9, 0xf, 0xf, 0x9, 0xf, 0xf, 0xf, 0xb, 0xf, 0xf, 0xf, 0xf, 0x9, 0xd, 0xf, 0x1,
+];
+
+/// `v_screen_partition_4se_b32 D = TABLE[S0[7:0]]` (see [`SCREEN_PARTITION_4SE`]).
+#[inline]
+pub const fn screen_partition_4se_b32(s0: u32) -> u32 {
+    SCREEN_PARTITION_4SE[(s0 & 0xff) as usize] as u32
+}
+
+/// `v_permlane16_swap_b32` on whole registers (`first` is VDST, `second` is SRC0): rows 1
+/// and 3 of `first` trade places with rows 0 and 2 of `second`.
+#[inline]
+pub fn permlane16_swap<T: Copy>(first: &mut [T; 64], second: &mut [T; 64]) {
+    for pass in 0..2 {
+        for lane in 0..16 {
+            let (a, b) = (pass * 32 + lane + 16, pass * 32 + lane);
+            std::mem::swap(&mut first[a], &mut second[b]);
+        }
+    }
+}
+
+/// `v_permlane32_swap_b32` on whole registers: rows 2 and 3 of `first` (VDST) trade places
+/// with rows 0 and 1 of `second` (SRC0).
+#[inline]
+pub fn permlane32_swap<T: Copy>(first: &mut [T; 64], second: &mut [T; 64]) {
+    for lane in 0..32 {
+        std::mem::swap(&mut first[lane + 32], &mut second[lane]);
+    }
 }

@@ -16,6 +16,7 @@
 //! - [`int`]: integer helpers (24-bit multiplies, bit fields, permutes, SAD, carries, ...).
 //! - [`packed`]: VOP3P selection (op_sel, op_sel_hi, neg_lo, neg_hi) and `v_pk_*` ops.
 //! - [`dot`]: `v_dot*` instructions and the MFMA per-element multiply-accumulate kernels.
+//! - [`matrix`]: MFMA element tables (fp8/bf8/fp6/bf6/fp4), E8M0 scales, block rounding.
 //! - [`slices`]: wave-wide (`[f32; 64]`-style) loops over the hot scalar helpers.
 //!
 //! **Architecture Invariant:** everything here is a pure function of its arguments: no
@@ -60,6 +61,7 @@ pub mod dot;
 pub mod fp8;
 pub mod int;
 pub mod mode;
+pub mod matrix;
 pub mod mx;
 pub mod packed;
 pub mod round;

@@ -22,40 +22,55 @@
 //!
 //! Special values follow IEEE: rcp(+-0) = +-Inf, rsq(+-0) = +-Inf, rsq(x<0) = NaN,
 //! sqrt(-0) = -0, log(+-0) = -Inf, log(x<0) = NaN, exp(-Inf) = +0, sin/cos(Inf) = NaN.
+//! An invalid operation gives the NaN the ISA's functional examples show, 0xffc00000 (f32)
+//! or 0xfe00 (f16), whatever the host produces; a NaN input comes out quieted.
 //! The `*_mode` f32 helpers flush input and output denormals per MODE.FP_DENORM.f32.
 
-use super::convert::{f16_to_f32, f64_to_f16};
+use super::convert::{f16_is_nan, f16_to_f32, f64_to_f16};
 use super::mode::Mode;
 use super::round::RoundMode;
+
+/// The transcendentals' NaN rule for f32: a NaN input quieted, the ISA's default NaN
+/// (0xffc00000) for an invalid operation, `r` otherwise.
+#[inline]
+fn nan_rule_f32(x: f32, r: f32) -> f32 {
+    if !r.is_nan() {
+        r
+    } else if x.is_nan() {
+        f32::from_bits(x.to_bits() | 0x0040_0000)
+    } else {
+        f32::from_bits(0xffc0_0000)
+    }
+}
 
 /// `v_rcp_f32`: 1/x, correctly rounded to nearest even.
 #[inline]
 pub fn rcp_f32(x: f32) -> f32 {
-    (1.0 / x as f64) as f32
+    nan_rule_f32(x, (1.0 / x as f64) as f32)
 }
 
 /// `v_rsq_f32`: 1/sqrt(x).
 #[inline]
 pub fn rsq_f32(x: f32) -> f32 {
-    (1.0 / (x as f64).sqrt()) as f32
+    nan_rule_f32(x, (1.0 / (x as f64).sqrt()) as f32)
 }
 
 /// `v_sqrt_f32`, correctly rounded.
 #[inline]
 pub fn sqrt_f32(x: f32) -> f32 {
-    x.sqrt()
+    nan_rule_f32(x, x.sqrt())
 }
 
 /// `v_exp_f32`: 2^x.
 #[inline]
 pub fn exp_f32(x: f32) -> f32 {
-    (x as f64).exp2() as f32
+    nan_rule_f32(x, (x as f64).exp2() as f32)
 }
 
 /// `v_log_f32`: log2(x).
 #[inline]
 pub fn log_f32(x: f32) -> f32 {
-    (x as f64).log2() as f32
+    nan_rule_f32(x, (x as f64).log2() as f32)
 }
 
 /// Exact reduction of a revolution count to [-0.5, 0.5].
@@ -96,13 +111,17 @@ fn cos_turns(r: f64) -> f64 {
 #[inline]
 pub fn sin_f32(x: f32) -> f32 {
     if !x.is_finite() {
-        return f32::NAN;
+        return nan_rule_f32(x, f32::NAN);
+    }
+    if x == 0.0 {
+        // sin(+-0) = +-0.
+        return x;
     }
     let s = sin_turns(reduce_revolutions(x as f64)) as f32;
-    // sin of an integral revolution count is an exact zero; keep the input's sign as IEEE
-    // sin(+-0) does.
+    // Any other exact zero (an integral or half-integral revolution count) is +0, as the
+    // ISA's example V_SIN_F32(-MaxFloat) = +0 shows.
     if s == 0.0 {
-        return 0.0f32.copysign(x);
+        return 0.0;
     }
     s
 }
@@ -111,7 +130,7 @@ pub fn sin_f32(x: f32) -> f32 {
 #[inline]
 pub fn cos_f32(x: f32) -> f32 {
     if !x.is_finite() {
-        return f32::NAN;
+        return nan_rule_f32(x, f32::NAN);
     }
     cos_turns(reduce_revolutions(x as f64)) as f32
 }
@@ -153,10 +172,18 @@ pub fn sqrt_f64(x: f64) -> f64 {
     x.sqrt()
 }
 
-/// Applies an f64 function to an f16 (bits) and rounds once to nearest even.
+/// Applies an f64 function to an f16 (bits) and rounds once to nearest even; a NaN input
+/// comes out quieted and an invalid operation gives the ISA's 0xfe00.
 #[inline]
 fn via_f64(h: u16, f: impl Fn(f64) -> f64) -> u16 {
-    f64_to_f16(f(f16_to_f32(h) as f64), RoundMode::NearestEven)
+    let r = f(f16_to_f32(h) as f64);
+    if !r.is_nan() {
+        f64_to_f16(r, RoundMode::NearestEven)
+    } else if f16_is_nan(h) {
+        h | 0x0200
+    } else {
+        0xfe00
+    }
 }
 
 /// `v_rcp_f16` on bits.
@@ -193,13 +220,11 @@ pub fn log_f16(h: u16) -> u16 {
 #[inline]
 pub fn sin_f16(h: u16) -> u16 {
     via_f64(h, |x| {
-        if x.is_finite() {
-            let s = sin_turns(reduce_revolutions(x));
-            if s == 0.0 {
-                0.0f64.copysign(x)
-            } else {
-                s
-            }
+        if x == 0.0 {
+            x
+        } else if x.is_finite() {
+            // An exact zero is +0 (see `sin_f32`).
+            sin_turns(reduce_revolutions(x)) + 0.0
         } else {
             f64::NAN
         }
@@ -210,6 +235,25 @@ pub fn sin_f16(h: u16) -> u16 {
 #[inline]
 pub fn cos_f16(h: u16) -> u16 {
     via_f64(h, |x| if x.is_finite() { cos_turns(reduce_revolutions(x)) } else { f64::NAN })
+}
+
+/// `v_exp_legacy_f32`: 2^x. The ISA only says "power with legacy semantics" and names no
+/// difference from `v_exp_f32` for any input, so this is [`exp_f32`].
+#[inline]
+pub fn exp_legacy_f32(x: f32) -> f32 {
+    exp_f32(x)
+}
+
+/// `v_log_legacy_f32`: log2(x) for inputs whose result the ISA defines: `x >= 0`, +Inf and
+/// NaN give [`log_f32`]. For negative inputs the ISA's "legacy semantics" are not spelled
+/// out (DX9's log took `|x|`), so those give `None` and the executor refuses them.
+#[inline]
+pub fn log_legacy_f32(x: f32) -> Option<f32> {
+    if x < 0.0 {
+        None
+    } else {
+        Some(log_f32(x))
+    }
 }
 
 /// Which f32 transcendental to evaluate (for the mode-aware and slice helpers).

@@ -641,6 +641,28 @@ pub fn mad_f32_legacy(a: f32, b: f32, c: f32, rm: RoundMode) -> f32 {
     flush_f32(add_f32(flush_f32(mul_f32(a, b, rm), true), c, rm), true)
 }
 
+/// `v_mad_legacy_f32` (gfx90a): [`mad_f32_legacy`] with the DX9 product rule of
+/// [`mul_legacy_f32`] (a zero factor makes the product +0 whatever the other factor).
+#[inline]
+pub fn mad_legacy_f32(a: f32, b: f32, c: f32, rm: RoundMode) -> f32 {
+    use super::mode::flush_f32;
+    let (a, b, c) = (flush_f32(a, true), flush_f32(b, true), flush_f32(c, true));
+    let product = if a == 0.0 || b == 0.0 { 0.0 } else { flush_f32(mul_f32(a, b, rm), true) };
+    flush_f32(add_f32(product, c, rm), true)
+}
+
+/// `v_mad_f16` / `v_mac_f16` / `v_madak_f16` / `v_madmk_f16` / `v_mad_legacy_f16` on bits:
+/// unfused, the product rounded to f16 before the add, f16 denormals flushed on input,
+/// after the multiply and on output whatever MODE says (the ISA: "denormals are flushed";
+/// the same legacy MAD path as [`mad_f32_legacy`]).
+#[inline]
+pub fn mad_f16(a: u16, b: u16, c: u16, rm: RoundMode, saturate: bool) -> u16 {
+    use super::mode::flush_f16_bits;
+    let (a, b, c) = (flush_f16_bits(a, true), flush_f16_bits(b, true), flush_f16_bits(c, true));
+    let product = flush_f16_bits(mul_f16(a, b, rm, saturate), true);
+    flush_f16_bits(add_f16(product, c, rm, saturate), true)
+}
+
 /// `a + b` on f16 bits with `rm`; the f64 sum of two f16 values is exact.
 #[inline]
 pub fn add_f16(a: u16, b: u16, rm: RoundMode, saturate: bool) -> u16 {
@@ -1281,7 +1303,8 @@ pub fn f32_to_snorm(x: f32) -> i16 {
     if x.is_nan() {
         return 0;
     }
-    (x.clamp(-1.0, 1.0) * 32767.0).round_ties_even() as i16
+    // The product is exact in f64: one rounding, to the nearest integer.
+    (f64::from(x.clamp(-1.0, 1.0)) * 32767.0).round_ties_even() as i16
 }
 
 /// `f32_to_unorm`: clamp to [0, 1], scale by 65535, round to nearest even; NaN -> 0.
@@ -1290,7 +1313,8 @@ pub fn f32_to_unorm(x: f32) -> u16 {
     if x.is_nan() {
         return 0;
     }
-    (x.clamp(0.0, 1.0) * 65535.0).round_ties_even() as u16
+    // The product is exact in f64: one rounding, to the nearest integer.
+    (f64::from(x.clamp(0.0, 1.0)) * 65535.0).round_ties_even() as u16
 }
 
 /// `v_cvt_pknorm_i16_f32`.
@@ -1435,6 +1459,67 @@ fn round_f16_with(h: u16, f: fn(f32) -> f32) -> u16 {
         return quiet_f16(h);
     }
     super::convert::f32_to_f16(f(f16_to_f32(h)), RoundMode::NearestEven)
+}
+
+// ---------------------------------------------------------------------------------------
+// Cube map coordinates
+// ---------------------------------------------------------------------------------------
+
+/// Which axis of `(x, y, z)` the cube map instructions treat as the major one: 2 (z) when
+/// `|z| >= |x|` and `|z| >= |y|`, else 1 (y) when `|y| >= |x|`, else 0 (x). A NaN compares
+/// false, so it never wins a comparison.
+#[inline]
+fn cube_major(x: f32, y: f32, z: f32) -> u8 {
+    if z.abs() >= x.abs() && z.abs() >= y.abs() {
+        2
+    } else if y.abs() >= x.abs() {
+        1
+    } else {
+        0
+    }
+}
+
+/// `v_cubeid_f32`: the face index 0..5 (`+x, -x, +y, -y, +z, -z`) of the direction.
+#[inline]
+pub fn cube_id(x: f32, y: f32, z: f32) -> f32 {
+    match cube_major(x, y, z) {
+        2 => if z < 0.0 { 5.0 } else { 4.0 },
+        1 => if y < 0.0 { 3.0 } else { 2.0 },
+        _ => if x < 0.0 { 1.0 } else { 0.0 },
+    }
+}
+
+/// `v_cubesc_f32`: the face's S coordinate (a sign flip of one input, exact).
+#[inline]
+pub fn cube_sc(x: f32, y: f32, z: f32) -> f32 {
+    match cube_major(x, y, z) {
+        2 => if z < 0.0 { -x } else { x },
+        1 => x,
+        _ => if x < 0.0 { z } else { -z },
+    }
+}
+
+/// `v_cubetc_f32`: the face's T coordinate.
+#[inline]
+pub fn cube_tc(x: f32, y: f32, z: f32) -> f32 {
+    match cube_major(x, y, z) {
+        1 => if y < 0.0 { -z } else { z },
+        _ => -y,
+    }
+}
+
+/// `v_cubema_f32`: twice the major axis coordinate, rounded with `rm`.
+#[inline]
+pub fn cube_ma(x: f32, y: f32, z: f32, rm: RoundMode) -> f32 {
+    let major = match cube_major(x, y, z) {
+        2 => z,
+        1 => y,
+        _ => x,
+    };
+    if major.is_nan() {
+        return quiet_f32(major);
+    }
+    mul_f32(major, 2.0, rm)
 }
 
 /// The VOP3 float modifiers of one instruction: per-source `abs`/`neg` bits (bit i = source

@@ -159,3 +159,71 @@ pub fn assemble(target: Target, text: &str) -> Vec<u32> {
     }
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
+
+/// The `.text` part of an `llvm-objdump -d` listing: everything after its
+/// `Disassembly of section .text:` header (the layout `disassemble_section` prints).
+pub fn objdump_text_body(listing: &str) -> &str {
+    listing.split_once("Disassembly of section .text:\n").expect("objdump printed a .text section").1
+}
+
+/// How two listings in `llvm-objdump -d` layout compare, line by line with empty lines
+/// skipped.
+#[derive(Clone, Debug, Default)]
+pub struct ListingComparison {
+    /// Non-empty lines of the expected (llvm-objdump) listing.
+    pub expected_lines: usize,
+    /// Non-empty lines of ours.
+    pub got_lines: usize,
+    /// Instruction lines (tab-indented) of the expected listing.
+    pub instructions: usize,
+    /// Lines that differ.
+    pub mismatches: usize,
+    /// The first few differing pairs, as `llvm: ...\nours: ...`.
+    pub examples: Vec<String>,
+}
+
+impl ListingComparison {
+    /// Whether the listings are identical line for line.
+    pub fn matches(&self) -> bool {
+        self.mismatches == 0 && self.expected_lines == self.got_lines
+    }
+}
+
+/// Compares `got` with `expected` line by line (both in `llvm-objdump -d` layout),
+/// keeping up to `max_examples` differing pairs.
+pub fn compare_listings(expected: &str, got: &str, max_examples: usize) -> ListingComparison {
+    let mut cmp = ListingComparison::default();
+    let mut expected_lines = expected.lines().filter(|l| !l.is_empty());
+    let mut got_lines = got.lines().filter(|l| !l.is_empty());
+    loop {
+        let (e, g) = (expected_lines.next(), got_lines.next());
+        if e.is_none() && g.is_none() {
+            return cmp;
+        }
+        cmp.expected_lines += usize::from(e.is_some());
+        cmp.got_lines += usize::from(g.is_some());
+        cmp.instructions += usize::from(e.is_some_and(|l| l.starts_with('\t')));
+        if let (Some(e), Some(g)) = (e, g) {
+            if e != g {
+                cmp.mismatches += 1;
+                if cmp.examples.len() < max_examples {
+                    cmp.examples.push(format!("llvm: {e}\nours: {g}"));
+                }
+            }
+        }
+    }
+}
+
+/// The census's list of forms that do not execute yet (see tests/census.rs).
+pub const CENSUS_GAPS_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/census-gaps.txt");
+
+/// The `TARGET ENCODING MNEMONIC` lines of [`CENSUS_GAPS_FILE`] (empty when it is absent).
+pub fn census_gaps() -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string(CENSUS_GAPS_FILE).unwrap_or_default();
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string).collect()
+}
+
+/// The key of a form in [`CENSUS_GAPS_FILE`].
+pub fn census_gap_key(target: Target, encoding: &str, mnemonic: &str) -> String {
+    format!("{target} {encoding} {mnemonic}")
+}

@@ -1,6 +1,7 @@
 //! Compile corpus sources into code objects, cached under `target/tmp/amdgpu-corpus/`.
 //!
-//! gfx90a and gfx942 use clang-19/ld.lld-19, gfx950 uses clang-22/ld.lld-22. The cache key
+//! gfx90a and gfx942 use clang-19/ld.lld-19, gfx950 uses clang-22/ld.lld-22; sources that
+//! include ROCm headers (the rocPRIM corpus) use Debian's hipcc. The cache key
 //! is a SHA-256 of the source bytes and the full command lines, so editing a source or a
 //! flag rebuilds. A missing compiler is a test *failure* naming the apt packages, never a
 //! silent pass.
@@ -209,34 +210,75 @@ pub fn build(request: &BuildRequest) -> Result<PathBuf, BuildError> {
         hasher.update(arg.as_bytes());
         hasher.update([0]);
     }
-    let digest = hasher.finalize();
-    let key: String = digest.iter().take(10).map(|byte| format!("{byte:02x}")).collect();
+    let key = short_key(hasher);
     let stem = request.source.file_stem().and_then(|stem| stem.to_str()).unwrap_or("source");
     let version = request.code_object_version.map_or("default".to_string(), |v| format!("v{v}"));
     let name = format!("{stem}-{}-{version}-{key}", request.processor.replace([':', '+'], "_").replace('-', "m"));
 
+    cached(&format!("{name}.co"), |out| {
+        let suffix = unique_suffix();
+        let object = cache_dir().join(format!("{name}.{suffix}.o"));
+        run(toolchain.clang, toolchain.apt_packages, &compile_args(language, request, &object))?;
+        if language == Language::Hip {
+            // HIP device-only compilation already links a shared object.
+            std::fs::rename(&object, out).map_err(|err| BuildError::Io(err.to_string()))
+        } else {
+            let args = vec!["-shared".to_string(), object.display().to_string(), "-o".into(), out.display().to_string()];
+            run(toolchain.lld, toolchain.apt_packages, &args)?;
+            // The intermediate object is only a build product; failing to remove it is harmless.
+            let _ = std::fs::remove_file(&object);
+            Ok(())
+        }
+    })
+}
+
+/// The first 10 bytes of a digest in hex: the cache key in file names.
+fn short_key(hasher: Sha256) -> String {
+    hasher.finalize().iter().take(10).map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// `cache_dir()/file_name`, produced by `produce(partial)` unless it exists: `produce`
+/// writes a unique partial path that is then renamed into place (atomic, so concurrent
+/// tests building the same key see the whole file or none; the last one wins).
+fn cached(file_name: &str, produce: impl FnOnce(&Path) -> Result<(), BuildError>) -> Result<PathBuf, BuildError> {
     let dir = cache_dir();
-    let code_object = dir.join(format!("{name}.co"));
-    if code_object.is_file() {
-        return Ok(code_object);
+    let product = dir.join(file_name);
+    if product.is_file() {
+        return Ok(product);
     }
     std::fs::create_dir_all(&dir).map_err(|err| BuildError::Io(format!("{}: {err}", dir.display())))?;
-    let suffix = unique_suffix();
-    let object = dir.join(format!("{name}.{suffix}.o"));
-    let linked = dir.join(format!("{name}.{suffix}.co"));
-    run(toolchain.clang, toolchain.apt_packages, &compile_args(language, request, &object))?;
-    if language == Language::Hip {
-        // HIP device-only compilation already links a shared object.
-        std::fs::rename(&object, &linked).map_err(|err| BuildError::Io(err.to_string()))?;
-    } else {
-        let args = vec!["-shared".to_string(), object.display().to_string(), "-o".into(), linked.display().to_string()];
-        run(toolchain.lld, toolchain.apt_packages, &args)?;
-        // The intermediate object is only a build product; failing to remove it is harmless.
-        let _ = std::fs::remove_file(&object);
+    let partial = dir.join(format!("{file_name}.{}.partial", unique_suffix()));
+    produce(&partial)?;
+    std::fs::rename(&partial, &product).map_err(|err| BuildError::Io(err.to_string()))?;
+    Ok(product)
+}
+
+/// The flags Debian's hipcc compiles the rocPRIM corpus with: device code only (the
+/// output is a clang offload bundle), gfx90a, C++17 (rocPRIM 5.3 needs C++14; hipcc
+/// defaults to C++11).
+pub const HIPCC_FLAGS: [&str; 6] = ["--offload-arch=gfx90a", "-O2", "-std=c++17", "--cuda-device-only", "-Wno-unused-result", "-c"];
+
+/// Compiles a HIP source that uses ROCm headers with Debian's `hipcc` ([`HIPCC_FLAGS`])
+/// into an offload bundle, cached under a hash of the source, the flags and every
+/// file of `extra_inputs` (headers the source depends on).
+pub fn build_with_hipcc(source: &Path, extra_inputs: &[&Path]) -> Result<PathBuf, BuildError> {
+    let mut hasher = Sha256::new();
+    for input in std::iter::once(&source).chain(extra_inputs) {
+        let bytes = std::fs::read(input).map_err(|err| BuildError::Io(format!("{}: {err}", input.display())))?;
+        hasher.update(&bytes);
+        hasher.update([0]);
     }
-    // Concurrent tests may build the same key; rename is atomic, the last one wins.
-    std::fs::rename(&linked, &code_object).map_err(|err| BuildError::Io(err.to_string()))?;
-    Ok(code_object)
+    for flag in HIPCC_FLAGS {
+        hasher.update(flag.as_bytes());
+        hasher.update([0]);
+    }
+    let key = short_key(hasher);
+    let stem = source.file_stem().and_then(|stem| stem.to_str()).unwrap_or("source");
+    cached(&format!("{stem}-hipcc-{key}.bundle"), |out| {
+        let mut args: Vec<String> = HIPCC_FLAGS.iter().map(|flag| flag.to_string()).collect();
+        args.extend([source.display().to_string(), "-o".into(), out.display().to_string()]);
+        run("hipcc", "hipcc", &args)
+    })
 }
 
 /// [`build`], failing the calling test with a clear message when it cannot.

@@ -220,16 +220,20 @@ pub fn make_args(sidecar: &Sidecar) -> Result<Vec<ArgValue>, String> {
         .map_err(|err| format!("{}: {err}", sidecar.file))
 }
 
-/// Every sidecar of the corpus, sorted by file name.
-pub fn load_all() -> Vec<Sidecar> {
-    let dir = corpus_dir();
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+/// The files of `dir` (not below it) whose extension is `extension`, sorted.
+pub fn files_with_extension(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        .filter(|path| path.extension().is_some_and(|ext| ext == extension))
         .collect();
     paths.sort();
     paths
+}
+
+/// Every sidecar of the corpus, sorted by file name.
+pub fn load_all() -> Vec<Sidecar> {
+    files_with_extension(&corpus_dir(), "toml")
         .iter()
         .map(|path| {
             let text = std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));

@@ -1,5 +1,9 @@
-//! Calls on device descriptors: `ioctl` and `mmap` go to the backend; every `munmap`
-//! tells the backend first (it forgets device mappings in the range), then unmaps.
+//! Calls on device descriptors: `ioctl` and `mmap` go to the backend. Every call that
+//! takes memory away from the application tells the backend first, which forgets device
+//! mappings and SVM ranges there (as the kernel's MMU notifiers tell the real driver):
+//! `munmap`, an `mmap` with `MAP_FIXED` over whatever was there, and the pages a `mremap`
+//! leaves behind; `mprotect` tells it before and after, so GPU mappings follow the new
+//! protection.
 
 use std::ffi::{c_int, c_ulong, c_void};
 
@@ -47,6 +51,10 @@ unsafe fn mmap_common(
     offset: i64,
     real: impl FnOnce() -> *mut c_void,
 ) -> *mut c_void {
+    if flags & libc::MAP_FIXED != 0 {
+        // The new mapping (of a device or not) replaces the old pages at `addr`.
+        unmapping(addr, len);
+    }
     let Some(node) = state::node_of(fd) else {
         return real();
     };
@@ -111,19 +119,73 @@ pub unsafe extern "C" fn mmap64(
     })
 }
 
+/// Tells the running backend that `[addr, addr + len)` is about to lose its pages.
+fn unmapping(addr: *mut c_void, len: usize) {
+    let Some(_inside) = guard::enter() else {
+        return;
+    };
+    guard::ffi((), || {
+        if let Some(b) = state::owned() {
+            b.unmapping(addr as usize, len);
+        }
+    });
+}
+
+/// Tells the running backend that `[addr, addr + len)` changes protection: before the
+/// call (`done` false) and after it succeeded.
+fn protecting(addr: *mut c_void, len: usize, done: bool) {
+    let Some(_inside) = guard::enter() else {
+        return;
+    };
+    guard::ffi((), || {
+        if let Some(b) = state::owned() {
+            b.protecting(addr as usize, len, done);
+        }
+    });
+}
+
+/// `mprotect(2)`: the GPU's mappings of the pages follow their new protection.
+///
+/// # Safety
+/// As the C function.
+#[no_mangle]
+pub unsafe extern "C" fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int {
+    protecting(addr, len, false);
+    let r = real::mprotect(addr, len, prot);
+    if r == 0 {
+        protecting(addr, len, true);
+    }
+    r
+}
+
 /// `munmap(2)`.
 ///
 /// # Safety
 /// As the C function.
 #[no_mangle]
 pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
-    let Some(_inside) = guard::enter() else {
-        return real::munmap(addr, len);
-    };
-    guard::ffi(-1, || {
-        if let Some(b) = state::owned() {
-            b.unmapping(addr as usize, len);
-        }
-        real::munmap(addr, len)
-    })
+    unmapping(addr, len);
+    real::munmap(addr, len)
+}
+
+/// `mremap(2)`. Declared with the optional new address, which is how callers pass it on
+/// x86_64 (read only with `MREMAP_FIXED`).
+///
+/// # Safety
+/// As the C function.
+#[no_mangle]
+pub unsafe extern "C" fn mremap(old: *mut c_void, old_len: usize, new_len: usize, flags: c_int, new_addr: *mut c_void) -> *mut c_void {
+    if flags & libc::MREMAP_FIXED != 0 {
+        unmapping(new_addr, new_len);
+    }
+    let moved = real::mremap(old, old_len, new_len, flags, new_addr);
+    if moved == libc::MAP_FAILED {
+        return moved;
+    }
+    if moved != old {
+        unmapping(old, old_len);
+    } else if new_len < old_len {
+        unmapping(old.cast::<u8>().wrapping_add(new_len).cast(), old_len - new_len);
+    }
+    moved
 }

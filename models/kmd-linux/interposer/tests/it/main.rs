@@ -315,3 +315,12 @@ fn an_unsupported_ioctl_fails_with_one_warning_naming_it() {
     assert_eq!(warnings.len(), 1, "one warning for three calls:\n{}", out.stderr);
     assert!(warnings[0].starts_with("dojo: ") && warnings[0].contains("0x7f"), "{}", warnings[0]);
 }
+
+#[test]
+fn memory_the_program_unmaps_leaves_its_svm_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("svm", dir.path());
+    let root = fake_root(dir.path());
+    let out = run(dir.path(), &[exe.to_str().unwrap()], &[(ENV_FAKE_ROOT, root.to_str().unwrap())]);
+    assert!(out.stdout.contains("done"), "{}\n{}", out.stdout, out.stderr);
+}

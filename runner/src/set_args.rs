@@ -1,0 +1,32 @@
+//! `--set SELECTOR.PARAM=VALUE` (repeatable) on the commands that build a machine from a
+//! topology: parameter studies without editing files. The keys and what they select
+//! are `simdojo::topology::overrides`; a bad key or value is an error naming it.
+
+use clap::Args;
+use simdojo::topology::overrides::{self, Override};
+use simdojo::topology::Topology;
+
+/// The `--set` flags of a command.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SetArgs {
+    /// Override a topology parameter: `SELECTOR.PARAM=VALUE`, repeatable, applied in
+    /// order. SELECTOR is a component type (`amdgpu.l2.lru`), a path (`gpu.xcd[0].l2`)
+    /// or the end of paths (`l2`, `cu`; `*` and `[*]` match anything); PARAM is one of
+    /// the type's parameters (`dojo plugins TYPE`), `type` (swap the type, keeping every
+    /// value) or `policy` (`l2.policy=srrip`). Examples: `--set l2.size=8MiB`,
+    /// `--set cu.mode=timing`, `--set hbm.channels=16`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<Override>,
+}
+
+impl SetArgs {
+    /// Applies the overrides to `t` (unchanged on an error).
+    pub fn apply(&self, t: &mut Topology) -> anyhow::Result<()> {
+        overrides::apply(t, &self.set).map_err(|e| anyhow::anyhow!("--set {e}"))
+    }
+
+    /// The overrides as `DOJO_SET` carries them to a program's simulator: one per line.
+    pub fn to_env(&self) -> Option<String> {
+        (!self.set.is_empty()).then(|| self.set.iter().map(|o| o.to_string()).collect::<Vec<_>>().join("\n"))
+    }
+}
