@@ -469,3 +469,28 @@ fn ds_atomic(op: Opcode) -> Option<(AtomicOp, bool, bool)> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::numeric::Mode;
+
+    #[test]
+    fn pk_add_flushes_denormals_per_mode() {
+        // MODE FP_DENORM: f32 bits 5:4, f16/f64 bits 7:6; 3 keeps, 0 flushes in and out.
+        let keep = Mode::decode(0x3f0);
+        let flush_f16 = Mode::decode(0x330);
+        let flush_f32 = Mode::decode(0x3c0);
+        // f16: 0x0001 (smallest denormal) + 0x0001 = 0x0002, flushed to +0 (the inputs flush).
+        assert_eq!(pk_add(AtomicOp::PkAddF16, 0x0001_0001, 0x0001_0001, keep), 0x0002_0002);
+        assert_eq!(pk_add(AtomicOp::PkAddF16, 0x0001_0001, 0x0001_0001, flush_f16), 0);
+        assert_eq!(pk_add(AtomicOp::PkAddF16, 0x0001_0001, 0x0001_0001, flush_f32), 0x0002_0002);
+        // bf16 follows the f32 mode: 0x0001 is a bf16 denormal.
+        assert_eq!(pk_add(AtomicOp::PkAddBf16, 0x0001_0001, 0x0001_0001, keep), 0x0002_0002);
+        assert_eq!(pk_add(AtomicOp::PkAddBf16, 0x0001_0001, 0x0001_0001, flush_f32), 0);
+        assert_eq!(pk_add(AtomicOp::PkAddBf16, 0x0001_0001, 0x0001_0001, flush_f16), 0x0002_0002);
+        // Normal values are untouched by either mode: 1.0 + 2.0 = 3.0 in both halves.
+        assert_eq!(pk_add(AtomicOp::PkAddF16, 0x3c00_3c00, 0x4000_4000, flush_f16), 0x4200_4200);
+        assert_eq!(pk_add(AtomicOp::PkAddBf16, 0x3f80_3f80, 0x4000_4000, flush_f32), 0x4040_4040);
+    }
+}
