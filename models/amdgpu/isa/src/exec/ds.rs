@@ -18,8 +18,9 @@
 //! - `ds_pk_add_f16` / `ds_pk_add_bf16`: round to nearest even; denormals flush per MODE
 //!   (the guide), f16 by FP_DENORM.f16_64 and bf16, which has f32's exponent range, by
 //!   FP_DENORM.f32.
-//! - The gfx950 transposing loads (`ds_read_b64_tr_b*`, `ds_read_b96_tr_b6`) are refused:
-//!   the guide's prose does not pin the lane layout down.
+//! - The gfx950 transposing loads (`ds_read_b64_tr_b*`, `ds_read_b96_tr_b6`) are in
+//!   `ds_transpose`, whose docs give their lane layout, its sources and the decisions for
+//!   partial EXEC, alignment and out-of-range blocks.
 
 #![allow(clippy::needless_range_loop)] // lane loops index lane arrays in lockstep
 
@@ -102,6 +103,10 @@ pub(super) fn ds<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &m
                 $body
             }
         };
+    }
+    if let Some(form) = super::ds_transpose::TrLoad::of(op) {
+        super::ds_transpose::read(w, form, acc, &addr, offset, vdst, lds);
+        return Ok(());
     }
     match op {
         O::DsNop => {}

@@ -22,7 +22,7 @@
 //!   `cvt`: the gfx950 block-scaled conversions (`v_cvt_scalef32_*`), called from `valu`.
 //! - `vmem`: FLAT/GLOBAL/SCRATCH handlers and the load/store/atomic machinery shared
 //!   with `buffer` (MUBUF/MTBUF addressing, formats and loads into LDS; conversions in
-//!   `buffer_format`) and `ds` (LDS).
+//!   `buffer_format`) and `ds` (LDS; the gfx950 transposing loads in `ds_transpose`).
 //! - [`gws`]: global wave sync requests and the device-wide [`GwsUnit`] that performs them.
 //! - `mfma`: matrix instructions (MFMA, SMFMAC, `v_mfma_ld_scale_b32`, AccVGPR moves).
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
@@ -40,8 +40,8 @@
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): swizzled buffer resources, narrow-channel typed stores, reserved
 //! DATA_FORMAT/NUM_FORMAT codes, format components the data format lacks and other
-//! format conversions the guides leave open (see `buffer_format`), the gfx950 LDS
-//! transposing loads, DS packed f16/bf16 adds under a MODE that flushes f16 denormals,
+//! format conversions the guides leave open (see `buffer_format`),
+//! DS packed f16/bf16 adds under a MODE that flushes f16 denormals,
 //! most VOP3P dot products, vector memory instructions in GPR indexing mode, image
 //! instructions, trap handlers. f16 arithmetic rounds per MODE but does not flush
 //! denormals; f64 arithmetic is IEEE round-to-nearest-even.
@@ -76,6 +76,7 @@ pub mod device;
 pub mod dispatch;
 mod dpp;
 mod ds;
+mod ds_transpose;
 mod fast;
 pub mod gws;
 pub mod hwreg;

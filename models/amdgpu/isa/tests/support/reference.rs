@@ -91,6 +91,7 @@ pub fn expected_outputs(sidecar: &Sidecar, values: &[ArgValue], target: &str) ->
         "global_tables" => global_tables(&args),
         "scale_u32" => scale_u32(&args),
         "offset_u32" => offset_u32(&args),
+        "ds_transpose" => ds_transpose(&args),
         other => Err(format!("no CPU reference named {other:?}")),
     }
 }
@@ -310,4 +311,35 @@ fn offset_u32(args: &Args) -> Result<Vec<(usize, Buffer)>, String> {
     let (data, offset) = (args.buf_u32("data")?, args.u32("offset")?);
     let out = data[..args.grid_x()].iter().map(|v| v.wrapping_add(offset)).collect();
     Ok(vec![args.out("data", Buffer::U32(out))?])
+}
+
+/// ds_transpose.hip: LDS holds `in`; lane l's block is the 8 bytes at `8 p` (b4, b8, b16)
+/// or the 12 bytes at `16 p` (b6), `p = (13 l + 5) mod 64`. Within each group of 16 lanes
+/// the blocks' elements, in lane order, fill an `E x 16` matrix row by row (E elements per
+/// block) and lane `i` receives column `i`, element `n` of a block being its bits
+/// `width n ..`.
+fn ds_transpose(args: &Args) -> Result<Vec<(usize, Buffer)>, String> {
+    let lds: Vec<u8> = args.buf_u32("in")?.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut out = vec![0u32; 9 * 64];
+    // (first output dword, element bits, bytes between blocks, block bytes)
+    for (slot, width, stride, bytes) in [(0usize, 4usize, 8usize, 8usize), (2, 8, 8, 8), (4, 16, 8, 8), (6, 6, 16, 12)] {
+        let per_block = 8 * bytes / width;
+        let elements = |lane: usize| -> Vec<u128> {
+            let at = stride * ((13 * lane + 5) % 64);
+            let mut block = [0u8; 16];
+            block[..bytes].copy_from_slice(&lds[at..at + bytes]);
+            let v = u128::from_le_bytes(block);
+            (0..per_block).map(|n| (v >> (width * n)) & ((1 << width) - 1)).collect()
+        };
+        for group in 0..4 {
+            let matrix: Vec<u128> = (16 * group..16 * group + 16).flat_map(elements).collect();
+            for column in 0..16 {
+                let value = (0..per_block).fold(0u128, |acc, row| acc | matrix[16 * row + column] << (width * row));
+                for d in 0..bytes / 4 {
+                    out[9 * (16 * group + column) + slot + d] = (value >> (32 * d)) as u32;
+                }
+            }
+        }
+    }
+    Ok(vec![args.out("out", Buffer::U32(out))?])
 }
