@@ -481,7 +481,7 @@ macro_rules! same_as_libc {
         #[allow(unused_mut)]
         let (mut args, mut strings) = (Vec::<u8>::new(), Vec::<Vec<u8>>::new());
         $( Packed::pack(&$arg, &mut args, &mut strings); )*
-        let got = format_printf_packed(fmt.as_bytes_with_nul(), &args, &strings);
+        let got = format_printf_packed(fmt.as_bytes_with_nul(), &args, &strings).expect("formats");
         assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "format {:?}", $fmt);
     }};
 }
@@ -511,7 +511,27 @@ fn printf_formatting_matches_the_c_library() {
     same_as_libc!("no conversions at all, just text");
     // glibc rejects a format ending in a lone '%'; the server prints the text
     // before it, like LLVM's parser, which stops there.
-    assert_eq!(format_printf_packed(b"trailing %\0", &[], &[]), b"trailing ");
+    assert_eq!(format_printf_packed(b"trailing %\0", &[], &[]).expect("formats"), b"trailing ");
+}
+
+#[test]
+fn printf_with_a_huge_width_or_precision_fails_instead_of_exhausting_the_host() {
+    use amdgpu::rpc::{PrintfError, PRINTF_MAX_FIELD};
+    // Written widths and precisions, and `*` ones from the arguments.
+    let star = |v: i32| v.to_le_bytes().to_vec();
+    for (fmt, args) in [
+        (&b"%999999999999d\0"[..], 7i32.to_le_bytes().to_vec()),
+        (b"%.99999999f\0", 1.5f64.to_bits().to_le_bytes().to_vec()),
+        (b"%*d\0", [star(i32::MIN), star(1)].concat()),
+        (b"%.*e\0", [star(70_000), 1.5f64.to_bits().to_le_bytes().to_vec()].concat()),
+    ] {
+        let got = format_printf_packed(fmt, &args, &[]);
+        assert!(matches!(got, Err(PrintfError::FieldTooLarge { .. })), "{}: {got:?}", String::from_utf8_lossy(fmt));
+    }
+    // The limit itself formats.
+    let at_limit = format!("%{PRINTF_MAX_FIELD}d\0");
+    let out = format_printf_packed(at_limit.as_bytes(), &7i32.to_le_bytes(), &[]).expect("at the limit");
+    assert_eq!(out.len(), PRINTF_MAX_FIELD);
 }
 
 #[test]

@@ -8,6 +8,27 @@
 //! (8 with `l`, `ll`, `j`, `z`, `t`, `q`, `L`), floating conversions 8 (a
 //! promoted double), `%p`, `%s` and `%n` 8 (a pointer).
 
+/// The largest field width or precision a conversion may ask for. C has no such limit
+/// (glibc fails only past `INT_MAX` characters), but a GPU program asking for more is
+/// a bug, and formatting it would take host memory without bound: such a `printf`
+/// fails instead, returning -1 to the device as C's `printf` does on `EOVERFLOW`.
+pub const MAX_FIELD: usize = 65_535;
+
+/// Why a device `printf` could not be formatted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PrintfError {
+    /// A conversion's width or precision is above [`MAX_FIELD`].
+    #[error("printf conversion `{conversion}` asks for a {what} of {value}, above the simulator's limit of {MAX_FIELD}")]
+    FieldTooLarge {
+        /// The conversion as written in the format (`%*d`, `%.99999999f`).
+        conversion: String,
+        /// `width` or `precision`.
+        what: &'static str,
+        /// The width or precision asked for.
+        value: usize,
+    },
+}
+
 /// One parsed conversion specification.
 #[derive(Clone, Debug, Default)]
 struct Spec {
@@ -196,11 +217,13 @@ impl ArgReader<'_> {
 /// Formats a device printf: `args` is the argument block, `strings` the
 /// bytes behind each non-NULL `%s` pointer in format order (each cut at its
 /// first NUL).
-pub fn format_packed(fmt: &[u8], args: &[u8], strings: &[Vec<u8>]) -> Vec<u8> {
+pub fn format_packed(fmt: &[u8], args: &[u8], strings: &[Vec<u8>]) -> Result<Vec<u8>, PrintfError> {
     format(fmt, args, strings, true)
 }
 
-pub(crate) fn format(fmt: &[u8], args: &[u8], strings: &[Vec<u8>], packed: bool) -> Vec<u8> {
+/// Formats a device printf (`packed`: the argument block has no padding); a conversion
+/// whose width or precision is above [`MAX_FIELD`] fails the whole call.
+pub(crate) fn format(fmt: &[u8], args: &[u8], strings: &[Vec<u8>], packed: bool) -> Result<Vec<u8>, PrintfError> {
     let mut reader = ArgReader { args, pos: 0, packed };
     let mut strings = strings.iter();
     let mut out = Vec::new();
@@ -222,6 +245,11 @@ pub(crate) fn format(fmt: &[u8], args: &[u8], strings: &[Vec<u8>], packed: bool)
         if spec.precision_star {
             let p = reader.next(4) as u32 as i32;
             spec.precision = usize::try_from(p).ok();
+        }
+        for (what, value) in [("width", spec.width), ("precision", spec.precision)] {
+            if let Some(value) = value.filter(|&v| v > MAX_FIELD) {
+                return Err(PrintfError::FieldTooLarge { conversion: String::from_utf8_lossy(text).into_owned(), what, value });
+            }
         }
         let body: Vec<u8> = match spec.conv {
             b'%' => {
@@ -309,7 +337,7 @@ pub(crate) fn format(fmt: &[u8], args: &[u8], strings: &[Vec<u8>], packed: bool)
         };
         out.extend_from_slice(&body);
     }
-    out
+    Ok(out)
 }
 
 fn sign(spec: &Spec, negative: bool) -> &'static [u8] {

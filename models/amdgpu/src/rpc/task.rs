@@ -288,11 +288,17 @@ impl PrintfTask {
         let lanes: Vec<u32> = link.lanes(&cx.g.layout).collect();
         for lane in lanes {
             let l = lane as usize;
-            let text = printf::format(&self.formats[l], &self.args[l], &self.strings[l], self.packed);
             let stream = self.streams.as_ref().map_or(OutputStream::Stdout, |s| s[l]);
-            let printed = match cx.host.write(stream, &text) {
-                Ok(()) => text.len() as u64,
-                Err(_) => u64::from(u32::MAX),
+            let printed = match printf::format(&self.formats[l], &self.args[l], &self.strings[l], self.packed) {
+                Ok(text) => match cx.host.write(stream, &text) {
+                    Ok(()) => text.len() as u64,
+                    Err(_) => u64::from(u32::MAX),
+                },
+                // The device's printf returns -1 and the user reads why on stderr.
+                Err(e) => {
+                    let _ = cx.host.write(OutputStream::Stderr, format!("dojo: GPU printf from lane {lane}: {e}\n").as_bytes());
+                    u64::from(u32::MAX)
+                }
             };
             packets.set_word(lane, 0, printed);
         }
