@@ -1260,12 +1260,6 @@ pub fn cvt_f16_i16(v: i16, rm: RoundMode) -> u16 {
     super::convert::f64_to_f16(v as f64, rm)
 }
 
-/// `v_cvt_f16_u16` rounded with `rm`.
-#[inline]
-pub fn cvt_f16_u16(v: u16, rm: RoundMode) -> u16 {
-    super::convert::f64_to_f16(v as f64, rm)
-}
-
 /// `v_cvt_f32_ubyteN`: byte `n & 3` of `v` as an f32.
 #[inline]
 pub fn cvt_f32_ubyte(v: u32, n: u32) -> f32 {
