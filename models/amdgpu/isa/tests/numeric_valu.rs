@@ -442,8 +442,9 @@ fn fract_rounding_and_int_conversions() {
     assert_eq!(cvt_f32_i32(16_777_217, RoundMode::NearestEven), 16_777_216.0);
     assert_eq!(cvt_f32_i32(16_777_217, RoundMode::TowardPositive), 16_777_218.0);
     assert_eq!(cvt_f32_u32(u32::MAX, RoundMode::TowardZero), 4_294_967_040.0);
-    assert_eq!(cvt_f16_u16(65535, RoundMode::NearestEven), 0x7c00);
-    assert_eq!(cvt_f16_u16(65535, RoundMode::TowardZero), 0x7bff);
+    assert_eq!(cvt_f16_u16(65535, RoundMode::NearestEven, false), 0x7c00);
+    assert_eq!(cvt_f16_u16(65535, RoundMode::NearestEven, true), 0x7bff);
+    assert_eq!(cvt_f16_u16(65535, RoundMode::TowardZero, false), 0x7bff);
     assert_eq!(cvt_f32_ubyte(0x1234_5678, 2), 0x34 as f32);
     // v_cvt_pkrtz truncates; v_cvt_pk_f16_f32 rounds to nearest even.
     let x = 1.0 + 3.0 / 4096.0;

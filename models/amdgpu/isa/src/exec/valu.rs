@@ -1389,7 +1389,7 @@ fn execute_general(w: &mut Wave, c: &CachedInst, pc: u64, target: Target) -> Res
         // 65505..=65535 round past f16's largest finite value: infinity, or that value
         // under MODE.FP16_OVFL.
         O::VCvtF16U16E32 | O::VCvtF16U16E64 => {
-            R::F16(map1(&s.u16s(0), |x| crate::numeric::convert::f32_to_f16_sat(x as u16 as f32, mode.round_f16_f64, mode.fp16_ovfl) as u32))
+            R::F16(map1(&s.u16s(0), |x| valu::cvt_f16_u16(x as u16, mode.round_f16_f64, mode.fp16_ovfl) as u32))
         }
         O::VCvtF16I16E32 | O::VCvtF16I16E64 => R::F16(map1(&s.u16s(0), |x| valu::cvt_f16_i16(x as u16 as i16, mode.round_f16_f64) as u32)),
         O::VCvtU16F16E32 | O::VCvtU16F16E64 => R::U16(map1(&s.h16(0), |x| valu::cvt_u16_f16(x as u16) as u32)),

@@ -1254,6 +1254,13 @@ pub fn cvt_f32_u32(v: u32, rm: RoundMode) -> f32 {
     super::convert::f64_to_f32(v as f64, rm)
 }
 
+/// `v_cvt_f16_u16` rounded with `rm`: 65505..=65535 may round past f16's largest finite
+/// value, to infinity, or to that value when `saturate` (MODE.FP16_OVFL).
+#[inline]
+pub fn cvt_f16_u16(v: u16, rm: RoundMode, saturate: bool) -> u16 {
+    super::convert::f32_to_f16_sat(v as f32, rm, saturate)
+}
+
 /// `v_cvt_f16_i16` rounded with `rm` (magnitudes above 65504 overflow per IEEE).
 #[inline]
 pub fn cvt_f16_i16(v: i16, rm: RoundMode) -> u16 {
