@@ -238,10 +238,13 @@ fn out_of_bounds_global_store_faults_with_its_address() {
 fn unsupported_and_illegal_instructions_are_faults() {
     let mut mem = Memory::new();
     let mut w = wave();
-    // A reserved buffer data format: LLVM assembles it, the ISA defines no conversion.
-    let fault = run(Target::Gfx942, "tbuffer_load_format_x v1, off, s[4:7], dfmt:15, nfmt:2, 0", &mut w, &mut mem)
-        .expect_err("a reserved DATA_FORMAT has no semantics");
-    assert!(matches!(fault, ExecFault::Unsupported { pc: BASE, mnemonic: "tbuffer_load_format_x", .. }), "{fault}");
+    // A swizzled buffer resource (SWIZZLE_ENABLE, descriptor bit 63): LLVM assembles the
+    // load, but the CDNA descriptor has no element size to swizzle with.
+    w.sgpr[5] = 1 << 31;
+    let fault = run(Target::Gfx942, "buffer_load_dword v1, off, s[4:7], 0", &mut w, &mut mem).expect_err("a swizzled resource has no semantics");
+    assert!(matches!(fault, ExecFault::Unsupported { pc: BASE, mnemonic: "buffer_load_dword", .. }), "{fault}");
+    let text = fault.to_string();
+    assert!(text.contains("buffer_load_dword") && text.contains(&format!("{BASE:#x}")), "the message names the instruction and its address: {text}");
     let program = Program::from_words(Target::Gfx942, BASE, &[0xffff_ffff]);
     let mut w = wave();
     let fault = run_single_wave(&program, &mut w, &mut mem, &mut [], 10).expect_err("garbage word");

@@ -1,5 +1,6 @@
 //! Vector memory forms against references written here from the CDNA3/CDNA4 ISA guides:
-//! typed buffer loads (MTBUF DATA_FORMAT/NUM_FORMAT conversions, `_d16`), MUBUF 32-bit
+//! typed buffer loads (MTBUF DATA_FORMAT/NUM_FORMAT conversions, `_d16`; every format
+//! pair, stores and MUBUF descriptor formats in `exec_buffer_format.rs`), MUBUF 32-bit
 //! offset wrap, loads into LDS (MUBUF `lds`, GLOBAL/SCRATCH `*_load_lds_*`),
 //! `buffer_store_lds_dword`, the DS forms without a plain memory meaning (`ds_append`,
 //! `ds_consume`, `ds_wrap_rtn_b32`, `ds_condxchg32_rtn_b64`, `ds_rsub*`, `addtid`, `_d16`,

@@ -21,7 +21,16 @@
 //! **Unbound resources**: a resource whose DATA_FORMAT is INVALID (0) is unbound (the guide:
 //! the data format is then not replaced by the instruction's implied one), so every access
 //! through it behaves as out of range. With ADD_TID_ENABLE a non-format instruction reads
-//! that field as stride bits instead. A `tbuffer_*` whose own DFMT is INVALID likewise.
+//! that field as stride bits instead. A `tbuffer_*` whose own DFMT is INVALID likewise,
+//! and (a decision, see `buffer_format`) a format instruction whose DATA_FORMAT /
+//! NUM_FORMAT pair the format table does not define (reserved codes included): loads
+//! return zero, stores are dropped.
+//!
+//! **Format loads** return the converted channels through the resource's `dst_sel`
+//! (MTBUF: X, Y, Z, W in order): SEL_0 reads 0, SEL_1 one (1.0, or the integer 1 for
+//! uint/sint), SEL_X..SEL_W the channel, where a channel the format lacks reads 0 and a
+//! missing W reads one (`buffer_format`'s fill rule). The reserved selects 2 and 3 read 0
+//! (a decision: the guides list them as reserved, as SEL_0 they select no data).
 //!
 //! **Model layout of private memory**: the wave's own private-segment resource (the one
 //! [`init_group_waves`](super::init_group_waves) builds) addresses each lane's private
@@ -43,7 +52,7 @@
 use crate::decode::{Encoding, Opcode};
 use crate::Target;
 
-use super::buffer_format::{one, pack, unpack, DataFormat, NumFormat};
+use super::buffer_format::{one, BufferFormat};
 use super::device::{AccessKind, CachePolicy, DeviceMemory, Element, Space, VmemAccess};
 use super::interp::{scalar_src, unsupported, Ctx};
 use super::vmem::{access, aux_element, file, lds_base, read_lds_element, write_lds_element, LaneAddr, MemOp, D16_HI, D16_LO, KIND_ATOMIC, KIND_LOAD, KIND_STORE, T_FORMAT};
@@ -190,7 +199,7 @@ pub(super) fn mubuf<M: DeviceMemory>(w: &mut Wave, c: &super::program::CachedIns
     let addressing = addressing(w, c, &res, format.is_some());
     if let Some((dfmt, nfmt)) = format {
         let dst_sel = if c.enc == Encoding::Mtbuf { None } else { Some(res.dst_sel) };
-        return format_access(w, ctx, &op, &addressing, dfmt, nfmt, dst_sel, lds, &c.inst);
+        return format_access(w, ctx, &op, &addressing, (dfmt, nfmt), dst_sel, lds);
     }
     if lds {
         return load_to_lds(w, ctx, &op, &addressing, |_| None);
@@ -354,34 +363,27 @@ fn store_from_lds<M: DeviceMemory>(w: &Wave, ctx: &mut Ctx<M>, pc: u64, a: &Addr
 }
 
 /// `buffer_load_format_*`, `buffer_store_format_*` and every `tbuffer_*`.
-#[allow(clippy::too_many_arguments)]
 fn format_access<M: DeviceMemory>(
     w: &mut Wave,
     ctx: &mut Ctx<M>,
     op: &MemOp,
     a: &Addressing,
-    dfmt: u32,
-    nfmt: u32,
+    (dfmt, nfmt): (u32, u32),
     dst_sel: Option<[u32; 4]>,
     lds: bool,
-    inst: &crate::decode::Inst,
 ) -> Result<(), ExecFault> {
-    let refuse = || unsupported(inst, op.pc);
     let count = ((op.aux >> 8) & 0xf) as usize;
     let d16 = op.aux & (D16_LO | D16_HI) != 0;
     let exec = w.exec();
-    // INVALID: an unbound resource, every lane out of range; the reserved codes refused.
-    let unbound = dfmt == 0;
-    if unbound {
-        return unbound_format(w, ctx, op, a, nfmt, dst_sel, lds, inst);
-    }
-    let (Some(fmt), Some(num)) = (DataFormat::from_code(dfmt), NumFormat::from_code(nfmt)) else { return Err(refuse()) };
-    let check = Addressing { terms: a.terms, check: if unbound { RangeCheck::Unbound } else { a.check }, num_records: a.num_records, inst_offset: a.inst_offset };
+    // INVALID, a reserved code or an unpaired combination: an unbound resource.
+    let Some(fmt) = BufferFormat::new(dfmt, nfmt) else {
+        return unbound_format(w, ctx, op, a, nfmt, dst_sel, lds);
+    };
     let bytes = fmt.bytes();
     let fault = |f| ExecFault::mem(op.pc, f);
     if op.aux & 0xf == KIND_STORE {
         for lane in 0..N {
-            if (exec >> lane) & 1 == 0 {
+            if (exec >> lane) & 1 == 0 || !a.in_range(lane, 0, bytes as u64) {
                 continue;
             }
             let regs = if op.acc { &w.agpr } else { &w.vgpr };
@@ -396,53 +398,52 @@ fn format_access<M: DeviceMemory>(
                     reg & 0xffff
                 };
             }
-            let Some((data, mask)) = pack(fmt, num, &comps, count, d16) else { return Err(refuse()) };
-            if !check.in_range(lane, 0, bytes as u64) {
-                continue;
-            }
+            let (data, mask) = fmt.pack(&comps, count, d16);
             for i in 0..bytes {
                 if (mask >> i) & 1 != 0 {
-                    ctx.mem.write(check.terms[lane].addr.wrapping_add(i as u64), &data[i..i + 1]).map_err(fault)?;
+                    ctx.mem.write(a.terms[lane].addr.wrapping_add(i as u64), &data[i..i + 1]).map_err(fault)?;
                 }
             }
         }
         return Ok(());
     }
-    // Loads: fetch and convert, then apply dst_sel.
-    // MTBUF reads X, Y, Z, W in order. A component the format lacks (and the reserved
-    // selects 2 and 3) is refused: the guides do not say what it returns.
-    let sel = dst_sel.unwrap_or([4, 5, 6, 7]);
-    if sel[..count.min(4)].iter().any(|&s| s == 2 || s == 3 || s >= 4 && s - 4 >= fmt.channels() as u32) {
-        return Err(refuse());
-    }
+    // Loads: fetch and convert (the fill rule gives the channels the format lacks), then
+    // apply dst_sel; MTBUF reads X, Y, Z, W in order.
+    let sel = dst_sel.unwrap_or([SEL_X, SEL_X + 1, SEL_X + 2, SEL_X + 3]);
     let mut values = [[0u32; 4]; N];
     for lane in 0..N {
         if (exec >> lane) & 1 == 0 {
             continue;
         }
-        let inside = check.in_range(lane, 0, bytes as u64);
+        let inside = a.in_range(lane, 0, bytes as u64);
         let mut buf = [0u8; 16];
         if inside {
-            ctx.mem.read(check.terms[lane].addr, &mut buf[..bytes]).map_err(fault)?;
+            ctx.mem.read(a.terms[lane].addr, &mut buf[..bytes]).map_err(fault)?;
         }
-        let Some(fetched) = unpack(fmt, num, &buf, d16) else { return Err(refuse()) };
+        let fetched = fmt.unpack(&buf, d16);
         values[lane] = sel.map(|s| match s {
-            1 => one(num, d16),
-            s @ 4..=7 if inside => fetched[(s - 4) as usize],
+            SEL_1 => one(nfmt, d16),
+            SEL_X..=7 if inside => fetched[(s - SEL_X) as usize],
             _ => 0,
         });
     }
     if lds {
-        return load_to_lds(w, ctx, op, &check, |lane| Some(values[lane]));
+        return load_to_lds(w, ctx, op, a, |lane| Some(values[lane]));
     }
     write_format_result(w, op, &values);
     Ok(())
 }
 
-/// A format instruction through an unbound resource (DATA_FORMAT INVALID): stores write
-/// nothing; loads return zero in every component (one where the resource's `dst_sel` is
-/// SEL_1, in the number format's encoding).
-#[allow(clippy::too_many_arguments)]
+/// `dst_sel` SEL_1: the channel reads one.
+const SEL_1: u32 = 1;
+/// `dst_sel` SEL_X; SEL_Y, SEL_Z and SEL_W follow. SEL_0 (0) and the reserved selects 2
+/// and 3 read zero.
+const SEL_X: u32 = 4;
+
+/// A format instruction through an unbound resource (DATA_FORMAT INVALID, or a format
+/// pair the format table does not define): stores write nothing; loads return zero in
+/// every component (one where the resource's `dst_sel` is SEL_1, in the number format's
+/// encoding).
 fn unbound_format<M: DeviceMemory>(
     w: &mut Wave,
     ctx: &mut Ctx<M>,
@@ -451,24 +452,12 @@ fn unbound_format<M: DeviceMemory>(
     nfmt: u32,
     dst_sel: Option<[u32; 4]>,
     lds: bool,
-    inst: &crate::decode::Inst,
 ) -> Result<(), ExecFault> {
     if op.aux & 0xf == KIND_STORE {
         return Ok(());
     }
     let d16 = op.aux & (D16_LO | D16_HI) != 0;
-    let sel = dst_sel.unwrap_or([0; 4]);
-    let mut v = [0u32; 4];
-    for (k, &s) in sel.iter().enumerate() {
-        v[k] = match s {
-            1 => match NumFormat::from_code(nfmt) {
-                Some(num) => one(num, d16),
-                None => return Err(unsupported(inst, op.pc)),
-            },
-            2 | 3 => return Err(unsupported(inst, op.pc)),
-            _ => 0,
-        };
-    }
+    let v = dst_sel.unwrap_or([0; 4]).map(|s| if s == SEL_1 { one(nfmt, d16) } else { 0 });
     if lds {
         return load_to_lds(w, ctx, op, a, |_| Some(v));
     }

@@ -38,12 +38,10 @@
 //! caller passes in [`step::StepEnv`] (0 under [`run_kernel`]).
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
-//! something wrong): swizzled buffer resources, narrow-channel typed stores, reserved
-//! DATA_FORMAT/NUM_FORMAT codes, format components the data format lacks and other
-//! format conversions the guides leave open (see `buffer_format`),
-//! DS packed f16/bf16 adds under a MODE that flushes f16 denormals,
-//! most VOP3P dot products, vector memory instructions in GPR indexing mode, image
-//! instructions, trap handlers. f16 arithmetic rounds per MODE but does not flush
+//! something wrong): swizzled buffer resources, vector memory instructions in GPR indexing
+//! mode, an inline constant as the 128-bit accumulator of `v_mqsad_u32_u8`, image
+//! instructions (not in the decoder's tables), trap handlers. Words LLVM neither prints
+//! nor accepts stop it with [`ExecFault::Illegal`]. f16 arithmetic rounds per MODE but does not flush
 //! denormals; f64 arithmetic is IEEE round-to-nearest-even.
 //!
 //! ```no_run
