@@ -80,16 +80,36 @@ impl CuMemory {
         false
     }
 
+    /// Logs the lines one wave instruction touches, each once (the texture addresser
+    /// coalesces an instruction's lanes into one request per cache line), in the order
+    /// of their first lane.
     fn log(&mut self, a: &VmemAccess<'_>, write: bool) {
+        // The lines seen so far, in an open-addressing table twice the lane count (a
+        // line address is never all ones: it is line-aligned).
+        const SLOTS: usize = 128;
+        let mut seen = [u64::MAX; SLOTS];
+        let shift = self.line_bytes.trailing_zeros();
         let mut last = u64::MAX;
         let mut mask = a.mask;
         while mask != 0 {
             let lane = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             let line = a.addrs[lane] & !(self.line_bytes - 1);
-            if line != last {
-                self.lines.push(LineAccess { line, write });
-                last = line;
+            if line == last {
+                continue;
+            }
+            last = line;
+            let mut slot = ((line >> shift).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57) as usize;
+            loop {
+                if seen[slot] == line {
+                    break;
+                }
+                if seen[slot] == u64::MAX {
+                    seen[slot] = line;
+                    self.lines.push(LineAccess { line, write });
+                    break;
+                }
+                slot = (slot + 1) % SLOTS;
             }
         }
     }
