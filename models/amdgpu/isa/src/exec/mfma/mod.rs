@@ -327,17 +327,18 @@ impl<'w> Source<'w> {
     fn unpack_aligned<const BITS: usize>(&self, out: &mut [f64], stride: usize, source: impl Fn(usize) -> usize, base: impl Fn(usize) -> usize, dec: impl Fn(u64) -> f64) {
         let per_word = 32 / BITS;
         let mask = (1u64 << BITS) - 1;
+        let stride = stride.max(1);
+        let regs = &self.regs[..self.count.min(8)];
+        let stored = self.per_lane.min(regs.len() * per_word);
         for lane in 0..WAVE_LANES {
             let from = source(lane);
-            let mut slots = out.iter_mut().skip(base(lane)).step_by(stride.max(1)).take(self.per_lane);
-            for reg in &self.regs[..self.count.min(8)] {
-                let word = reg[from] as u64;
-                for i in 0..per_word {
-                    match slots.next() {
-                        Some(slot) => *slot = dec((word >> (i * BITS)) & mask),
-                        None => break,
-                    }
-                }
+            let first = base(lane);
+            // Elements whose slot lies past `out` are dropped (none for a well-sized area).
+            let room = out.len().saturating_sub(first).div_ceil(stride);
+            let Some(dst) = out.get_mut(first..) else { continue };
+            for e in 0..stored.min(room) {
+                let word = regs[e / per_word][from] as u64;
+                dst[e * stride] = dec((word >> ((e % per_word) * BITS)) & mask);
             }
         }
     }
