@@ -498,7 +498,7 @@ impl Soc {
         r.pending_xcds = 0;
         r.pending_l2 = 0;
         let (queue, kernel) = (r.queue, r.stats.kernel.clone());
-        let place = format!("{} (GWS unit) request of the instruction at {pc:#x}", ctx.path());
+        let place = format!("{} GWS unit, request of the instruction at {pc:#x}", ctx.path());
         self.fault(queue, GpuFault { kernel, dispatch: seq.0, place, message, addr: None });
         self.drop_gws_waiters(queue, seq, ctx);
         self.maybe_finish(seq, ctx);
