@@ -7,6 +7,10 @@
 //! (±0, ±Inf, quiet and signalling NaNs, denormals, the largest finite values, integer
 //! limits), so one proptest case checks 64 operand sets per instruction.
 
+// The reference loops index lanes and accumulators by number, as the ISA pseudocode
+// does, to stay comparable with it line by line.
+#![allow(clippy::needless_range_loop, clippy::type_complexity)]
+
 mod common;
 
 use std::collections::HashMap;
@@ -280,9 +284,7 @@ fn f16_unary_exact(op: &str, x: u32) -> Option<u32> {
             }
         }
         "v_frexp_mant_f16" => {
-            if !v.is_finite() {
-                x
-            } else if v == 0.0 {
+            if !v.is_finite() || v == 0.0 {
                 x
             } else {
                 let e = v.abs().log2().floor() as i32 + 1;
@@ -434,7 +436,7 @@ fn round16(num: i128) -> u32 {
     // The largest finite f16 at or below `mag`, by binary search over the bit patterns.
     let (mut lo, mut hi) = (0u32, 0x7bff);
     while lo < hi {
-        let mid = (lo + hi + 1) / 2;
+        let mid = (lo + hi).div_ceil(2);
         if units16(mid) <= mag { lo = mid } else { hi = mid - 1 }
     }
     let below = lo;
@@ -877,7 +879,7 @@ fn bf16_and_fp8_widening() {
 // -------------------------------------------------------------------------------------
 
 fn absdiff(a: u32, b: u32) -> u32 {
-    if a > b { a - b } else { b - a }
+    a.abs_diff(b)
 }
 
 fn sad8(a: u32, b: u32, c: u32, masked: bool) -> u32 {

@@ -94,14 +94,14 @@ pub(crate) fn permute<T: Copy + Default>(word: u32, src: &[T; 64], exec: u64) ->
     let defined = defined(ctrl);
     let mut out = [T::default(); 64];
     let mut mask = 0u64;
-    for lane in 0..64 {
+    for (lane, slot) in out.iter_mut().enumerate() {
         if (row_mask >> (lane / 16)) & 1 == 0 || (bank_mask >> ((lane >> 2) & 3)) & 1 == 0 {
             continue;
         }
         let from = if defined { source(ctrl, lane) } else { Source::OutOfRange };
         match from {
             Source::Lane(s) if (exec >> s) & 1 != 0 => {
-                out[lane] = src[s];
+                *slot = src[s];
                 mask |= 1 << lane;
             }
             _ if bound_zero => mask |= 1 << lane,
@@ -123,8 +123,8 @@ mod tests {
     fn row_newbcast_broadcasts_one_lane_per_row() {
         let (out, mask) = permute(0xff00_0000 | 0x153 << 8, &lanes(), u64::MAX);
         assert_eq!(mask, u64::MAX);
-        for lane in 0..64 {
-            assert_eq!(out[lane], lanes()[(lane & !15) + 3]);
+        for (lane, &v) in out.iter().enumerate() {
+            assert_eq!(v, lanes()[(lane & !15) + 3]);
         }
     }
 
