@@ -259,6 +259,48 @@ fn results_do_not_depend_on_the_worker_count() {
 }
 
 #[test]
+fn cooperative_launch_with_grid_syncs_on_one_and_two_workers_and_the_daemon() {
+    if !have("hipcc", "cooperative_launch_with_grid_syncs_on_one_and_two_workers_and_the_daemon") {
+        return;
+    }
+    let program = hip("cooperative");
+    let one = dojo_run(&["--workers", "1"], &program, &[], &[], PROGRAM_LIMIT);
+    let two = dojo_run(&["--workers", "2"], &program, &[], &[], PROGRAM_LIMIT);
+    one.expect_pass("cooperative on 1 worker");
+    two.expect_pass("cooperative on 2 workers");
+    assert_eq!(one.stdout, two.stdout, "cooperative: 1 and 2 workers differ");
+    for line in [
+        "cooperative launch: 1, multi-device: 1",
+        // The largest grid HIP allows from the sysfs limits and the kernel's occupancy:
+        // 8 blocks of 4 waves on each of the MI210's 104 compute units, all co-resident.
+        "grid: 832 blocks of 256 threads (8 per compute unit)",
+        "833 blocks: hipErrorCooperativeLaunchTooLarge",
+        "multi-device launch on 2 GPUs: hipErrorInvalidValue",
+    ] {
+        assert!(one.stdout.contains(line), "no line {line:?} in\n{}", one.stdout);
+    }
+    // The daemon forwards ALLOC_QUEUE_GWS like any self-contained ioctl.
+    let tmp = tempfile::tempdir().unwrap();
+    let daemon = dojo_run(&["--daemon"], &program, &[], &[("TMPDIR", tmp.path().as_os_str())], PROGRAM_LIMIT);
+    daemon.expect_pass("cooperative under the daemon");
+    assert_eq!(one.stdout, daemon.stdout, "cooperative: local and daemon runs differ");
+}
+
+#[test]
+fn a_grid_sync_in_an_ordinary_launch_faults_naming_gws() {
+    if !have("hipcc", "a_grid_sync_in_an_ordinary_launch_faults_naming_gws") {
+        return;
+    }
+    let out = dojo_run(&[], &hip("cooperative"), &["plain"], &[], FAULT_LIMIT);
+    out.expect_gpu_fault("a grid sync in an ordinary launch", "Page not present");
+    assert!(
+        out.stderr.contains("ds_gws_barrier") && out.stderr.contains("holds no global wave sync resources"),
+        "the simulator must say why:\n{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn openmp_target_region_runs_on_the_gpu() {
     let test = "openmp_target_region_runs_on_the_gpu";
     let runtime = Path::new("/usr/lib/llvm-19/lib");

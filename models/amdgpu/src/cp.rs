@@ -28,17 +28,22 @@ use simdojo::params::ParamKind;
 use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 
+use crate::aql::KernelDispatch;
 use crate::ids::DispatchSeq;
 use crate::messages::{CuCapacity, CuMsg, DispatchOrder, GroupLaunch, XcdMsg};
 use crate::shared::{GpuFault, GpuShared};
 use crate::stats::DispatchCounters;
 
-/// Resources of one kernel's wave and group.
+/// Resources of one kernel's work-group: its waves and what each needs.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-struct Needs {
-    waves: u32,
+pub(crate) struct Needs {
+    /// Waves of the group.
+    pub(crate) waves: u32,
+    /// VGPRs (architected and accumulation) per wave.
     vgprs: u32,
+    /// SGPRs per wave.
     sgprs: u32,
+    /// LDS bytes of the group.
     lds: u32,
 }
 
@@ -161,21 +166,56 @@ pub struct CommandProcessor {
 }
 
 fn needs_of(order: &DispatchOrder) -> Result<(Needs, KernelDescriptor), String> {
-    let bytes: &[u8; KERNEL_DESCRIPTOR_SIZE] = order.descriptor.as_slice().try_into().map_err(|_| "descriptor is not 64 bytes".to_string())?;
-    let kd = KernelDescriptor::decode(bytes).map_err(|e| format!("kernel descriptor at {}: {e:?}", order.packet.kernel_object))?;
+    needs_of_kernel(&order.descriptor, &order.packet, &order.kernel)
+}
+
+/// What a work-group of the dispatch `packet` of kernel `kernel` (its descriptor bytes
+/// `descriptor`) needs on a compute unit.
+pub(crate) fn needs_of_kernel(descriptor: &[u8], packet: &KernelDispatch, kernel: &str) -> Result<(Needs, KernelDescriptor), String> {
+    let bytes: &[u8; KERNEL_DESCRIPTOR_SIZE] = descriptor.try_into().map_err(|_| "descriptor is not 64 bytes".to_string())?;
+    let kd = KernelDescriptor::decode(bytes).map_err(|e| format!("kernel descriptor at {}: {e:?}", packet.kernel_object))?;
     if kd.wavefront_size() != 64 {
-        return Err(format!("kernel {} is wave32; CDNA runs wave64 only", order.kernel));
+        return Err(format!("kernel {kernel} is wave32; CDNA runs wave64 only"));
     }
-    let items: u64 = order.packet.block.iter().map(|&b| u64::from(b)).product();
+    let items: u64 = packet.block.iter().map(|&b| u64::from(b)).product();
     Ok((
         Needs {
             waves: items.div_ceil(64) as u32,
             vgprs: kd.vgpr_count(),
             sgprs: kd.sgpr_count(),
-            lds: kd.group_segment_fixed_size.max(order.packet.group_segment_size),
+            lds: kd.group_segment_fixed_size.max(packet.group_segment_size),
         },
         kd,
     ))
+}
+
+/// How many work-groups that need `needs` the empty compute units `caps` hold at once,
+/// placed as the command processor places them (at most `limit`). Placement on one unit
+/// does not depend on the others, so this is the sum of each unit's first-fit count.
+pub(crate) fn resident_groups(caps: &[CuCapacity], needs: &Needs, limit: u64) -> u64 {
+    let mut known: Vec<(CuCapacity, u64)> = Vec::new();
+    let mut total = 0u64;
+    for cap in caps {
+        let n = match known.iter().find(|(c, _)| c == cap) {
+            Some(&(_, n)) => n,
+            None => {
+                let mut m = CuMirror::default();
+                m.set_capacity(*cap);
+                let mut n = 0;
+                while let Some(s) = m.fit(needs) {
+                    m.take(DispatchSeq(0), s, *needs);
+                    n += 1;
+                }
+                known.push((*cap, n));
+                n
+            }
+        };
+        total = total.saturating_add(n);
+        if total >= limit {
+            return limit;
+        }
+    }
+    total
 }
 
 impl CommandProcessor {
@@ -325,7 +365,8 @@ impl CommandProcessor {
                 self.state.hellos += 1;
                 if self.state.hellos as usize == self.cu.len() {
                     let slots = self.state.cus.iter().filter_map(|m| m.cap).map(|c| c.slots).max().unwrap_or(0);
-                    ctx.send(&self.soc, XcdMsg::Hello { cus: self.cu.len() as u32, slots_per_cu: slots });
+                    let caps = self.state.cus.iter().filter_map(|m| m.cap).collect();
+                    ctx.send(&self.soc, XcdMsg::Hello { cus: self.cu.len() as u32, slots_per_cu: slots, caps });
                 }
             }
             CuMsg::GroupDone { seq, first_slot } => {
@@ -450,5 +491,23 @@ mod tests {
         assert!(m.could_ever_fit(&big));
         let huge = Needs { waves: 1, vgprs: 1024, sgprs: 16, lds: 0 };
         assert!(!m.could_ever_fit(&huge));
+    }
+
+    #[test]
+    fn resident_groups_counts_what_placement_holds_at_once() {
+        let cap = CuCapacity { simds: 4, slots: 32, vgprs_per_simd: 512, sgprs_per_simd: 800, lds_bytes: 65536 };
+        // 4 waves of 128 VGPRs: 4 groups per unit (VGPRs); 3 units hold 12.
+        let n = Needs { waves: 4, vgprs: 128, sgprs: 32, lds: 1024 };
+        assert_eq!(resident_groups(&[cap; 3], &n, u64::MAX), 12);
+        assert_eq!(resident_groups(&[cap; 3], &n, 5), 5);
+        // 3 waves of 96 VGPRs (5 per SIMD, 20 per unit): 6 groups, as HIP's occupancy.
+        let odd = Needs { waves: 3, vgprs: 96, sgprs: 16, lds: 0 };
+        assert_eq!(resident_groups(&[cap], &odd, u64::MAX), 6);
+        // LDS: 40 KiB groups, one per unit.
+        let lds = Needs { waves: 1, vgprs: 8, sgprs: 16, lds: 40 << 10 };
+        assert_eq!(resident_groups(&[cap; 2], &lds, u64::MAX), 2);
+        // Nothing fits.
+        let huge = Needs { waves: 1, vgprs: 1024, sgprs: 16, lds: 0 };
+        assert_eq!(resident_groups(&[cap; 2], &huge, u64::MAX), 0);
     }
 }

@@ -49,6 +49,9 @@ pub enum XcdMsg {
         cus: u32,
         /// Wave slots per compute unit.
         slots_per_cu: u32,
+        /// Each compute unit's capacity (the SoC computes from them how many work-groups
+        /// of a cooperative dispatch can be resident at once).
+        caps: Vec<CuCapacity>,
     },
     /// SoC -> CP: run your share of a dispatch.
     Dispatch(Box<DispatchOrder>),

@@ -77,6 +77,8 @@ pub struct GpuShared {
     programs: RwLock<BTreeMap<u64, (u64, Arc<Program>)>>,
     queues: Mutex<Vec<QueueDesc>>,
     retired: Mutex<std::collections::BTreeSet<u32>>,
+    /// Queues holding the GPU's global wave sync resources (see [`GpuShared::set_queue_gws`]).
+    gws: Mutex<std::collections::BTreeSet<u32>>,
     faults: Mutex<Vec<GpuFault>>,
     kernels: Mutex<Vec<KernelStats>>,
     names: Mutex<BTreeMap<u64, String>>,
@@ -225,6 +227,34 @@ impl GpuShared {
     /// doorbell from now on. Ids are never reused.
     pub fn retire_queue(&self, id: QueueId) {
         lock(&self.retired).insert(id.0);
+    }
+
+    /// Gives queue `id` the GPU's global wave sync resources (`on`) or takes them back:
+    /// the driver's `ALLOC_QUEUE_GWS`. Dispatches the packet processor starts from the
+    /// queue afterwards may run `ds_gws_*`; those of a queue without GWS fault (see
+    /// [`crate::soc`]).
+    pub fn set_queue_gws(&self, id: QueueId, on: bool) {
+        let mut gws = lock(&self.gws);
+        if on {
+            gws.insert(id.0);
+        } else {
+            gws.remove(&id.0);
+        }
+    }
+
+    /// Whether queue `id` holds GWS resources.
+    pub fn queue_has_gws(&self, id: QueueId) -> bool {
+        lock(&self.gws).contains(&id.0)
+    }
+
+    /// The queues holding GWS resources (for checkpoints).
+    pub fn gws_queues(&self) -> Vec<u32> {
+        lock(&self.gws).iter().copied().collect()
+    }
+
+    /// Replaces the set of queues holding GWS resources (restoring a checkpoint).
+    pub(crate) fn set_gws_queues(&self, queues: &[u32]) {
+        *lock(&self.gws) = queues.iter().copied().collect();
     }
 
     /// Every queue (for checkpoints).

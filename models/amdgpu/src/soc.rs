@@ -8,11 +8,33 @@
 //! deterministic too.
 //!
 //! Doorbells arrive as external input ([`SocInput::Doorbell`]) from any thread.
+//!
+//! Global wave sync (GWS). The SoC holds the GPU's GWS resources: one
+//! [`GwsUnit`](amdgpu_isa::exec::GwsUnit) (64 barrier and semaphore resources) per queue
+//! that the driver gave GWS ([`GpuShared::set_queue_gws`], the KFD's
+//! `ALLOC_QUEUE_GWS`). A wave's `ds_gws_*` request travels like a deferred access (CU ->
+//! L2 -> home, through links with latency) and is performed here in simulated-time
+//! order, so barrier releases and semaphore orders are the same for any worker count
+//! and partitioning; each wave the unit releases gets its answer back along the same
+//! path. Whether a dispatch may use GWS is decided when it starts (its queue held GWS
+//! then). Two requests fault the dispatch (and stop its queue, as a queue error does on
+//! hardware) rather than hang it:
+//! - any `ds_gws_*` of a dispatch whose queue holds no GWS (on hardware the wave would
+//!   touch resources that are not its process's);
+//! - a `ds_gws_barrier` that waits for more waves than the dispatch can have resident at
+//!   once on the empty GPU (the command processors' placement of its work-groups on
+//!   every compute unit, [`crate::cp`]): waves wait at a barrier in their slots, so that
+//!   barrier could never open. This is the guard for a cooperative grid that is too
+//!   large; HIP refuses such a launch itself (`hipErrorCooperativeLaunchTooLarge`), from
+//!   the same occupancy limits.
+//!
+//! The other waves of a faulted dispatch that wait in GWS are answered with a fault, so
+//! their compute units drop their work-groups.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use amdgpu_isa::exec::AtomicOp;
+use amdgpu_isa::exec::{AccessKind, AtomicOp, GwsOp, GwsUnit, MemFault, MemFaultKind, VmemRequest, VmemResponse};
 use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
@@ -25,7 +47,7 @@ use simdojo::time::Tick;
 use crate::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
 use crate::ids::{DispatchSeq, GpuAddr, QueueId};
 use crate::memory::{MemView, MemorySnapshot};
-use crate::messages::{DispatchOrder, MemMsg, XcdMsg};
+use crate::messages::{CuCapacity, DispatchOrder, MemMsg, XcdMsg};
 use crate::shared::{GpuFault, GpuShared, QueueDesc};
 use crate::stats::KernelStats;
 
@@ -80,11 +102,50 @@ struct Running {
     faulted: bool,
     scratch: Option<GpuAddr>,
     stats: KernelStats,
+    /// Its queue held GWS resources when it started.
+    #[serde(default)]
+    gws: bool,
+    /// Most waves of the dispatch resident at once on the empty GPU (`None`: not
+    /// computed: a dispatch without GWS, or one the command processors refuse).
+    #[serde(default)]
+    resident_waves: Option<u64>,
+}
+
+/// A GWS request the SoC's unit holds: where its answer goes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct GwsWaiter {
+    /// The L2 port it came from.
+    port: usize,
+    /// The L2's tag.
+    tag: u64,
+    /// The dispatch.
+    seq: DispatchSeq,
+    /// Its lanes (the answer's mask).
+    mask: u64,
+}
+
+/// The GWS resources of one queue and the requests waiting in them.
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+struct QueueGws {
+    unit: GwsUnit,
+    /// Requests the unit holds, by the unit's tag.
+    waiting: BTreeMap<u64, GwsWaiter>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, Default)]
 struct SocState {
     xcds: Vec<Option<(u32, u32)>>,
+    /// Each XCD's compute units' capacities (from its Hello).
+    #[serde(default)]
+    xcd_caps: Vec<Vec<CuCapacity>>,
+    /// GWS resources per queue (created at a queue's first GWS request).
+    #[serde(default)]
+    gws: BTreeMap<u32, QueueGws>,
+    /// Next tag of a GWS request in a unit.
+    #[serde(default)]
+    next_gws_tag: u64,
+    #[serde(default)]
+    gws_ops: Counter,
     queues: Vec<QueueState>,
     running: BTreeMap<DispatchSeq, Running>,
     next_seq: u64,
@@ -108,6 +169,8 @@ struct Saved {
     /// Completed dispatches and faults so far.
     kernels: Vec<KernelStats>,
     faults: Vec<GpuFault>,
+    /// Queues holding GWS resources.
+    gws_queues: Vec<u32>,
 }
 
 /// See the [module docs](self).
@@ -143,7 +206,7 @@ impl Soc {
         let l2 = ctx.port_array::<MemMsg>("l2")?;
         let mall = ctx.port_array::<MemMsg>("mall")?;
         let hbm = ctx.port_array::<MemMsg>("hbm")?;
-        let state = SocState { xcds: vec![None; xcd.len()], ..SocState::default() };
+        let state = SocState { xcds: vec![None; xcd.len()], xcd_caps: vec![Vec::new(); xcd.len()], ..SocState::default() };
         Ok(Box::new(Soc {
             xcd,
             l2,
@@ -347,10 +410,112 @@ impl Soc {
             ctx.send(port, XcdMsg::Dispatch(Box::new(order)));
         }
         self.state.queues[qid.index()].running.push(seq);
+        let gws = self.shared.queue_has_gws(qid);
+        let resident_waves = if gws { self.resident_waves(&descriptor, &d, &kernel) } else { None };
         let stats = KernelStats { kernel, dispatch: seq.0, grid: d.grid, block: d.block, start_ps: ctx.now().0, ..KernelStats::default() };
-        self.state.running.insert(seq, Running { queue: qid, signal: d.completion_signal, pending_xcds: n, stage: 0, pending_l2: 0, faulted: false, scratch, stats });
+        let signal = d.completion_signal;
+        self.state.running.insert(seq, Running { queue: qid, signal, pending_xcds: n, stage: 0, pending_l2: 0, faulted: false, scratch, stats, gws, resident_waves });
         self.shared.clock().dispatch_started(ctx.now());
         self.arm_poll(ctx);
+    }
+
+    /// Most waves of the dispatch `packet` resident at once on the empty GPU: each XCD's
+    /// share of the grid (group `g` on XCD `g % xcds`) placed on its compute units as
+    /// its command processor places work-groups. `None` when the kernel cannot be placed
+    /// at all (the command processors fault it themselves).
+    fn resident_waves(&self, descriptor: &[u8], packet: &crate::aql::KernelDispatch, kernel: &str) -> Option<u64> {
+        let (needs, _) = crate::cp::needs_of_kernel(descriptor, packet, kernel).ok()?;
+        let total: u64 = (0..3).map(|d| u64::from(packet.grid[d].div_ceil(packet.block[d].max(1)))).product();
+        let n = self.state.xcd_caps.len().max(1) as u64;
+        let groups: u64 = self
+            .state
+            .xcd_caps
+            .iter()
+            .enumerate()
+            .map(|(i, caps)| {
+                let share = total / n + u64::from((i as u64) < total % n);
+                crate::cp::resident_groups(caps, &needs, share)
+            })
+            .sum();
+        Some(groups * u64::from(needs.waves))
+    }
+
+    /// Performs the GWS request `req` that arrived from L2 port `port` with tag `tag`
+    /// (see the [module docs](self)).
+    fn on_gws(&mut self, port: usize, tag: u64, seq: DispatchSeq, req: VmemRequest, ctx: &mut Context<'_>) {
+        let AccessKind::Gws { op, resource, value } = req.kind else { return };
+        let pc = req.pc;
+        let Some(r) = self.state.running.get(&seq).filter(|r| !r.faulted) else {
+            // The dispatch ended with a fault: the wave stops too.
+            return self.answer_gws_fault(port, tag, resource, ctx);
+        };
+        let (queue, gws, resident) = (r.queue, r.gws, r.resident_waves);
+        let name = gws_name(op);
+        if !gws {
+            let message = format!(
+                "{name} (GWS resource {resource}) in a dispatch of queue {queue}, which holds no global wave sync resources (a driver gives them to a queue with ALLOC_QUEUE_GWS; HIP runs cooperative launches on such a queue)"
+            );
+            self.fault_dispatch(seq, pc, message, ctx);
+            return self.answer_gws_fault(port, tag, resource, ctx);
+        }
+        if let (GwsOp::Barrier, Some(most)) = (op, resident) {
+            let needed = u64::from(value) + 1;
+            if needed > most {
+                let message = format!(
+                    "ds_gws_barrier (GWS resource {resource}) waits for {needed} waves, but at most {most} waves of this dispatch fit the GPU at once: the barrier could never open (a cooperative grid must be resident as a whole)"
+                );
+                self.fault_dispatch(seq, pc, message, ctx);
+                return self.answer_gws_fault(port, tag, resource, ctx);
+            }
+        }
+        self.state.gws_ops.inc();
+        let unit_tag = self.state.next_gws_tag;
+        self.state.next_gws_tag += 1;
+        let q = self.state.gws.entry(queue.0).or_default();
+        q.waiting.insert(unit_tag, GwsWaiter { port, tag, seq, mask: req.mask });
+        for done in q.unit.submit(unit_tag, &req) {
+            if let Some(w) = q.waiting.remove(&done) {
+                let answer = VmemResponse { mask: w.mask, data: Vec::new() };
+                ctx.send(&self.l2[w.port], MemMsg::Response { tag: w.tag, result: Ok(Box::new(answer)) });
+            }
+        }
+    }
+
+    /// Answers a GWS request with a fault: its wave stops and its compute unit drops the
+    /// work-group (the dispatch has already faulted, so nothing more is reported).
+    fn answer_gws_fault(&self, port: usize, tag: u64, resource: u32, ctx: &mut Context<'_>) {
+        let fault = MemFault { addr: u64::from(resource), kind: MemFaultKind::GwsRequest };
+        ctx.send(&self.l2[port], MemMsg::Response { tag, result: Err(fault) });
+    }
+
+    /// Stops dispatch `seq` with a fault raised here (a GWS request it may not make).
+    fn fault_dispatch(&mut self, seq: DispatchSeq, pc: u64, message: String, ctx: &mut Context<'_>) {
+        let Some(r) = self.state.running.get_mut(&seq) else { return };
+        if r.faulted {
+            return;
+        }
+        r.faulted = true;
+        r.pending_xcds = 0;
+        r.pending_l2 = 0;
+        let (queue, kernel) = (r.queue, r.stats.kernel.clone());
+        let place = format!("{} GWS unit, request of the instruction at {pc:#x}", ctx.path());
+        self.fault(queue, GpuFault { kernel, dispatch: seq.0, place, message, addr: None });
+        self.drop_gws_waiters(queue, seq, ctx);
+        self.maybe_finish(seq, ctx);
+    }
+
+    /// Withdraws the GWS requests of dispatch `seq` (of `queue`) that wait in the unit and
+    /// answers them with a fault (the dispatch faulted; its waves stop).
+    fn drop_gws_waiters(&mut self, queue: QueueId, seq: DispatchSeq, ctx: &mut Context<'_>) {
+        let Some(q) = self.state.gws.get_mut(&queue.0) else { return };
+        let waiting = &q.waiting;
+        let gone = q.unit.cancel(|t| waiting.get(&t).is_some_and(|w| w.seq == seq));
+        for t in gone {
+            if let Some(w) = q.waiting.remove(&t) {
+                let fault = MemFault { addr: 0, kind: MemFaultKind::GwsRequest };
+                ctx.send(&self.l2[w.port], MemMsg::Response { tag: w.tag, result: Err(fault) });
+            }
+        }
     }
 
     /// A barrier whose condition is `met` completes its signal now (`true`); otherwise
@@ -452,8 +617,11 @@ impl Soc {
 
     fn on_xcd(&mut self, i: usize, msg: XcdMsg, ctx: &mut Context<'_>) {
         match msg {
-            XcdMsg::Hello { cus, slots_per_cu } => {
+            XcdMsg::Hello { cus, slots_per_cu, caps } => {
                 self.state.xcds[i] = Some((cus, slots_per_cu));
+                if let Some(c) = self.state.xcd_caps.get_mut(i) {
+                    *c = caps;
+                }
                 if self.state.xcds.iter().all(|x| x.is_some()) {
                     for q in 0..self.shared.queues().len() {
                         self.process(QueueId(q as u32), ctx);
@@ -471,11 +639,14 @@ impl Soc {
                 if let Some(r) = self.state.running.get_mut(&seq) {
                     // The dispatch will never complete: the queue stops, like hardware
                     // raising a queue error; its signal is not decremented.
-                    r.faulted = true;
-                    r.pending_xcds = 0;
-                    r.pending_l2 = 0;
-                    let q = r.queue;
-                    self.fault(q, *fault);
+                    if !r.faulted {
+                        r.faulted = true;
+                        r.pending_xcds = 0;
+                        r.pending_l2 = 0;
+                        let q = r.queue;
+                        self.fault(q, *fault);
+                        self.drop_gws_waiters(q, seq, ctx);
+                    }
                 }
                 self.maybe_finish(seq, ctx);
             }
@@ -485,7 +656,10 @@ impl Soc {
 
     fn on_l2(&mut self, i: usize, msg: MemMsg, ctx: &mut Context<'_>) {
         match msg {
-            MemMsg::Request { tag, req, .. } => {
+            MemMsg::Request { tag, seq, req, .. } => {
+                if matches!(req.kind, AccessKind::Gws { .. }) {
+                    return self.on_gws(i, tag, seq, *req, ctx);
+                }
                 self.state.coherent.inc();
                 let result = crate::memory::perform(self.view.as_mut(), &req);
                 ctx.send(&self.l2[i], MemMsg::Response { tag, result });
@@ -578,6 +752,7 @@ impl Component for Soc {
         out.counter("dispatches", &self.state.dispatches);
         out.counter("coherent", &self.state.coherent);
         out.counter("faults", &self.state.faults);
+        out.counter("gws", &self.state.gws_ops);
     }
 
     fn save(&self) -> Result<Vec<u8>, StateError> {
@@ -589,6 +764,7 @@ impl Component for Soc {
             poller: self.shared.poller().and_then(|p| p.save()),
             kernels: self.shared.kernels(),
             faults: self.shared.faults(),
+            gws_queues: self.shared.gws_queues(),
         })
     }
 
@@ -597,6 +773,7 @@ impl Component for Soc {
         self.memory().restore(&saved.memory).map_err(|e| StateError::Codec(e.to_string()))?;
         self.shared.set_queues(saved.queues);
         self.shared.set_history(saved.kernels, saved.faults);
+        self.shared.set_gws_queues(&saved.gws_queues);
         let target = self.shared.target().ok_or_else(|| StateError::Codec("the GPU has no target".into()))?;
         for (start, end) in saved.programs {
             let mut bytes = vec![0u8; end.saturating_sub(start) as usize];
@@ -610,6 +787,18 @@ impl Component for Soc {
         }
         self.state = saved.state;
         Ok(())
+    }
+}
+
+/// The mnemonic of a GWS operation.
+fn gws_name(op: GwsOp) -> &'static str {
+    match op {
+        GwsOp::Init => "ds_gws_init",
+        GwsOp::SemaV => "ds_gws_sema_v",
+        GwsOp::SemaBr => "ds_gws_sema_br",
+        GwsOp::SemaP => "ds_gws_sema_p",
+        GwsOp::SemaReleaseAll => "ds_gws_sema_release_all",
+        GwsOp::Barrier => "ds_gws_barrier",
     }
 }
 
@@ -634,6 +823,7 @@ simdojo::register_component!(ComponentType {
         StatSpec { name: "dispatches", kind: StatKind::Counter, unit: "dispatches", doc: "kernel dispatches launched" },
         StatSpec { name: "coherent", kind: StatKind::Counter, unit: "instructions", doc: "coherent memory instructions performed at the home" },
         StatSpec { name: "faults", kind: StatKind::Counter, unit: "faults", doc: "faults that stopped a queue" },
+        StatSpec { name: "gws", kind: StatKind::Counter, unit: "instructions", doc: "global wave sync (ds_gws_*) requests performed" },
     ],
     build: Soc::build,
 });

@@ -640,3 +640,72 @@ fn forgetting_programs_forgets_names_only_in_the_range() {
     assert_eq!(g.shared.kernel_name(g.kernel), "fill", "the name is read again from the image in memory");
     assert_eq!(g.shared.kernel_name(elsewhere), "other");
 }
+
+/// A grid-wide barrier through global wave sync: every work-group counts itself in
+/// `out[0]`, one wave of each meets the others at GWS barrier 0 (`value` work-groups),
+/// then each records the count it sees in `out[1 + group]`.
+const GWS_KERNEL: &str = r#"
+void __attribute__((amdgpu_kernel)) fill(unsigned *out, unsigned value) {
+  unsigned g = __builtin_amdgcn_workgroup_id_x();
+  unsigned t = __builtin_amdgcn_workitem_id_x();
+  if (t == 0) {
+    __atomic_fetch_add(&out[0], 1u, __ATOMIC_RELAXED);
+    __builtin_amdgcn_ds_gws_barrier(value - 1, 0);
+    out[1 + g] = __atomic_load_n(&out[0], __ATOMIC_RELAXED);
+  }
+}
+"#;
+
+fn gws_code_object() -> Vec<u8> {
+    static IMAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    IMAGE.get_or_init(|| compile_kernel("gpu-aql-gws", GWS_KERNEL, &[])).clone()
+}
+
+#[test]
+fn gws_barriers_release_the_whole_grid_on_a_queue_that_holds_gws() {
+    let mut g = Gpu::with_code(&gws_code_object(), true, true);
+    g.shared.set_queue_gws(g.queue, true);
+    let groups = 24;
+    let out = g.mem.alloc(4 * (1 + groups as u64), 0).unwrap();
+    let done = g.signal(1, None);
+    g.dispatch(out, groups, 64 * groups, false, done);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.value(done), 0);
+    let seen = g.words(out, 1 + groups as usize);
+    assert_eq!(seen[0], groups);
+    assert!(seen[1..].iter().all(|&c| c == groups), "a group left the barrier before every group counted itself: {seen:?}");
+}
+
+#[test]
+fn gws_on_a_queue_without_gws_faults_the_dispatch_and_stops_the_queue() {
+    let mut g = Gpu::with_code(&gws_code_object(), true, true);
+    let out = g.mem.alloc(4 * 9, 0).unwrap();
+    let done = g.signal(1, None);
+    g.dispatch(out, 8, 64 * 8, false, done);
+    g.doorbell();
+    g.sim.run();
+    let faults = g.shared.faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert!(faults[0].message.contains("ds_gws_barrier") && faults[0].message.contains("holds no global wave sync"), "{}", faults[0]);
+    assert_eq!(g.value(done), 1, "a faulted dispatch does not complete its signal");
+    assert_eq!(g.words(GpuAddr(out.0 + 4), 8), [0; 8], "no wave passed the barrier");
+}
+
+#[test]
+fn a_gws_barrier_wider_than_the_gpu_holds_faults_instead_of_hanging() {
+    let mut g = Gpu::with_code(&gws_code_object(), true, true);
+    g.shared.set_queue_gws(g.queue, true);
+    // 4 compute units of at most 64 wave slots: 1000 one-wave groups never fit at once.
+    let groups = 1000;
+    let out = g.mem.alloc(4 * (1 + groups as u64), 0).unwrap();
+    let done = g.signal(1, None);
+    g.dispatch(out, groups, 64 * groups, false, done);
+    g.doorbell();
+    let status = g.sim.run();
+    let faults = g.shared.faults();
+    assert_eq!(faults.len(), 1, "{faults:?} ({status:?})");
+    assert!(faults[0].message.contains("waits for 1000 waves") && faults[0].message.contains("could never open"), "{}", faults[0]);
+    assert_eq!(g.value(done), 1);
+}

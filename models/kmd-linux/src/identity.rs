@@ -402,7 +402,9 @@ pub struct GpuIdentity {
     pub wave_size: u32,
     /// Wave slots per SIMD.
     pub max_waves_per_simd: u32,
-    /// Global wave sync resources.
+    /// Global wave sync resources: the GPU model's per-queue GWS unit (ROCR offers
+    /// cooperative queues, and HIP cooperative launches, when this is not zero; the
+    /// driver's `ALLOC_QUEUE_GWS` refuses a GPU where it is zero).
     pub num_gws: u32,
     /// Scratch slots per CU.
     pub max_slots_scratch_cu: u32,
@@ -593,7 +595,7 @@ impl GpuIdentity {
             gds_bytes: 0,
             wave_size: 64,
             max_waves_per_simd: wave_slots.checked_div(simd_per_cu).unwrap_or(8),
-            num_gws: 64,
+            num_gws: amdgpu::isa::exec::gws::GWS_RESOURCES as u32,
             max_slots_scratch_cu: 32,
             vector_l1,
             scalar_l1,

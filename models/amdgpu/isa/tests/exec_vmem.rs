@@ -575,6 +575,13 @@ fn gws_unit_orders_barriers_and_semaphores() {
     assert_eq!(unit.submit(9, &req(GwsOp::SemaBr, 0, 2)), vec![9]);
     assert_eq!(unit.submit(10, &req(GwsOp::SemaP, 0, 0)), vec![10]);
     assert_eq!(unit.waiting(), 0);
+    // Withdrawn waves no longer count towards a barrier.
+    assert!(unit.submit(11, &req(GwsOp::Barrier, 3, 1)).is_empty());
+    assert!(unit.submit(12, &req(GwsOp::SemaP, 4, 0)).is_empty());
+    assert_eq!(unit.cancel(|t| t >= 11), vec![11, 12]);
+    assert_eq!(unit.waiting(), 0);
+    assert!(unit.submit(13, &req(GwsOp::Barrier, 3, 1)).is_empty());
+    assert_eq!(unit.submit(14, &req(GwsOp::Barrier, 3, 1)), vec![13, 14]);
 }
 
 /// A GWS request as the executor parks it, for the unit tests to fill in.

@@ -174,9 +174,11 @@ const SCALAR_LINE: u64 = 64;
 /// gfx950 the XCDs' L2s are not coherent with each other and an atomic's cache bits do
 /// not say its scope (sc0 only asks for the old value), so every deferred access goes to
 /// the one home where all XCDs' accesses meet; on gfx90a (one L2) the L2 is that place,
-/// except for fine-grained memory, which is coherent with the host (the home).
+/// except for fine-grained memory, which is coherent with the host (the home). Global
+/// wave sync requests always go to the home, which performs them for the whole GPU.
 fn goes_to_home(target: Target, req: &amdgpu_isa::exec::VmemRequest, mem: &mut CuMemory) -> bool {
-    target != Target::Gfx90a || mem.touches_fine(&req.addrs, req.mask)
+    // GWS requests (`ds_gws_*`) go to the device's GWS unit, which the SoC holds.
+    matches!(req.kind, AccessKind::Gws { .. }) || target != Target::Gfx90a || mem.touches_fine(&req.addrs, req.mask)
 }
 
 /// One wave in a slot.

@@ -212,6 +212,18 @@ pub struct SetCuMask {
     pub cu_mask_ptr: u64,
 }
 
+/// `kfd_ioctl_alloc_queue_gws_args`: give queue `queue_id` the device's global wave
+/// sync resources (`num_gws` non-zero) or take them back (`num_gws` zero); the driver
+/// answers the first resource's index in `first_gws` (always 0: a queue gets them all).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct AllocQueueGws {
+    pub queue_id: u32,
+    pub num_gws: u32,
+    pub first_gws: u32,
+    pub pad: u32,
+}
+
 /// `kfd_ioctl_get_available_memory_args`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -612,6 +624,8 @@ pub mod request {
     pub const UNMAP_MEMORY_FROM_GPU: u64 = iowr::<MapMemory>(KFD_TYPE, nr::UNMAP_MEMORY_FROM_GPU);
     /// `AMDKFD_IOC_SET_CU_MASK`.
     pub const SET_CU_MASK: u64 = iow::<SetCuMask>(KFD_TYPE, nr::SET_CU_MASK);
+    /// `AMDKFD_IOC_ALLOC_QUEUE_GWS`.
+    pub const ALLOC_QUEUE_GWS: u64 = iowr::<AllocQueueGws>(KFD_TYPE, nr::ALLOC_QUEUE_GWS);
     /// `AMDKFD_IOC_SVM` with no attributes (libhsakmt adds `8 * nattr` to the size).
     pub const SVM: u64 = iowr::<SvmArgs>(KFD_TYPE, nr::SVM);
     /// `AMDKFD_IOC_SET_XNACK_MODE`.
@@ -710,6 +724,7 @@ mod tests {
         assert_eq!(size_of::<EventData>(), 48);
         assert_eq!(request::SVM, 0xc018_4b20);
         assert_eq!(request::SET_XNACK_MODE, 0xc004_4b21);
+        assert_eq!(request::ALLOC_QUEUE_GWS, 0xc010_4b1e);
         let r = Request::decode(request::MAP_MEMORY_TO_GPU);
         assert_eq!((r.ty, r.nr, r.size, r.dir), (b'K', 0x18, 24, 3));
     }

@@ -193,6 +193,7 @@ impl Kfd {
                 self.retire_queue(q.gpu, q.hw);
                 Ok(0)
             }),
+            nr::ALLOC_QUEUE_GWS => with(buf, |a: &mut abi::AllocQueueGws| self.alloc_queue_gws(a)),
             nr::UPDATE_QUEUE => with(buf, |a: &mut abi::UpdateQueue| {
                 let queues = lock(&self.queues);
                 let q = queues.get(&a.queue_id).ok_or(Errno::INVAL)?;
@@ -246,6 +247,34 @@ impl Kfd {
                 Err(Errno::INVAL)
             }
         }
+    }
+
+    /// `ALLOC_QUEUE_GWS`, as `kfd_ioctl_alloc_queue_gws` and `pqm_set_gws` answer it: the
+    /// queue must be one of the process's (`EINVAL`) on a GPU with GWS (`ENODEV`); a
+    /// non-zero `num_gws` gives the queue all of the GPU's resources, whatever the count
+    /// (`EBUSY` when a queue of the process on that GPU already holds them); zero takes
+    /// them back (`EINVAL` when the queue holds none). `first_gws` is 0.
+    fn alloc_queue_gws(&self, a: &mut abi::AllocQueueGws) -> Result<i32, Errno> {
+        let mut queues = lock(&self.queues);
+        let q = queues.get(&a.queue_id).cloned().ok_or(Errno::INVAL)?;
+        let gpu = &self.machine().gpus[q.gpu];
+        if gpu.identity.num_gws == 0 {
+            return Err(Errno::NODEV);
+        }
+        if a.num_gws != 0 {
+            if queues.values().any(|o| o.gpu == q.gpu && o.gws) {
+                return Err(Errno::BUSY);
+            }
+        } else if !q.gws {
+            return Err(Errno::INVAL);
+        }
+        let on = a.num_gws != 0;
+        if let Some(entry) = queues.get_mut(&a.queue_id) {
+            entry.gws = on;
+        }
+        gpu.shared.set_queue_gws(q.hw, on);
+        a.first_gws = 0;
+        Ok(0)
     }
 
     fn apertures(&self, gpu: usize) -> abi::DeviceApertures {
@@ -518,7 +547,7 @@ impl Kfd {
             .ok_or(Errno::NOSPC)?;
         let hw = gpu.shared.add_queue(desc);
         self.own_queue(g, hw);
-        queues.insert(id, Queue { gpu: g, hw });
+        queues.insert(id, Queue { gpu: g, hw, gws: false });
         drop(queues);
         a.queue_id = id;
         a.doorbell_offset = abi::mmap::TYPE_DOORBELL

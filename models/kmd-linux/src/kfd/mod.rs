@@ -103,6 +103,8 @@ pub struct Queue {
     pub gpu: usize,
     /// The packet processor's queue.
     pub hw: QueueId,
+    /// It holds the GPU's global wave sync resources (`ALLOC_QUEUE_GWS`).
+    pub gws: bool,
 }
 
 /// Buffer handles: gpu_id in the high half, a per-process counter in the low half.
@@ -371,6 +373,8 @@ impl Kfd {
     /// Retires hardware queue `hw` of GPU `gpu`.
     pub(crate) fn retire_queue(&self, gpu: usize, hw: QueueId) {
         if let Some(g) = self.machine().gpus.get(gpu) {
+            // A destroyed queue gives its GWS resources back (`pqm_destroy_queue`).
+            g.shared.set_queue_gws(hw, false);
             g.shared.retire_queue(hw);
         }
         lock(&self.device.router.owners).remove(&(gpu, hw));

@@ -173,6 +173,51 @@ fn queues_need_aql_and_sane_rings() {
 }
 
 #[test]
+fn gws_goes_to_one_queue_of_the_process_and_comes_back() {
+    let k = open();
+    let gpu_id = k.system().gpus[0].gpu_id;
+    let shared = &k.machine().gpus[0].shared;
+    let gws = |queue_id: u32, num_gws: u32| {
+        let mut a = abi::AllocQueueGws { queue_id, num_gws, first_gws: 7, pad: 0 };
+        call(&k, request::ALLOC_QUEUE_GWS, &mut a).map(|_| a.first_gws)
+    };
+    // No such queue.
+    assert_eq!(gws(5, 1), Err(crate::Errno::INVAL));
+    let mut q1 = aql_queue(gpu_id);
+    call(&k, request::CREATE_QUEUE, &mut q1).unwrap();
+    let mut q2 = aql_queue(gpu_id);
+    call(&k, request::CREATE_QUEUE, &mut q2).unwrap();
+    let hw = |id: u32| lock(&k.queues)[&id].hw;
+    // Releasing what the queue does not hold.
+    assert_eq!(gws(q1.queue_id, 0), Err(crate::Errno::INVAL));
+    // ROCR asks for one resource; the queue gets them all, starting at 0.
+    assert_eq!(gws(q1.queue_id, 1), Ok(0));
+    assert!(shared.queue_has_gws(hw(q1.queue_id)));
+    assert!(!shared.queue_has_gws(hw(q2.queue_id)));
+    // One queue per process and GPU.
+    assert_eq!(gws(q2.queue_id, 64), Err(crate::Errno::BUSY));
+    assert_eq!(gws(q1.queue_id, 1), Err(crate::Errno::BUSY));
+    assert_eq!(gws(q1.queue_id, 0), Ok(0));
+    assert!(!shared.queue_has_gws(hw(q1.queue_id)));
+    assert_eq!(gws(q2.queue_id, 64), Ok(0));
+    // Destroying the queue gives them back.
+    let q2_hw = hw(q2.queue_id);
+    let mut d = abi::IdArgs { id: q2.queue_id, pad: 0 };
+    call(&k, request::DESTROY_QUEUE, &mut d).unwrap();
+    assert!(!shared.queue_has_gws(q2_hw));
+    assert_eq!(gws(q1.queue_id, 1), Ok(0));
+    // A short argument is zero-extended (num_gws 0: a release).
+    let mut short = [q1.queue_id, 0];
+    let req = (request::ALLOC_QUEUE_GWS & !(0x3fff << 16)) | (8 << 16);
+    k.kfd_ioctl(req, short.as_mut_ptr() as u64, &OwnMemory).unwrap();
+    assert!(!shared.queue_has_gws(hw(q1.queue_id)));
+    // A bad pointer is EFAULT.
+    assert_eq!(k.kfd_ioctl(request::ALLOC_QUEUE_GWS, 16, &OwnMemory), Err(crate::Errno::FAULT));
+    k.close();
+    k.device().stop();
+}
+
+#[test]
 fn garbage_ioctls_fail_cleanly_and_leave_the_driver_usable() {
     // Random commands with random argument bytes (pointers inside them are almost
     // surely unmapped: EFAULT); nothing may panic, and the driver still works after.

@@ -146,6 +146,25 @@ impl GwsUnit {
         done
     }
 
+    /// Withdraws every waiting request whose tag `doomed` names (their waves were
+    /// stopped: a fault ended their dispatch); returns the withdrawn tags, in resource
+    /// and arrival order. Counts are unchanged.
+    pub fn cancel(&mut self, mut doomed: impl FnMut(u64) -> bool) -> Vec<u64> {
+        let mut gone = Vec::new();
+        for r in &mut self.resources {
+            for list in [&mut r.sema_waiters, &mut r.barrier_arrived] {
+                list.retain(|&t| {
+                    let drop = doomed(t);
+                    if drop {
+                        gone.push(t);
+                    }
+                    !drop
+                });
+            }
+        }
+        gone
+    }
+
     /// Requests waiting for another wave's GWS operation.
     pub fn waiting(&self) -> usize {
         self.resources.iter().map(|r| r.sema_waiters.len() + r.barrier_arrived.len()).sum()
