@@ -1,7 +1,8 @@
 // Debian's rocSPARSE on the simulated GPU, each routine checked against a host
 // computation on a small random sparse matrix (double precision, zero-based CSR):
 // csrmv without and with analysis (y = alpha*A*x + beta*y), coomv, csr2coo, coo2csr,
-// and csrsv (a lower-triangular solve). Every routine prints one `name ok` /
+// csrmm (C = alpha*A*B + beta*C, dense column-major B and C) and csrsv (a
+// lower-triangular solve). Every routine prints one `name ok` /
 // `name FAIL` line; the program ends with PASS or FAIL.
 //
 // argv[1] (optional): rows of the square matrix (default 500).
@@ -66,6 +67,24 @@ int main(int argc, char **argv) {
     int *ptr2 = dev<int>(m + 1);
     ROCSPARSE_CHECK(rocsparse_coo2csr(handle, row, nnz, m, ptr2, rocsparse_index_base_zero));
     expect_equal("coo2csr", download(ptr2, m + 1), a.ptr);
+
+    {  // csrmm: C = alpha*A*B + beta*C, B and C dense column-major with n columns.
+        const int n = 4;
+        const auto b = random_vector(m * n, 4);
+        const auto c0 = random_vector(m * n, 5);
+        std::vector<double> want;
+        for (int j = 0; j < n; j++) {
+            const std::vector<double> bj(b.begin() + j * m, b.begin() + (j + 1) * m);
+            const std::vector<double> cj(c0.begin() + j * m, c0.begin() + (j + 1) * m);
+            const auto column = host_csrmv(a, alpha, bj, beta, cj);
+            want.insert(want.end(), column.begin(), column.end());
+        }
+        double *db = upload(b), *dc = upload(c0);
+        ROCSPARSE_CHECK(rocsparse_dcsrmm(handle, rocsparse_operation_none, rocsparse_operation_none, m, n, m, nnz,
+                                         &alpha, descr, val, ptr, col, db, m, &beta, dc, m));
+        expect_close("csrmm", download(dc, m * n), want);
+        HIP_CHECK(hipFree(db)); HIP_CHECK(hipFree(dc));
+    }
 
     {  // csrsv: solve L y = alpha x for the lower triangle (its diagonal is dominant).
         const int lnnz = (int)l.val.size();
