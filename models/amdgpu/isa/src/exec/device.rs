@@ -34,7 +34,7 @@ use serde_big_array::BigArray;
 use super::memory::MemFault;
 use super::wave::WAVE_LANES;
 use crate::numeric::convert::{bf16_to_f32, f16_to_f64, f64_to_bf16, f64_to_f16};
-use crate::numeric::RoundMode;
+use crate::numeric::{Mode, RoundMode};
 
 const N: usize = WAVE_LANES;
 
@@ -327,13 +327,28 @@ impl AtomicOp {
             AtomicOp::AddF32 => (f32::from_bits(o) + f32::from_bits(s)).to_bits(),
             AtomicOp::MinF32 => f32::from_bits(o).min(f32::from_bits(s)).to_bits(),
             AtomicOp::MaxF32 => f32::from_bits(o).max(f32::from_bits(s)).to_bits(),
-            AtomicOp::PkAddF16 => pk_add(o, s, |a, b| f64_to_f16(f16_to_f64(a) + f16_to_f64(b), RoundMode::NearestEven)),
-            AtomicOp::PkAddBf16 => pk_add(o, s, |a, b| {
-                f64_to_bf16(bf16_to_f32(a) as f64 + bf16_to_f32(b) as f64, RoundMode::NearestEven)
-            }),
+            AtomicOp::PkAddF16 | AtomicOp::PkAddBf16 => self.pk_add(o, s, Mode::IEEE_DENORMALS),
             AtomicOp::Mskor => (o & !s) | cmp,
             AtomicOp::AddF64 | AtomicOp::MinF64 | AtomicOp::MaxF64 => self.apply_u64(o as u64, s as u64, cmp as u64) as u32,
         }
+    }
+
+    /// `pk_add_f16` / `pk_add_bf16` on one dword: each half is `old + src`, rounded to
+    /// nearest even, with denormals flushed as `mode` says: f16 per FP_DENORM.f16_64, bf16
+    /// (f32's exponent range) per FP_DENORM.f32. Memory-side atomics keep every denormal
+    /// ([`Mode::IEEE_DENORMALS`]); LDS ones follow the wave's MODE.
+    pub(crate) fn pk_add(self, old: u32, src: u32, mode: Mode) -> u32 {
+        let half = |a: u16, b: u16| -> u16 {
+            if self == AtomicOp::PkAddF16 {
+                let (a, b) = (mode.flush_in_f16(a), mode.flush_in_f16(b));
+                mode.flush_out_f16(f64_to_f16(f16_to_f64(a) + f16_to_f64(b), RoundMode::NearestEven))
+            } else {
+                let (a, b) = (mode.flush_in_f32(bf16_to_f32(a)), mode.flush_in_f32(bf16_to_f32(b)));
+                let r = f64_to_bf16(a as f64 + b as f64, RoundMode::NearestEven);
+                (mode.flush_out_f32(bf16_to_f32(r)).to_bits() >> 16) as u16
+            }
+        };
+        half(old as u16, src as u16) as u32 | (half((old >> 16) as u16, (src >> 16) as u16) as u32) << 16
     }
 
     /// The new 64-bit memory value for `old`. The 32-bit-only float operations (f32,
@@ -383,12 +398,6 @@ impl AtomicOp {
     }
 }
 
-/// Applies `add` to both 16-bit halves of `a` and `b`.
-fn pk_add(a: u32, b: u32, add: impl Fn(u16, u16) -> u16) -> u32 {
-    let lo = add(a as u16, b as u16) as u32;
-    let hi = add((a >> 16) as u16, (b >> 16) as u16) as u32;
-    lo | (hi << 16)
-}
 
 /// What a memory instruction does.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -356,7 +356,7 @@ pub(super) fn ds<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &m
                     AtomicOp::Cmpswap => {
                         if old == src { cmp_v } else { old }
                     }
-                    AtomicOp::PkAddF16 | AtomicOp::PkAddBf16 => pk_add(aop, old as u32, src as u32, mode) as u64,
+                    AtomicOp::PkAddF16 | AtomicOp::PkAddBf16 => aop.pk_add(old as u32, src as u32, mode) as u64,
                     _ => apply(aop, old, src, cmp_v, wide),
                 };
                 lds_write(lds, a, &new.to_le_bytes()[..bytes]);
@@ -371,25 +371,6 @@ pub(super) fn ds<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &m
         }
     }
     Ok(())
-}
-
-/// `ds_pk_add_f16` / `ds_pk_add_bf16` on one dword: each half is `old + src`, rounded to
-/// nearest even, with denormals flushed as MODE says: f16 per FP_DENORM.f16_64, bf16 (f32's
-/// exponent range) per FP_DENORM.f32.
-fn pk_add(aop: AtomicOp, old: u32, src: u32, mode: crate::numeric::Mode) -> u32 {
-    use crate::numeric::convert::{bf16_to_f32, f16_to_f64, f64_to_bf16, f64_to_f16};
-    use crate::numeric::RoundMode;
-    let half = |a: u16, b: u16| -> u16 {
-        if aop == AtomicOp::PkAddF16 {
-            let (a, b) = (mode.flush_in_f16(a), mode.flush_in_f16(b));
-            mode.flush_out_f16(f64_to_f16(f16_to_f64(a) + f16_to_f64(b), RoundMode::NearestEven))
-        } else {
-            let (a, b) = (mode.flush_in_f32(bf16_to_f32(a)), mode.flush_in_f32(bf16_to_f32(b)));
-            let r = f64_to_bf16(a as f64 + b as f64, RoundMode::NearestEven);
-            (mode.flush_out_f32(bf16_to_f32(r)).to_bits() >> 16) as u16
-        }
-    };
-    half(old as u16, src as u16) as u32 | (half((old >> 16) as u16, (src >> 16) as u16) as u32) << 16
 }
 
 /// The atomic operation of a DS opcode: (op, returns, 64-bit).
@@ -487,15 +468,15 @@ mod tests {
         let flush_f16 = Mode::decode(0x330);
         let flush_f32 = Mode::decode(0x3c0);
         // f16: 0x0001 (smallest denormal) + 0x0001 = 0x0002, flushed to +0 (the inputs flush).
-        assert_eq!(pk_add(AtomicOp::PkAddF16, 0x0001_0001, 0x0001_0001, keep), 0x0002_0002);
-        assert_eq!(pk_add(AtomicOp::PkAddF16, 0x0001_0001, 0x0001_0001, flush_f16), 0);
-        assert_eq!(pk_add(AtomicOp::PkAddF16, 0x0001_0001, 0x0001_0001, flush_f32), 0x0002_0002);
+        assert_eq!(AtomicOp::PkAddF16.pk_add(0x0001_0001, 0x0001_0001, keep), 0x0002_0002);
+        assert_eq!(AtomicOp::PkAddF16.pk_add(0x0001_0001, 0x0001_0001, flush_f16), 0);
+        assert_eq!(AtomicOp::PkAddF16.pk_add(0x0001_0001, 0x0001_0001, flush_f32), 0x0002_0002);
         // bf16 follows the f32 mode: 0x0001 is a bf16 denormal.
-        assert_eq!(pk_add(AtomicOp::PkAddBf16, 0x0001_0001, 0x0001_0001, keep), 0x0002_0002);
-        assert_eq!(pk_add(AtomicOp::PkAddBf16, 0x0001_0001, 0x0001_0001, flush_f32), 0);
-        assert_eq!(pk_add(AtomicOp::PkAddBf16, 0x0001_0001, 0x0001_0001, flush_f16), 0x0002_0002);
+        assert_eq!(AtomicOp::PkAddBf16.pk_add(0x0001_0001, 0x0001_0001, keep), 0x0002_0002);
+        assert_eq!(AtomicOp::PkAddBf16.pk_add(0x0001_0001, 0x0001_0001, flush_f32), 0);
+        assert_eq!(AtomicOp::PkAddBf16.pk_add(0x0001_0001, 0x0001_0001, flush_f16), 0x0002_0002);
         // Normal values are untouched by either mode: 1.0 + 2.0 = 3.0 in both halves.
-        assert_eq!(pk_add(AtomicOp::PkAddF16, 0x3c00_3c00, 0x4000_4000, flush_f16), 0x4200_4200);
-        assert_eq!(pk_add(AtomicOp::PkAddBf16, 0x3f80_3f80, 0x4000_4000, flush_f32), 0x4040_4040);
+        assert_eq!(AtomicOp::PkAddF16.pk_add(0x3c00_3c00, 0x4000_4000, flush_f16), 0x4200_4200);
+        assert_eq!(AtomicOp::PkAddBf16.pk_add(0x3f80_3f80, 0x4000_4000, flush_f32), 0x4040_4040);
     }
 }

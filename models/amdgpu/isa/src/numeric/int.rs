@@ -621,24 +621,3 @@ const SCREEN_PARTITION_4SE: [u8; 256] = [
 pub const fn screen_partition_4se_b32(s0: u32) -> u32 {
     SCREEN_PARTITION_4SE[(s0 & 0xff) as usize] as u32
 }
-
-/// `v_permlane16_swap_b32` on whole registers (`first` is VDST, `second` is SRC0): rows 1
-/// and 3 of `first` trade places with rows 0 and 2 of `second`.
-#[inline]
-pub fn permlane16_swap<T: Copy>(first: &mut [T; 64], second: &mut [T; 64]) {
-    for pass in 0..2 {
-        for lane in 0..16 {
-            let (a, b) = (pass * 32 + lane + 16, pass * 32 + lane);
-            std::mem::swap(&mut first[a], &mut second[b]);
-        }
-    }
-}
-
-/// `v_permlane32_swap_b32` on whole registers: rows 2 and 3 of `first` (VDST) trade places
-/// with rows 0 and 1 of `second` (SRC0).
-#[inline]
-pub fn permlane32_swap<T: Copy>(first: &mut [T; 64], second: &mut [T; 64]) {
-    for lane in 0..32 {
-        std::mem::swap(&mut first[lane + 32], &mut second[lane]);
-    }
-}
