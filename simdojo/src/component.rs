@@ -191,6 +191,8 @@ pub struct BuildContext<'a> {
     pub(crate) opened: BTreeMap<String, (PortIdx, MessageKind)>,
     /// The simulation's shared resources.
     pub(crate) resources: Resources,
+    /// Whether the component declared that it may end the run.
+    pub(crate) ends_run: bool,
 }
 
 impl<'a> BuildContext<'a> {
@@ -203,7 +205,7 @@ impl<'a> BuildContext<'a> {
         connected: &'a [String],
         resources: Resources,
     ) -> BuildContext<'a> {
-        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources }
+        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false }
     }
     /// The component's id.
     pub fn id(&self) -> ComponentId {
@@ -221,6 +223,15 @@ impl<'a> BuildContext<'a> {
     /// the first request (see [`crate::resources`] for the rules of sharing).
     pub fn resource<T: std::any::Any + Send + Sync>(&mut self, name: &str, make: impl FnOnce() -> T) -> std::sync::Arc<T> {
         self.resources.get_or_insert_with(name, make)
+    }
+    /// Declares that this component may end the run: call `Context::request_exit`,
+    /// `Context::primary_hold` or `Context::primary_release`. The engine lets every
+    /// other partition run ahead no further than `exit_delay` past the next event of a
+    /// partition holding such a component (so an exit stops every partition at the
+    /// same tick), and lets partitions without one run as far as their inputs allow.
+    /// A component that did not declare it and calls one of those fails the run.
+    pub fn may_end_run(&mut self) {
+        self.ends_run = true;
     }
     /// Opens the scalar port `name`.
     pub fn port<M: Message>(&mut self, name: &str) -> Result<Port<M>, BuildError> {

@@ -188,6 +188,8 @@ pub struct Soc {
 
 impl Soc {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+        // A GPU program's `exit` and a host service fault end the run.
+        ctx.may_end_run();
         let p = ctx.params().clone();
         let target = match p.string("target")?.as_str() {
             "gfx90a" => Target::Gfx90a,

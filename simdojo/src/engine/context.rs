@@ -10,16 +10,33 @@ use crate::ids::{ComponentId, FabricMember, PartitionId, PortIdx};
 use crate::registry::Message;
 use crate::time::Tick;
 
+/// The events one partition created this epoch for another.
+#[derive(Debug)]
+pub(crate) struct Outbox {
+    /// The destination partition.
+    pub dest: PartitionId,
+    /// The earliest time among `events`.
+    pub min_time: Tick,
+    pub events: Vec<Pending>,
+}
+
 /// Where the events a component creates go: the partition's own queue or the outbox
 /// of another partition. Owned by the partition; lent to each [`Context`].
 #[derive(Debug)]
 pub(crate) struct Emitter {
     pub me: PartitionId,
     pub queue: crate::engine::queue::EventQueue,
-    /// Per destination partition, events created this epoch.
-    pub outboxes: Vec<Vec<Pending>>,
-    /// Per destination partition, the earliest time sent to it this epoch.
-    pub min_sent: Vec<Tick>,
+    /// The destinations sent to this epoch, each with its events (sparse: a
+    /// partition keeps no per-partition state for the partitions it never sends to).
+    pub outboxes: Vec<Outbox>,
+    /// Destination partition -> its index in `outboxes`.
+    outbox_of: std::collections::HashMap<u32, u32, foldhash::fast::FixedState>,
+    /// The last destination looked up and its index (most sends repeat it).
+    last_outbox: (u32, u32),
+    /// Emptied event vectors, reused for new outboxes.
+    pub spare: Vec<Vec<Pending>>,
+    /// Whether this is the only partition (it then knows every stop by itself).
+    pub alone: bool,
     /// Timers cancelled but not yet popped: (owner, timer sequence).
     pub cancelled: std::collections::HashSet<(ComponentId, u64)>,
     /// The earliest exit request made in this partition, ever.
@@ -42,8 +59,11 @@ impl Emitter {
         Emitter {
             me,
             queue: crate::engine::queue::EventQueue::new(),
-            outboxes: (0..n_partitions).map(|_| Vec::new()).collect(),
-            min_sent: vec![Tick::MAX; n_partitions],
+            outboxes: Vec::new(),
+            outbox_of: Default::default(),
+            last_outbox: (u32::MAX, 0),
+            spare: Vec::new(),
+            alone: n_partitions == 1,
             cancelled: Default::default(),
             exit: None,
             primary_held: 0,
@@ -61,12 +81,32 @@ impl Emitter {
         if dest == self.me {
             self.queue.push(ev);
         } else {
-            let d = dest.index();
-            if ev.key.time < self.min_sent[d] {
-                self.min_sent[d] = ev.key.time;
-            }
-            self.outboxes[d].push(ev);
+            let d = dest.0;
+            let i = if self.last_outbox.0 == d { self.last_outbox.1 } else { self.outbox_index(d) };
+            let outbox = &mut self.outboxes[i as usize];
+            outbox.min_time = outbox.min_time.min(ev.key.time);
+            outbox.events.push(ev);
         }
+    }
+
+    /// The index of the outbox to partition `d`, opened if this epoch has none yet.
+    #[inline(never)]
+    fn outbox_index(&mut self, d: u32) -> u32 {
+        let next = self.outboxes.len() as u32;
+        let i = *self.outbox_of.entry(d).or_insert(next);
+        if i == next {
+            let events = self.spare.pop().unwrap_or_default();
+            self.outboxes.push(Outbox { dest: PartitionId(d), min_time: Tick::MAX, events });
+        }
+        self.last_outbox = (d, i);
+        i
+    }
+
+    /// Takes this epoch's outboxes, leaving none open.
+    pub fn take_outboxes(&mut self) -> std::vec::Drain<'_, Outbox> {
+        self.outbox_of.clear();
+        self.last_outbox = (u32::MAX, 0);
+        self.outboxes.drain(..)
     }
 
     pub(crate) fn fail(&mut self, e: EngineError) {
@@ -249,7 +289,14 @@ impl<'a> Context<'a> {
     /// `exit_delay`, by default its largest link latency): every event before that tick
     /// is still handled, in every partition, so the final state does not depend on
     /// partitioning. The earliest request wins.
+    ///
+    /// Only a component that declared at build time that it may end the run
+    /// ([`BuildContext::may_end_run`](crate::component::BuildContext::may_end_run)) may
+    /// call it; from any other it is an error naming the component.
     pub fn request_exit(&mut self, reason: impl Into<String>, code: i32) {
+        if !self.may_end_run("requested an exit") {
+            return;
+        }
         let at = self.now.saturating_add(self.wiring.exit_delay);
         let req = ExitRequest { at, component: self.me, reason: reason.into(), code };
         self.out.exit = ExitRequest::earliest(self.out.exit.take(), &req);
@@ -260,16 +307,37 @@ impl<'a> Context<'a> {
     /// all have released (at the last release plus `exit_delay`), even if events
     /// remain (free-running clocks); if events run out first, it ends as quiescent and
     /// the exit status says how many primaries still hold.
+    /// Like [`Context::request_exit`], only for a component that declared it may end
+    /// the run.
     pub fn primary_hold(&mut self) {
+        if !self.may_end_run("held the run as primary") {
+            return;
+        }
         self.out.primary_held += 1;
         self.out.primaries_registered += 1;
     }
 
     /// Releases a [`Context::primary_hold`].
     pub fn primary_release(&mut self) {
+        if !self.may_end_run("released the run as primary") {
+            return;
+        }
         self.out.primary_held -= 1;
         self.out.attention = true;
         let now = self.now;
         self.out.last_release = Some(self.out.last_release.map_or(now, |t| t.max(now)));
+    }
+
+    /// Whether this component declared that it may end the run; if not, fails the run
+    /// naming it: every partition's horizon counts on the declared ones alone.
+    fn may_end_run(&mut self, what: &str) -> bool {
+        if self.wiring.ends_run[self.me.index()] {
+            return true;
+        }
+        self.out.fail(EngineError::Lifecycle {
+            component: self.wiring.paths[self.me.index()].clone(),
+            problem: format!("{what} without declaring at build that it may end the run (BuildContext::may_end_run)"),
+        });
+        false
     }
 }

@@ -1,23 +1,27 @@
 //! The epoch loop: conservative synchronization of partitions on worker threads.
 //!
-//! One worker thread per partition. Each epoch:
-//! 1. read every partition's record of the previous epoch (double-buffered by epoch
-//!    parity, so nobody overwrites a record another worker may still read);
-//! 2. move the message batches other partitions sent into the own queue;
-//! 3. decide, from the records alone, whether to stop and each partition's horizon
-//!    (every worker computes the same decision: no coordinator);
-//! 4. handle own events before the horizon;
-//! 5. publish the own record, hand the batches for other partitions to their inboxes
+//! One worker thread per partition (or fewer workers claiming partitions). Each
+//! epoch, per partition:
+//! 1. move the message batches other partitions sent into the own queue;
+//! 2. take the epoch's decision: the first partition to look makes it, once, from
+//!    every partition's record of the previous epoch (double-buffered by epoch parity,
+//!    so nobody overwrites a record another may still read), the others read it:
+//!    stop, idle, or run with a horizon per partition (O(P log P) per epoch, not per
+//!    partition);
+//! 3. handle own events before the own horizon;
+//! 4. publish the own record (next event, the earliest time sent to each partition it
+//!    sent to, run control), hand the batches for other partitions to their inboxes
 //!    (lock-free `SegQueue`s, one push per destination per epoch) and meet at the
 //!    spin-then-park barrier.
 //!
-//! Horizon of partition q: the earliest time any other partition s can still make
-//! an event for q, `min over s -> q of next(s) + lookahead(s, q)`, where `next(s)`
-//! includes the messages in flight to s, and `lookahead(s, q)` is the smallest
-//! latency of a link or fabric from s to q. It is also capped at
-//! `min next + exit_delay` (so exit requests stop every partition at the same tick),
-//! at the end time, and at the caller's `run_until` limit. Empty time is skipped: the
-//! horizon follows the next events, not a fixed step.
+//! Horizon of partition q: the earliest time anything can still arrive in q,
+//! `min over s of next(s) + reach(s, q)` ([`crate::engine::horizon`]), where `next(s)`
+//! includes the messages in flight to s and `reach` follows chains of links and
+//! fabrics through any partitions; capped at the end time, the caller's `run_until`
+//! limit, and `next(e) + exit_delay` for every partition e holding a component that
+//! may end the run (so an exit stops every partition at the same tick; partitions with
+//! no such component and no link between them never wait on each other). Empty time
+//! is skipped: the horizon follows the next events, not a fixed step.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -30,6 +34,8 @@ use crate::component::Event;
 use crate::engine::barrier::SpinBarrier;
 use crate::engine::control::{ExitReason, ExitRequest, ExitStatus};
 use crate::engine::external::ExternalInbox;
+use crate::engine::horizon::Scratch;
+use crate::engine::observe::{self, Observer, WindowSpan};
 use crate::engine::order::{EventKey, EXTERNAL_SOURCE};
 use crate::engine::partition_state::PartitionState;
 use crate::engine::progress::Progress;
@@ -54,13 +60,17 @@ pub(crate) struct Limits {
     pub step: bool,
     /// Epochs after which the loop yields to its caller (who may change the mode).
     pub max_epochs: u64,
+    /// Whether a segment on one thread yields after [`SERIAL_SEGMENT_BUDGET`] (when
+    /// worker threads could take over: with one worker nothing could).
+    pub time_budget: bool,
 }
 
 /// A partition's record of one epoch.
 #[derive(Debug, Default)]
 pub(crate) struct Record {
     pub next: Tick,
-    pub min_sent: Vec<Tick>,
+    /// The earliest time sent to each partition this epoch, for those sent to only.
+    pub sent: Vec<(u32, Tick)>,
     pub exit: Option<ExitRequest>,
     pub held: i64,
     pub registered: u64,
@@ -76,35 +86,11 @@ pub(crate) struct Record {
     pub ext_seq: u64,
 }
 
-impl Clone for Record {
-    fn clone(&self) -> Record {
-        let mut r = Record::default();
-        r.clone_from(self);
-        r
-    }
-
-    /// Field by field, so the per-epoch copies reuse `min_sent`'s allocation.
-    fn clone_from(&mut self, src: &Record) {
-        self.next = src.next;
-        self.min_sent.clone_from(&src.min_sent);
-        self.exit.clone_from(&src.exit);
-        self.held = src.held;
-        self.registered = src.registered;
-        self.last_release = src.last_release;
-        self.error.clone_from(&src.error);
-        self.handled = src.handled;
-        self.frontier = src.frontier;
-        self.interrupted = src.interrupted;
-        self.senders_open = src.senders_open;
-        self.ext_seq = src.ext_seq;
-    }
-}
-
 impl Record {
     fn capture(part: &mut PartitionState, interrupted: bool, senders_open: bool, ext_seq: u64, into: &mut Record) {
         into.next = part.next_time();
-        into.min_sent.clone_from(&part.emit.min_sent);
-        part.emit.min_sent.iter_mut().for_each(|t| *t = Tick::MAX);
+        into.sent.clear();
+        into.sent.extend(part.emit.outboxes.iter().map(|o| (o.dest.0, o.min_time)));
         into.exit.clone_from(&part.emit.exit);
         into.held = part.emit.primary_held;
         into.registered = part.emit.primaries_registered;
@@ -135,6 +121,11 @@ pub(crate) struct Shared<'a> {
     pub limits: Limits,
     pub barrier: SpinBarrier,
     pub records: Vec<CachePadded<[Mutex<Record>; 2]>>,
+    /// Per epoch parity, the decision of the epoch, made by the first partition to
+    /// look (from the records of the previous epoch) and read by all others.
+    pub judges: [CachePadded<Mutex<Judge>>; 2],
+    /// Whether an epoch ran events in this call (a step then stops).
+    pub ran: std::sync::atomic::AtomicBool,
     /// Per partition, the batches sent to it: (sender, events).
     pub inboxes: Vec<SegQueue<(usize, Vec<Pending>)>>,
     /// Per partition, emptied batch vectors given back for reuse.
@@ -144,63 +135,139 @@ pub(crate) struct Shared<'a> {
     /// Nanoseconds all partitions spent handling events in this segment (not waiting
     /// at the barrier): the work by which the next segment's mode is chosen.
     pub work_ns: AtomicU64,
+    /// The recorder of an observed run.
+    pub observer: Option<&'a Observer>,
+    /// Epochs of earlier segments (observed epochs are numbered over the run).
+    pub epoch_base: u64,
 }
 
+/// What an epoch does.
+#[derive(Debug, Default)]
 enum Decision {
-    Run { horizon_of: HorizonRule },
+    #[default]
     Idle,
+    /// Handle events before the horizon ([`Verdict::horizon`]).
+    Run,
     Stop(ExitStatus),
 }
 
-enum HorizonRule {
-    /// Same horizon for everyone.
-    All(Tick),
-    /// Per partition, computed by [`horizon`].
-    PerPartition { end: Tick, cap: Tick },
+/// The decision of one epoch and what every partition needs from the records.
+#[derive(Debug)]
+struct Verdict {
+    /// The epoch decided (`u64::MAX`: none yet).
+    epoch: u64,
+    decision: Decision,
+    /// The horizon of every partition (when `per_partition` is empty).
+    all: Tick,
+    per_partition: Vec<Tick>,
+    /// The latest time any partition reached.
+    frontier: Tick,
+    /// External inputs routed so far (partition 0's count).
+    ext_seq: u64,
+    /// Events handled, all partitions.
+    events: u64,
 }
 
-fn effective_next(recs: &[Record], q: usize) -> Tick {
-    recs.iter().fold(recs[q].next, |m, r| m.min(r.min_sent[q]))
+impl Verdict {
+    fn horizon(&self, q: usize) -> Tick {
+        self.per_partition.get(q).copied().unwrap_or(self.all)
+    }
 }
 
-fn decide(recs: &[Record], sh: &Shared<'_>, stepped: bool) -> Decision {
+/// One epoch parity's decision and the buffers that make it.
+#[derive(Debug)]
+pub(crate) struct Judge {
+    verdict: Verdict,
+    /// Per partition, its next event, counting the messages in flight to it.
+    next: Vec<Tick>,
+    arrivals: Vec<Tick>,
+    scratch: Scratch,
+}
+
+impl Judge {
+    pub fn new() -> Judge {
+        Judge {
+            verdict: Verdict {
+                epoch: u64::MAX,
+                decision: Decision::Idle,
+                all: Tick::ZERO,
+                per_partition: Vec::new(),
+                frontier: Tick::ZERO,
+                ext_seq: 0,
+                events: 0,
+            },
+            next: Vec::new(),
+            arrivals: Vec::new(),
+            scratch: Scratch::default(),
+        }
+    }
+}
+
+/// Makes epoch `epoch`'s decision from the partitions' records of the epoch before:
+/// O(P + messages' destinations) to read them, and one shortest-path pass over the
+/// lookahead graph for the horizons.
+fn decide(sh: &Shared<'_>, epoch: u64, j: &mut Judge) {
     let wiring = sh.wiring;
-    let frontier = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO);
-    if let Some(e) = recs.iter().find_map(|r| r.error.as_ref()) {
-        return Decision::Stop(ExitStatus { reason: ExitReason::Error, tick: frontier, code: 1, message: e.to_string() });
+    let read = ((epoch + 1) & 1) as usize;
+    let n = sh.records.len();
+    j.next.clear();
+    j.next.resize(n, Tick::MAX);
+    let (mut error, mut interrupted, mut request) = (None, false, None);
+    let (mut registered, mut held, mut last_release) = (0u64, 0i64, None::<Tick>);
+    let (mut frontier, mut events, mut senders_open, mut ext_seq) = (Tick::ZERO, 0u64, false, 0u64);
+    for (q, slots) in sh.records.iter().enumerate() {
+        let r = slots[read].lock().unwrap_or_else(|e| e.into_inner());
+        j.next[q] = j.next[q].min(r.next);
+        for &(d, t) in &r.sent {
+            let d = &mut j.next[d as usize];
+            *d = (*d).min(t);
+        }
+        if error.is_none() {
+            error.clone_from(&r.error);
+        }
+        interrupted |= r.interrupted;
+        if let Some(e) = &r.exit {
+            request = ExitRequest::earliest(request, e);
+        }
+        registered += r.registered;
+        held += r.held;
+        last_release = last_release.max(r.last_release);
+        frontier = frontier.max(r.frontier);
+        events += r.handled;
+        if q == 0 {
+            senders_open = r.senders_open;
+            ext_seq = r.ext_seq;
+        }
     }
-    if recs.iter().any(|r| r.interrupted) {
-        return Decision::Stop(ExitStatus {
-            reason: ExitReason::Interrupted,
-            tick: frontier,
-            code: 130,
-            message: "interrupted".into(),
-        });
+    let v = &mut j.verdict;
+    v.epoch = epoch;
+    v.frontier = frontier;
+    v.ext_seq = ext_seq;
+    v.events = events;
+    v.per_partition.clear();
+    let stop = |reason, tick, code, message: String| Decision::Stop(ExitStatus { reason, tick, code, message });
+    if let Some(e) = error {
+        v.decision = stop(ExitReason::Error, frontier, 1, e.to_string());
+        return;
     }
-    let n = recs.len();
-    let min_next = (0..n).map(|q| effective_next(recs, q)).min().unwrap_or(Tick::MAX);
+    if interrupted {
+        v.decision = stop(ExitReason::Interrupted, frontier, 130, "interrupted".into());
+        return;
+    }
+    let min_next = j.next.iter().copied().min().unwrap_or(Tick::MAX);
     // The earliest exit: a request, or the release of the last primary component.
-    let request = recs.iter().filter_map(|r| r.exit.as_ref()).fold(None, ExitRequest::earliest);
-    let registered: u64 = recs.iter().map(|r| r.registered).sum();
-    let held: i64 = recs.iter().map(|r| r.held).sum();
     let primaries_done = (registered > 0 && held <= 0)
-        .then(|| recs.iter().filter_map(|r| r.last_release).max().unwrap_or(Tick::ZERO))
+        .then(|| last_release.unwrap_or(Tick::ZERO))
         .map(|t| t.saturating_add(wiring.exit_delay));
     let exit_at = request.as_ref().map_or(Tick::MAX, |r| r.at).min(primaries_done.unwrap_or(Tick::MAX));
     let end = exit_at.min(sh.limits.max_ticks).min(sh.limits.until);
-
-    if stepped {
-        return Decision::Stop(ExitStatus {
-            reason: ExitReason::Stepped,
-            tick: frontier,
-            code: 0,
-            message: "stepped one timestamp".into(),
-        });
+    if sh.limits.step && sh.ran.load(Ordering::Relaxed) {
+        v.decision = stop(ExitReason::Stepped, frontier, 0, "stepped one timestamp".into());
+        return;
     }
-    let stop = |reason, tick, code, message: String| Decision::Stop(ExitStatus { reason, tick, code, message });
     let limit = sh.limits.max_ticks.min(sh.limits.until);
     if exit_at != Tick::MAX && exit_at <= limit && min_next >= exit_at {
-        return match (&request, primaries_done) {
+        v.decision = match (&request, primaries_done) {
             (Some(r), p) if p.is_none_or(|p| r.at <= p) => stop(
                 ExitReason::Requested { component: wiring.paths[r.component.index()].clone(), reason: r.reason.clone() },
                 r.at,
@@ -209,44 +276,43 @@ fn decide(recs: &[Record], sh: &Shared<'_>, stepped: bool) -> Decision {
             ),
             _ => stop(ExitReason::PrimariesReleased, exit_at, 0, "all primary components released".into()),
         };
+        return;
     }
     if min_next != Tick::MAX && min_next >= limit {
-        return if sh.limits.until < sh.limits.max_ticks {
+        v.decision = if sh.limits.until < sh.limits.max_ticks {
             stop(ExitReason::Paused, limit, 0, format!("paused at {limit}"))
         } else {
             stop(ExitReason::MaxTicks, limit, 0, format!("reached end time {limit}"))
         };
+        return;
     }
     if min_next == Tick::MAX {
-        if recs[0].senders_open && !sh.limits.step {
-            return Decision::Idle;
-        }
-        let message = if held > 0 {
-            format!("no events left while {held} primary component(s) still hold")
+        v.decision = if senders_open && !sh.limits.step {
+            Decision::Idle
         } else {
-            "no events left".to_string()
+            let message = if held > 0 {
+                format!("no events left while {held} primary component(s) still hold")
+            } else {
+                "no events left".to_string()
+            };
+            stop(ExitReason::Quiescent, frontier, 0, message)
         };
-        return stop(ExitReason::Quiescent, frontier, 0, message);
+        return;
     }
+    v.decision = Decision::Run;
+    sh.ran.store(true, Ordering::Relaxed);
     if sh.limits.step {
-        return Decision::Run { horizon_of: HorizonRule::All(end.min(min_next.saturating_add(Tick(1)))) };
+        v.all = end.min(min_next.saturating_add(Tick(1)));
+        return;
     }
-    if n == 1 {
-        return Decision::Run { horizon_of: HorizonRule::All(end) };
+    // A partition that may end the run may do so from its next event on: nobody runs
+    // past that plus the exit delay, so an exit stops every partition at its tick.
+    let exit_cap = wiring.graph.exit_sources().iter().map(|&e| j.next[e as usize]).min().unwrap_or(Tick::MAX);
+    v.all = end.min(exit_cap.saturating_add(wiring.exit_delay));
+    if n > 1 {
+        wiring.graph.arrivals(&j.next, &mut j.scratch, &mut j.arrivals);
+        v.per_partition.extend(j.arrivals.iter().map(|&a| a.min(v.all)));
     }
-    Decision::Run { horizon_of: HorizonRule::PerPartition { end, cap: min_next.saturating_add(wiring.exit_delay) } }
-}
-
-fn horizon(recs: &[Record], wiring: &Wiring, q: usize, end: Tick, cap: Tick) -> Tick {
-    // Any partition (q itself included: a request whose reply comes back) may cause an
-    // event in q no earlier than its next event plus the shortest chain of links to q.
-    let mut h = end.min(cap);
-    for (s, row) in wiring.reach.iter().enumerate() {
-        if let Some(l) = row[q] {
-            h = h.min(effective_next(recs, s).saturating_add(l));
-        }
-    }
-    h
 }
 
 /// Why a run of the loop ended.
@@ -260,10 +326,12 @@ pub(crate) enum Stop {
 
 /// What one partition's worker carries from epoch to epoch.
 pub(crate) struct EpochState {
-    recs: Vec<Record>,
     epoch: u64,
-    stepped: bool,
     ext_seq: u64,
+    /// From the last decision: events handled and the latest time reached, all
+    /// partitions (for the progress line).
+    events: u64,
+    frontier: Tick,
     /// The epoch at whose start this partition yields (`Limits::max_epochs`, or earlier
     /// when the serial loop's time budget runs out).
     yield_at: u64,
@@ -273,8 +341,8 @@ pub(crate) struct EpochState {
 }
 
 impl EpochState {
-    pub fn new(n: usize, yield_at: u64) -> EpochState {
-        EpochState { recs: vec![Record::default(); n], epoch: 0, stepped: false, ext_seq: 0, yield_at, deadline: None }
+    pub fn new(yield_at: u64) -> EpochState {
+        EpochState { epoch: 0, ext_seq: 0, events: 0, frontier: Tick::ZERO, yield_at, deadline: None }
     }
 }
 
@@ -289,11 +357,6 @@ pub(crate) const SERIAL_SEGMENT_BUDGET: std::time::Duration = std::time::Duratio
 /// partition reaches the same decision, so all stop in the same epoch.
 pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochState) -> Option<Stop> {
     let me = part.id.index();
-    let read = ((st.epoch + 1) & 1) as usize;
-    for (q, rec) in st.recs.iter_mut().enumerate() {
-        rec.clone_from(&sh.records[q][read].lock().unwrap_or_else(|e| e.into_inner()));
-    }
-    st.ext_seq = st.ext_seq.max(st.recs[0].ext_seq);
     while let Some((sender, mut batch)) = sh.inboxes[me].pop() {
         for mut ev in batch.drain(..) {
             // External input is stamped by worker 0 with the latest frontier it knew;
@@ -318,24 +381,39 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
     if st.epoch >= st.yield_at {
         return Some(Stop::Yield);
     }
-    let recs = &st.recs;
-    match decide(recs, sh, st.stepped) {
-        Decision::Stop(status) => return Some(Stop::Status(status)),
-        Decision::Idle => {
-            if me == 0 {
-                sh.external.wait();
-            }
+    let (run, horizon) = {
+        let mut judge = sh.judges[(st.epoch & 1) as usize].lock().unwrap_or_else(|e| e.into_inner());
+        if judge.verdict.epoch != st.epoch {
+            decide(sh, st.epoch, &mut judge);
         }
-        Decision::Run { horizon_of } => {
-            let h = match horizon_of {
-                HorizonRule::All(h) => h,
-                HorizonRule::PerPartition { end, cap } => horizon(recs, sh.wiring, me, end, cap),
-            };
-            let started = Instant::now();
-            part.run_window(sh.wiring, h, BUDGET, st.deadline);
-            sh.work_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            st.stepped = sh.limits.step;
+        let v = &judge.verdict;
+        st.ext_seq = st.ext_seq.max(v.ext_seq);
+        st.events = v.events;
+        st.frontier = v.frontier;
+        match &v.decision {
+            Decision::Stop(status) => return Some(Stop::Status(status.clone())),
+            Decision::Idle => (false, Tick::ZERO),
+            Decision::Run => (true, v.horizon(me)),
         }
+    };
+    if run {
+        let started = Instant::now();
+        let before = part.emit.handled;
+        part.run_window(sh.wiring, horizon, BUDGET, st.deadline, sh.observer);
+        let ended = Instant::now();
+        sh.work_ns.fetch_add(ended.duration_since(started).as_nanos() as u64, Ordering::Relaxed);
+        if let Some(o) = sh.observer {
+            o.window(WindowSpan {
+                worker: observe::worker(),
+                partition: part.id,
+                epoch: sh.epoch_base + st.epoch,
+                start_ns: o.ns(started),
+                end_ns: o.ns(ended),
+                events: part.emit.handled - before,
+            });
+        }
+    } else if me == 0 {
+        sh.external.wait();
     }
     let (mut interrupted, mut senders_open) = (false, false);
     if me == 0 {
@@ -343,7 +421,7 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
         // Read before draining, so input sent just before the last sender closed
         // is routed in this epoch or seen as pending in the next.
         senders_open = sh.external.has_senders();
-        let stamp = recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO).max(part.frontier);
+        let stamp = st.frontier.max(part.frontier);
         while let Some((target, payload)) = sh.external.pop() {
             let key = EventKey::new(stamp, EXTERNAL_SOURCE, st.ext_seq);
             st.ext_seq += 1;
@@ -354,11 +432,11 @@ pub(crate) fn epoch(part: &mut PartitionState, sh: &Shared<'_>, st: &mut EpochSt
         let mut slot = sh.records[me][(st.epoch & 1) as usize].lock().unwrap_or_else(|e| e.into_inner());
         Record::capture(part, interrupted, senders_open, st.ext_seq, &mut slot);
     }
-    for (q, outbox) in part.emit.outboxes.iter_mut().enumerate() {
-        if !outbox.is_empty() {
-            let spare = sh.spares[me].pop().unwrap_or_default();
-            sh.inboxes[q].push((me, std::mem::replace(outbox, spare)));
-        }
+    for outbox in part.emit.take_outboxes() {
+        sh.inboxes[outbox.dest.index()].push((me, outbox.events));
+    }
+    while let Some(spare) = sh.spares[me].pop() {
+        part.emit.spare.push(spare);
     }
     None
 }
@@ -380,10 +458,22 @@ impl EpochClock {
         self.last = now;
         if let Some(p) = &sh.progress {
             if st.epoch.is_multiple_of(64) {
-                let events: u64 = st.recs.iter().map(|r| r.handled).sum();
-                let sim = st.recs.iter().map(|r| r.frontier).max().unwrap_or(Tick::ZERO);
-                p.lock().unwrap_or_else(|e| e.into_inner()).update(sim, events, sync.epochs, Duration::ZERO);
+                p.lock().unwrap_or_else(|e| e.into_inner()).update(st.frontier, st.events, sync.epochs, Duration::ZERO);
             }
+        }
+    }
+}
+
+/// Meets the other workers at the barrier (timing the wait when observed).
+fn wait_at_barrier(sh: &Shared<'_>) {
+    match sh.observer {
+        None => {
+            sh.barrier.wait();
+        }
+        Some(o) => {
+            let started = Instant::now();
+            sh.barrier.wait();
+            o.wait(started, Instant::now());
         }
     }
 }
@@ -392,15 +482,16 @@ impl EpochClock {
 /// after every epoch, until the shared decision stops it. Every worker returns the
 /// same result.
 pub(crate) fn worker(part: &mut PartitionState, sh: &Shared<'_>, sync: &mut SyncStats) -> Stop {
-    let mut st = EpochState::new(sh.records.len(), sh.limits.max_epochs);
+    let mut st = EpochState::new(sh.limits.max_epochs);
     let mut clock = EpochClock::new();
     let me = part.id.index();
+    observe::set_worker(me);
     loop {
         if let Some(stop) = epoch(part, sh, &mut st) {
             sync.ext_seq = st.ext_seq;
             return stop;
         }
-        sh.barrier.wait();
+        wait_at_barrier(sh);
         st.epoch += 1;
         if me == 0 {
             clock.tick(sh, &st, sync);
@@ -437,11 +528,10 @@ struct Claims<'p> {
 /// handled a partition; and a worker on a slower (shared, preempted) core handles
 /// fewer partitions instead of holding every other worker at the barrier.
 pub(crate) fn claiming(parts: &mut [PartitionState], sh: &Shared<'_>, sync: &mut SyncStats, workers: usize) -> Stop {
-    let n = parts.len();
     let claims = Claims {
         cells: parts
             .iter_mut()
-            .map(|part| Mutex::new(Claimable { part, st: EpochState::new(n, sh.limits.max_epochs) }))
+            .map(|part| Mutex::new(Claimable { part, st: EpochState::new(sh.limits.max_epochs) }))
             .collect(),
         next: Default::default(),
         stop: Mutex::new(None),
@@ -470,6 +560,7 @@ fn claim_loop(me: usize, claims: &Claims<'_>, sh: &Shared<'_>) -> Stop {
     use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
     let n = claims.cells.len();
     let mut round = 0u64;
+    observe::set_worker(me);
     loop {
         let next = &claims.next[(round & 1) as usize];
         loop {
@@ -497,7 +588,7 @@ fn claim_loop(me: usize, claims: &Claims<'_>, sh: &Shared<'_>) -> Stop {
                 }
             }
         }
-        sh.barrier.wait();
+        wait_at_barrier(sh);
         if claims.stopped_in.load(Acquire) == round {
             if me == 0 {
                 let taken = claims.stop.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -517,11 +608,13 @@ fn claim_loop(me: usize, claims: &Claims<'_>, sh: &Shared<'_>) -> Stop {
 /// epochs and decisions as [`worker`] on many threads, without the barrier. For
 /// epochs too small to pay for synchronizing threads.
 pub(crate) fn serial(parts: &mut [PartitionState], sh: &Shared<'_>, sync: &mut SyncStats) -> Stop {
-    let mut states: Vec<EpochState> = parts.iter().map(|_| EpochState::new(sh.records.len(), sh.limits.max_epochs)).collect();
+    let mut states: Vec<EpochState> = parts.iter().map(|_| EpochState::new(sh.limits.max_epochs)).collect();
     let mut clock = EpochClock::new();
     let started = Instant::now();
+    observe::set_worker(0);
     // Not when stepping: a step handles the whole of one timestamp.
-    if parts.len() > 1 && !sh.limits.step {
+    let budgeted = parts.len() > 1 && sh.limits.time_budget;
+    if budgeted && !sh.limits.step {
         let deadline = started + SERIAL_SEGMENT_BUDGET;
         states.iter_mut().for_each(|st| st.deadline = Some(deadline));
     }
@@ -537,7 +630,7 @@ pub(crate) fn serial(parts: &mut [PartitionState], sh: &Shared<'_>, sync: &mut S
             sync.ext_seq = states[0].ext_seq;
             return stop;
         }
-        let over_budget = parts.len() > 1 && started.elapsed() >= SERIAL_SEGMENT_BUDGET;
+        let over_budget = budgeted && started.elapsed() >= SERIAL_SEGMENT_BUDGET;
         for st in &mut states {
             st.epoch += 1;
             if over_budget {
@@ -562,7 +655,9 @@ pub(crate) fn initial_records(
         .map(|p| {
             let mut r = Record::default();
             Record::capture(p, false, senders_open, ext_seq, &mut r);
-            CachePadded::new([Mutex::new(r.clone()), Mutex::new(r)])
+            let mut twin = Record::default();
+            Record::capture(p, false, senders_open, ext_seq, &mut twin);
+            CachePadded::new([Mutex::new(r), Mutex::new(twin)])
         })
         .collect()
 }

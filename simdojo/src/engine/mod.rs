@@ -15,6 +15,8 @@ mod context;
 mod control;
 mod exec;
 mod external;
+mod horizon;
+mod observe;
 pub mod order;
 mod partition_state;
 mod progress;
@@ -30,6 +32,7 @@ pub use checkpoint::Checkpoint;
 pub use context::Context;
 pub use control::{ExitReason, ExitStatus};
 pub use exec::SyncStats;
+pub use observe::{ComponentCost, EventSpan, Observation, Parallelism, WaitSpan, WindowSpan};
 pub use external::{ExternalSender, StopHandle};
 
 use crate::component::{BuildContext, BuildError, Component, Event};
@@ -40,7 +43,7 @@ use crate::engine::partition_state::{PartitionState, Slot};
 use crate::engine::wiring::{Binding, FabricWiring, PortWiring, Wiring};
 use crate::ids::{ComponentId, FabricId, FabricMember, PartitionId, PortIdx};
 use crate::params::{Params, RawParam};
-use crate::partition;
+use crossbeam::utils::CachePadded;
 use crate::registry;
 use crate::stats::StatsReport;
 use crate::time::Tick;
@@ -164,6 +167,10 @@ pub struct SimConfig {
     /// Shared resources given to the components at build time (see [`crate::resources`]);
     /// components may add more, and [`Simulation::resource`] reaches them afterwards.
     pub resources: Resources,
+    /// Record where wall time goes ([`Simulation::observation`]): per-component events
+    /// and host time, windows per partition and epoch, barrier waits, sampled event
+    /// spans. Each event is then timed, which slows the run.
+    pub observe: bool,
 }
 
 /// Counters of a run that depend on the decomposition (unlike [`StatsReport`]).
@@ -199,6 +206,8 @@ pub struct Simulation {
     workers: usize,
     /// Shared resources (`SimConfig::resources` plus what components added).
     resources: Resources,
+    /// The recorder, when `SimConfig::observe`.
+    observer: Option<Arc<observe::Observer>>,
 }
 
 impl Simulation {
@@ -259,6 +268,7 @@ impl Simulation {
 
         // Build every component.
         let mut built: Vec<(Box<dyn Component>, OpenedPorts)> = Vec::with_capacity(n);
+        let mut ends_run = Vec::with_capacity(n);
         for (i, decl) in topology.components.iter().enumerate() {
             let ty = registry::lookup(&decl.type_name).ok_or_else(|| EngineError::UnknownType {
                 component: decl.path.clone(),
@@ -269,6 +279,7 @@ impl Simulation {
             let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i], config.resources.clone());
             let comp = (ty.build)(&mut ctx)
                 .map_err(|source| EngineError::Build { component: decl.path.clone(), source })?;
+            ends_run.push(ctx.ends_run);
             built.push((comp, ctx.opened));
         }
 
@@ -361,11 +372,9 @@ impl Simulation {
         for (i, (comp, _)) in built.into_iter().enumerate() {
             let part = &mut parts[assignment[i].index()];
             local_index[i] = part.slots.len() as u32;
-            part.slots.push(Slot { id: ComponentId::from_index(i), comp, seq: 0 });
+            part.slots.push(Slot { id: ComponentId::from_index(i), comp, seq: 0, cost: Default::default() });
         }
-        let plan = partition::Plan { assignment, n_partitions: n_parts as u32 };
-        let reach = wiring::reach_matrix(&partition::lookahead_matrix(topology, &plan));
-        let assignment = plan.assignment;
+        let graph = horizon::LookaheadGraph::build(topology, &assignment, n_parts, &ends_run);
         let exit_delay = topology.engine.exit_delay.unwrap_or(max_latency).max(Tick(1));
         let wiring = Wiring {
             ports,
@@ -374,7 +383,8 @@ impl Simulation {
             local_index,
             paths: topology.components.iter().map(|c| c.path.clone()).collect(),
             type_names: topology.components.iter().map(|c| c.type_name.clone()).collect(),
-            reach,
+            graph,
+            ends_run,
             exit_delay,
         };
         let wiring = Arc::new(wiring);
@@ -406,6 +416,7 @@ impl Simulation {
             fixed: config.fixed_partitions,
             workers: config.workers.unwrap_or(usize::MAX).max(1),
             resources: config.resources.clone(),
+            observer: config.observe.then(|| Arc::new(observe::Observer::new())),
         })
     }
 
@@ -414,10 +425,9 @@ impl Simulation {
     fn deliver_outboxes(&mut self) {
         let mut moved = Vec::new();
         for part in &mut self.parts {
-            for outbox in &mut part.emit.outboxes {
-                moved.append(outbox);
+            for mut outbox in part.emit.take_outboxes() {
+                moved.append(&mut outbox.events);
             }
-            part.emit.min_sent.iter_mut().for_each(|t| *t = Tick::MAX);
         }
         for ev in moved {
             let p = self.wiring.partition_of[ev.target.index()].index();
@@ -476,7 +486,7 @@ impl Simulation {
                 (_, true) => THREADED_SEGMENT_EPOCHS,
                 (_, false) => SERIAL_SEGMENT_EPOCHS,
             };
-            let limits = Limits { max_ticks: self.max_ticks, until, step, max_epochs };
+            let limits = Limits { max_ticks: self.max_ticks, until, step, max_epochs, time_budget: self.workers > 1 };
             let epochs = self.summary.sync.epochs;
             let (stop, work_ns) = self.segment(limits, threads);
             let epochs = self.summary.sync.epochs - epochs;
@@ -519,11 +529,15 @@ impl Simulation {
             // Input queued before this segment (a doorbell sent to a quiescent run being
             // continued) counts as an open sender: the first epoch idles, which routes it.
             records: exec::initial_records(&mut self.parts, self.external.has_senders() || self.external.has_pending(), self.ext_seq),
+            judges: [CachePadded::new(Mutex::new(exec::Judge::new())), CachePadded::new(Mutex::new(exec::Judge::new()))],
+            ran: Default::default(),
             inboxes: (0..n).map(|_| Default::default()).collect(),
             spares: (0..n).map(|_| Default::default()).collect(),
             external: &self.external,
             progress: if self.progress { progress::Progress::on_terminal().map(Mutex::new) } else { None },
             work_ns: Default::default(),
+            observer: self.observer.as_deref(),
+            epoch_base: self.summary.sync.epochs,
         };
         let mut sync = SyncStats::default();
         let stop = if n == 1 {
@@ -545,10 +559,17 @@ impl Simulation {
                 exec::worker(&mut first[0], shared, &mut sync)
             })
         };
-        // Batches sent in the last epoch go into their queues, so the state is whole.
+        // Batches sent in the last epoch go into their queues, so the state is whole;
+        // emptied batch vectors stay with their partitions for the next segment.
         for (q, inbox) in shared.inboxes.iter().enumerate() {
-            while let Some((_, batch)) = inbox.pop() {
-                batch.into_iter().for_each(|ev| self.parts[q].emit.queue.push(ev));
+            while let Some((sender, mut batch)) = inbox.pop() {
+                batch.drain(..).for_each(|ev| self.parts[q].emit.queue.push(ev));
+                self.parts[sender].emit.spare.push(batch);
+            }
+        }
+        for (q, spares) in shared.spares.iter().enumerate() {
+            while let Some(spare) = spares.pop() {
+                self.parts[q].emit.spare.push(spare);
             }
         }
         self.ext_seq = self.ext_seq.max(sync.ext_seq);
@@ -577,6 +598,23 @@ impl Simulation {
     /// [`SimConfig::workers`] if that is fewer.
     pub fn workers(&self) -> usize {
         self.workers.min(self.parts.len())
+    }
+
+    /// What an observed run ([`SimConfig::observe`]) recorded so far; `None` when the
+    /// run is not observed.
+    pub fn observation(&self) -> Option<Observation> {
+        let o = self.observer.as_ref()?;
+        let (windows, waits) = o.snapshot();
+        let mut components = vec![ComponentCost::default(); self.wiring.paths.len()];
+        let mut spans = Vec::new();
+        for part in &self.parts {
+            for slot in &part.slots {
+                components[slot.id.index()] = slot.cost;
+            }
+            spans.extend_from_slice(&part.log.spans);
+        }
+        spans.sort_by_key(|s| (s.worker, s.start_ns));
+        Some(Observation { components, windows, waits, spans, epochs: self.summary.sync.epochs })
     }
 
     /// Decomposition-dependent counters of all runs so far.
@@ -683,7 +721,7 @@ mod tests {
         let mut windows = 0;
         loop {
             let before = part.emit.handled;
-            let how = part.run_window(&wiring, end, u64::MAX, Some(Instant::now()));
+            let how = part.run_window(&wiring, end, u64::MAX, Some(Instant::now()), None);
             windows += 1;
             if how == WindowEnd::Horizon {
                 break;

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::component::{Component, Event};
 use crate::engine::context::{Context, Emitter};
+use crate::engine::observe::{self, ComponentCost, EventSpan, Observer, PartitionLog};
 use crate::engine::queue::Pending;
 use crate::engine::wiring::Wiring;
 use crate::engine::EngineError;
@@ -21,6 +22,8 @@ pub(crate) struct Slot {
     pub comp: Box<dyn Component>,
     /// Events this component has created so far (its next sequence number).
     pub seq: u64,
+    /// Events and host time, counted only when the run is observed.
+    pub cost: ComponentCost,
 }
 
 /// A partition. Aligned to two cache lines so that partitions stored side by side
@@ -34,6 +37,8 @@ pub(crate) struct PartitionState {
     pub emit: Emitter,
     /// Time of the last handled event.
     pub frontier: Tick,
+    /// Sampled event spans, recorded only when the run is observed.
+    pub log: PartitionLog,
 }
 
 /// Why a window ended.
@@ -49,7 +54,13 @@ pub(crate) enum WindowEnd {
 
 impl PartitionState {
     pub fn new(id: PartitionId, n_partitions: usize) -> PartitionState {
-        PartitionState { id, slots: Vec::new(), emit: Emitter::new(id, n_partitions), frontier: Tick::ZERO }
+        PartitionState {
+            id,
+            slots: Vec::new(),
+            emit: Emitter::new(id, n_partitions),
+            frontier: Tick::ZERO,
+            log: PartitionLog::default(),
+        }
     }
 
     /// All partitions merged into one partition 0 holding every component in id
@@ -58,11 +69,13 @@ impl PartitionState {
     pub fn merge_all(parts: Vec<PartitionState>) -> PartitionState {
         let mut one = PartitionState::new(PartitionId(0), 1);
         for mut p in parts {
-            debug_assert!(p.emit.outboxes.iter().all(Vec::is_empty));
+            debug_assert!(p.emit.outboxes.is_empty());
             for ev in p.emit.queue.take_all() {
                 one.emit.queue.push(ev);
             }
             one.slots.append(&mut p.slots);
+            one.log.spans.append(&mut p.log.spans);
+            one.log.stride = one.log.stride.max(p.log.stride);
             let (a, b) = (&mut one.emit, p.emit);
             a.cancelled.extend(b.cancelled);
             if let Some(req) = &b.exit {
@@ -111,9 +124,22 @@ impl PartitionState {
     /// component; the panicking event counts as handled. The panic is caught once
     /// around the whole window rather than around each event, which keeps the
     /// per-event path free of unwinding bookkeeping.
-    pub fn run_window(&mut self, wiring: &Wiring, horizon: Tick, budget: u64, deadline: Option<Instant>) -> WindowEnd {
+    /// With an `observer`, every event is timed for its component's cost and sampled
+    /// into the partition's span log.
+    pub fn run_window(
+        &mut self,
+        wiring: &Wiring,
+        horizon: Tick,
+        budget: u64,
+        deadline: Option<Instant>,
+        observer: Option<&Observer>,
+    ) -> WindowEnd {
         let mut current = ComponentId(0);
-        match catch_unwind(AssertUnwindSafe(|| self.window(wiring, horizon, budget, deadline, &mut current))) {
+        let window = AssertUnwindSafe(|| match observer {
+            None => self.window::<false>(wiring, horizon, budget, deadline, &mut current, None),
+            Some(o) => self.window::<true>(wiring, horizon, budget, deadline, &mut current, Some(o)),
+        });
+        match catch_unwind(window) {
             Ok(end) => end,
             Err(payload) => {
                 self.emit.handled += 1;
@@ -126,13 +152,14 @@ impl PartitionState {
     /// The event loop of [`PartitionState::run_window`]; `current` names the
     /// component being handed an event, for the panic report.
     #[inline(always)]
-    fn window(
+    fn window<const OBSERVE: bool>(
         &mut self,
         wiring: &Wiring,
         mut horizon: Tick,
         budget: u64,
         deadline: Option<Instant>,
         current: &mut ComponentId,
+        observer: Option<&Observer>,
     ) -> WindowEnd {
         let mut left = budget;
         horizon = horizon.min(self.local_stop(wiring));
@@ -163,7 +190,15 @@ impl PartitionState {
             let slot = &mut self.slots[wiring.local_index[target.index()] as usize];
             *current = target;
             let mut ctx = Context { now: key.time, me: target, seq: &mut slot.seq, wiring, out: &mut self.emit };
+            let started = OBSERVE.then(Instant::now);
             slot.comp.handle(body, &mut ctx);
+            if let (Some(started), Some(o)) = (started, observer) {
+                let dur_ns = started.elapsed().as_nanos() as u64;
+                slot.cost.events += 1;
+                slot.cost.host_ns += dur_ns;
+                let span = EventSpan { worker: observe::worker(), component: target, start_ns: o.ns(started), dur_ns };
+                self.log.span(span);
+            }
             self.emit.handled += 1;
             if self.emit.attention {
                 self.emit.attention = false;
@@ -182,7 +217,7 @@ impl PartitionState {
     fn local_stop(&self, wiring: &Wiring) -> Tick {
         let e = &self.emit;
         let mut stop = e.exit.as_ref().map_or(Tick::MAX, |r| r.at);
-        if e.outboxes.len() == 1 && e.primaries_registered > 0 && e.primary_held <= 0 {
+        if e.alone && e.primaries_registered > 0 && e.primary_held <= 0 {
             stop = stop.min(e.last_release.unwrap_or(Tick::ZERO).saturating_add(wiring.exit_delay));
         }
         stop

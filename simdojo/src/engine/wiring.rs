@@ -2,6 +2,7 @@
 //! latency, and which partition owns each component. Read-only while running and
 //! shared by all workers.
 
+use crate::engine::horizon::LookaheadGraph;
 use crate::ids::{ComponentId, FabricId, FabricMember, PartitionId, PortIdx};
 use crate::registry::MessageKind;
 use crate::time::Tick;
@@ -54,36 +55,12 @@ pub(crate) struct Wiring {
     pub paths: Vec<String>,
     /// Per component, its type name.
     pub type_names: Vec<String>,
-    /// `reach[p][q]`: the smallest total latency of a chain of one or more links or
-    /// fabrics leading from partition p to q, through any partitions (so `reach[p][p]`
-    /// is p's shortest round trip). An event p handles at time t can cause an event in
-    /// q no earlier than t + `reach[p][q]`; `None` when it never can.
-    pub reach: Vec<Vec<Option<Tick>>>,
+    /// The lookaheads between partitions, from which each epoch's horizons come.
+    pub graph: LookaheadGraph,
+    /// Per component, whether it declared that it may end the run.
+    pub ends_run: Vec<bool>,
     /// Delay between an exit request and the tick at which the run stops.
     pub exit_delay: Tick,
-}
-
-/// `reach` from a matrix of direct lookaheads: shortest paths of at least one hop
-/// (Floyd-Warshall without zero self-distances, so cycles count).
-// Rows m and i of the same matrix are read and written together: indices are clearer.
-#[allow(clippy::needless_range_loop)]
-pub fn reach_matrix(direct: &[Vec<Option<Tick>>]) -> Vec<Vec<Option<Tick>>> {
-    let k = direct.len();
-    let mut d = direct.to_vec();
-    for m in 0..k {
-        for i in 0..k {
-            let Some(im) = d[i][m] else { continue };
-            for j in 0..k {
-                if let Some(mj) = d[m][j] {
-                    let via = im.saturating_add(mj);
-                    if d[i][j].is_none_or(|cur| via < cur) {
-                        d[i][j] = Some(via);
-                    }
-                }
-            }
-        }
-    }
-    d
 }
 
 impl Wiring {
@@ -97,7 +74,8 @@ impl Wiring {
             local_index: (0..n as u32).collect(),
             paths: self.paths.clone(),
             type_names: self.type_names.clone(),
-            reach: vec![vec![None]],
+            graph: LookaheadGraph::single(self.ends_run.iter().any(|&e| e)),
+            ends_run: self.ends_run.clone(),
             exit_delay: self.exit_delay,
         }
     }

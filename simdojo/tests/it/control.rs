@@ -45,6 +45,9 @@ fn opt_tick(p: &Params, name: &str) -> Result<Option<Tick>, BuildError> {
 
 fn build_relay(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
     let p = ctx.params().clone();
+    if opt_tick(&p, "exit_at")?.is_some() || opt_tick(&p, "release_at")?.is_some() {
+        ctx.may_end_run();
+    }
     Ok(Box::new(Relay {
         input: ctx.port("in")?,
         output: ctx.port("out")?,
@@ -518,10 +521,10 @@ simdojo::register_component!(ComponentType {
     }],
     ports: &[],
     stats: &[],
-    build: |ctx: &mut BuildContext<'_>| Ok(Box::new(Sink {
-        expect: ctx.params().uint("expect")?,
-        inputs: Vec::new()
-    })),
+    build: |ctx: &mut BuildContext<'_>| {
+        ctx.may_end_run();
+        Ok(Box::new(Sink { expect: ctx.params().uint("expect")?, inputs: Vec::new() }))
+    },
 });
 
 #[test]
@@ -580,4 +583,66 @@ fn external_input_into_a_busy_multi_partition_run_is_never_a_causality_error() {
             "round {round}: the ring must have been running ({status})"
         );
     }
+}
+
+/// Requests exit at its first timer without having declared that it may end the run.
+#[derive(Debug, Default)]
+struct Rogue;
+
+impl Component for Rogue {
+    fn startup(&mut self, ctx: &mut Context<'_>) {
+        ctx.schedule(Tick::ns(5), 0);
+    }
+    fn handle(&mut self, _event: Event, ctx: &mut Context<'_>) {
+        ctx.request_exit("undeclared", 0);
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "test.rogue",
+    doc: "Requests exit without declaring that it may end the run.",
+    params: &[],
+    ports: &[],
+    stats: &[],
+    build: |_| Ok(Box::new(Rogue)),
+});
+
+#[test]
+fn an_exit_from_a_component_that_did_not_declare_it_is_an_error_naming_it() {
+    let mut t = Topology::new();
+    t.add_component("rogue", "test.rogue", Params::new());
+    let mut sim = build(&t, None);
+    let status = sim.run();
+    assert_eq!(status.reason, ExitReason::Error, "{status}");
+    assert!(status.message.contains("`rogue`"), "{status}");
+    assert!(status.message.contains("may_end_run"), "{status}");
+}
+
+#[test]
+fn unconnected_partitions_never_wait_on_each_other() {
+    // Two rings with no link between them, one per partition, and nothing that may
+    // end the run: each partition's horizon is the end time, so the whole run takes a
+    // handful of epochs, where a global window (next event + exit delay) took one per
+    // 1.75 ns of simulated time.
+    let mut t = ring(4, |_| Params::new());
+    let other = ring(4, |_| Params::new());
+    let base = t.components.len();
+    for c in &other.components {
+        t.add_component(format!("other.{}", c.path), c.type_name.clone(), c.params.clone());
+    }
+    for l in &other.links {
+        let a = simdojo::ids::ComponentId::from_index(base + l.a.component.index());
+        let b = simdojo::ids::ComponentId::from_index(base + l.b.component.index());
+        t.add_link((a, l.a.port.as_str()), (b, l.b.port.as_str()), l.latency, l.kind);
+    }
+    t.engine.max_ticks = Some(Tick::ns(2000));
+    let split: Vec<PartitionId> = (0..8).map(|i| PartitionId(i / 4)).collect();
+    let mut whole = build(&t, None);
+    whole.run();
+    let mut sim = build(&t, Some(split));
+    let status = sim.run();
+    assert_eq!(status.reason, ExitReason::MaxTicks, "{status}");
+    assert_eq!(sim.stats().to_json(), whole.stats().to_json());
+    assert!(sim.summary().events > 4000, "{} events", sim.summary().events);
+    assert!(sim.summary().sync.epochs <= 4, "{} epochs", sim.summary().sync.epochs);
 }
