@@ -70,6 +70,21 @@ pub struct PholdArgs {
     /// the ceiling for `--workers 2`.
     #[arg(long, default_value_t = 1)]
     copies: u32,
+    /// Also measure this machine's ceiling for `--workers N` in the same invocation:
+    /// N independent one-worker copies at once (as `--workers 1 --copies N`); prints
+    /// the parallel run's rate as a fraction of theirs.
+    #[arg(long, conflicts_with = "copies")]
+    ceiling: bool,
+    /// Observe the run (each event is timed, which slows it) and print where the wall
+    /// time went: per-component events and host time, per-worker busy and barrier time,
+    /// epochs, events per window, and the parallelism profile (work, critical path,
+    /// predicted speedup on more workers).
+    #[arg(long, conflicts_with = "copies")]
+    profile: bool,
+    /// Observe the run and write a Chrome trace (JSON, which Perfetto loads) to FILE:
+    /// one track per worker with its windows, barrier waits and sampled event spans.
+    #[arg(long, value_name = "FILE", conflicts_with = "copies")]
+    trace: Option<std::path::PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -102,20 +117,40 @@ struct PholdRun {
     digest: String,
     partitions: usize,
     workers: usize,
+    /// What an observed run recorded.
+    observation: Option<simdojo::engine::Observation>,
+    /// Component paths and types, when observed.
+    names: (Vec<String>, Vec<String>),
+    sim_end: Tick,
+}
+
+/// How one measurement runs: copies at once, each with its workers and partitions.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    copies: u32,
+    workers: u32,
+    partitions: u32,
+    observe: bool,
 }
 
 /// Builds and runs one copy of PHOLD, starting the clock once every copy is built.
-fn phold_copy(cfg: &PholdConfig, a: &PholdArgs, start: &std::sync::Barrier) -> anyhow::Result<PholdRun> {
+fn phold_copy(cfg: &PholdConfig, a: &PholdArgs, shape: Shape, start: &std::sync::Barrier) -> anyhow::Result<PholdRun> {
     let topo = phold::topology(cfg);
-    let plan = crate::plan::choose(&topo, Some(a.partitions.unwrap_or(a.workers)), Some(&a.partitioner))?;
+    let plan = crate::plan::choose(&topo, Some(shape.partitions), Some(&a.partitioner))?;
     let config = SimConfig {
         assignment: Some(plan.assignment),
-        workers: Some(a.workers as usize),
-        progress: !a.json && a.copies == 1,
+        workers: Some(shape.workers as usize),
+        progress: !a.json && shape.copies == 1 && !a.ceiling,
         fixed_partitions: a.fixed_partitions,
+        observe: shape.observe,
         ..SimConfig::default()
     };
     let built = Simulation::build(&topo, &config).context("building the PHOLD topology");
+    let names = if shape.observe {
+        (topo.components.iter().map(|c| c.path.clone()).collect(), topo.components.iter().map(|c| c.type_name.clone()).collect())
+    } else {
+        Default::default()
+    };
     start.wait();
     let mut sim = built?;
     let begun = Instant::now();
@@ -131,6 +166,9 @@ fn phold_copy(cfg: &PholdConfig, a: &PholdArgs, start: &std::sync::Barrier) -> a
         digest: format!("{:016x}", phold::digest(&sim, cfg.lps)),
         partitions: sim.partitions(),
         workers: sim.workers(),
+        observation: sim.observation(),
+        names,
+        sim_end: sim.now(),
     })
 }
 
@@ -150,19 +188,30 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
     if a.lps == 0 || a.workers == 0 || a.copies == 0 {
         bail!("--lps, --workers and --copies must be at least 1");
     }
-    let runs: Vec<PholdRun> =
-        crate::copies::run_copies(a.copies, |start| phold_copy(&cfg, &a, start)).into_iter().collect::<anyhow::Result<_>>()?;
+    let observe = a.profile || a.trace.is_some();
+    let shape = Shape { copies: a.copies, workers: a.workers, partitions: a.partitions.unwrap_or(a.workers), observe };
+    let m = measure(&cfg, &a, shape)?;
+    let ceiling = if a.ceiling {
+        if a.workers < 2 {
+            bail!("--ceiling compares --workers N (N at least 2) with N one-worker copies");
+        }
+        let c = measure(&cfg, &a, Shape { copies: a.workers, workers: 1, partitions: 1, observe: false })?;
+        if c.runs[0].digest != m.runs[0].digest {
+            bail!("the ceiling's copies and the parallel run differ: digest {} against {}", c.runs[0].digest, m.runs[0].digest);
+        }
+        Some(c)
+    } else {
+        None
+    };
+    let (runs, rate, wall, per_copy) = (&m.runs, m.rate, m.wall, &m.per_copy);
     let first = &runs[0];
-    if let Some(other) = runs.iter().find(|r| r.digest != first.digest || r.events != first.events) {
-        bail!("copies of the same run differ: digest {} ({} events) against {} ({} events)", first.digest, first.events, other.digest, other.events);
-    }
     let (events, epochs, digest, status) = (first.events, first.epochs, &first.digest, &first.status);
-    let wall = runs.iter().map(|r| r.wall).fold(0.0, f64::max);
     let hist = first.hist.histogram();
     let rss = peak_rss_bytes();
-    // With copies, the rate is their sum: all events handled over the longest copy's time.
-    let rate = (events * u64::from(a.copies)) as f64 / wall;
-    let per_copy: Vec<f64> = runs.iter().map(|r| r.events as f64 / r.wall).collect();
+    let names = crate::profile::Names { paths: &first.names.0, types: &first.names.1 };
+    if let (Some(path), Some(obs)) = (&a.trace, &first.observation) {
+        crate::profile::write_trace(path, obs, &names)?;
+    }
     if a.json {
         outln!(
             "{}",
@@ -180,6 +229,11 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
                 "partitions": first.partitions,
                 "copies": a.copies,
                 "copy_events_per_sec": per_copy,
+                "ceiling": ceiling.as_ref().map(|c| json!({
+                    "copies": a.workers, "events_per_sec": c.rate, "copy_events_per_sec": c.per_copy,
+                    "ratio": rate / c.rate,
+                })),
+                "profile": first.observation.as_ref().filter(|_| a.profile).map(crate::profile::to_json),
                 "digest": digest,
                 "exit": status,
             })
@@ -190,9 +244,14 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
         outln!("wall:            {wall:.3} s")?;
         outln!("events/s:        {:.3} M", rate / 1e6)?;
         if a.copies > 1 {
-            outln!("copies:          {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 3))?;
+            outln!("copies:          {} running at once ({} each)", a.copies, crate::copies::rates_line(per_copy, 3))?;
         }
-        outln!("workers:         {} ({} partitions)", first.workers, first.partitions)?;
+        outln!("workers:         {}", first.workers)?;
+        outln!("partitions:      {}", first.partitions)?;
+        if let Some(c) = &ceiling {
+            let c = crate::copies::Ceiling { rate: c.rate, per_copy: &c.per_copy, workers: a.workers };
+            c.print(17, " events/s", rate, 3)?;
+        }
         outln!("epochs:          {epochs}")?;
         outln!("events/epoch:    {:.1}", events as f64 / epochs.max(1) as f64)?;
         outln!(
@@ -204,6 +263,33 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
         )?;
         outln!("peak RSS:        {}", rss.map_or("unknown".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0)))?;
         outln!("digest:          {digest}")?;
+        if let (true, Some(obs)) = (a.profile, &first.observation) {
+            crate::profile::print(obs, &names, first.sim_end)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What one measurement (all its copies) gave.
+struct Measured {
+    runs: Vec<PholdRun>,
+    /// Events per second, all copies: every copy's events over the longest copy's time.
+    rate: f64,
+    wall: f64,
+    per_copy: Vec<f64>,
+}
+
+/// Runs `shape.copies` copies of PHOLD at once and checks that they agree.
+fn measure(cfg: &PholdConfig, a: &PholdArgs, shape: Shape) -> anyhow::Result<Measured> {
+    let runs: Vec<PholdRun> = crate::copies::run_copies(shape.copies, |start| phold_copy(cfg, a, shape, start))
+        .into_iter()
+        .collect::<anyhow::Result<_>>()?;
+    let first = &runs[0];
+    if let Some(other) = runs.iter().find(|r| r.digest != first.digest || r.events != first.events) {
+        bail!("copies of the same run differ: digest {} ({} events) against {} ({} events)", first.digest, first.events, other.digest, other.events);
+    }
+    let wall = runs.iter().map(|r| r.wall).fold(0.0, f64::max);
+    let rate = (first.events * u64::from(shape.copies)) as f64 / wall;
+    let per_copy = runs.iter().map(|r| r.events as f64 / r.wall).collect();
+    Ok(Measured { runs, rate, wall, per_copy })
 }

@@ -51,6 +51,11 @@ pub struct GpuArgs {
     /// ceiling for `--workers 2`.
     #[arg(long, default_value_t = 1)]
     copies: u32,
+    /// Also measure this machine's ceiling for `--workers N` in the same invocation:
+    /// N independent one-worker copies at once (as `--workers 1 --copies N`); prints
+    /// the parallel run's rate as a fraction of theirs.
+    #[arg(long, conflicts_with = "copies")]
+    ceiling: bool,
     #[command(flatten)]
     set: crate::set_args::SetArgs,
     /// Print one JSON object.
@@ -105,25 +110,97 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
     let image = std::fs::read(&image_path)?;
     let _ = std::fs::remove_dir_all(&dir);
 
-    let (partitions, workers) = crate::plan::gpu_partitions(&t, Some(a.workers), a.partitions);
-    let plan = crate::plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
-    let opts = ExecOptions {
-        topology: t,
-        assignment: Some(plan.assignment),
-        workers: Some(workers as usize),
-        threads: [a.threads, 1, 1],
-        blocks: [blocks, 1, 1],
-        args: vec![a.kernel.clone()],
-        env: Vec::new(),
-        max_ticks: None,
-        capture: true,
+    let options = |workers: u32, partitions: Option<u32>| -> anyhow::Result<ExecOptions> {
+        let (partitions, workers) = crate::plan::gpu_partitions(&t, Some(workers), partitions);
+        let plan = crate::plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
+        Ok(ExecOptions {
+            topology: t.clone(),
+            assignment: Some(plan.assignment),
+            workers: Some(workers as usize),
+            threads: [a.threads, 1, 1],
+            blocks: [blocks, 1, 1],
+            args: vec![a.kernel.clone()],
+            env: Vec::new(),
+            max_ticks: None,
+            capture: true,
+        })
     };
+    let m = measure(&image, &options(a.workers, a.partitions)?, a.copies)?;
+    let ceiling = if a.ceiling {
+        if a.workers < 2 {
+            bail!("--ceiling compares --workers N (N at least 2) with N one-worker copies");
+        }
+        let c = measure(&image, &options(1, None)?, a.workers)?;
+        if c.digest != m.digest {
+            bail!("the ceiling's copies and the parallel run differ: digest {:016x} against {:016x}", c.digest, m.digest);
+        }
+        Some(c)
+    } else {
+        None
+    };
+    let (out, digest, instructions, seconds, rate, per_copy) = (&m.out, m.digest, m.instructions, m.seconds, m.rate, &m.per_copy);
+    let output = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "kernel": a.kernel, "mode": a.mode, "target": target.name(), "blocks": blocks, "threads": a.threads,
+                "iterations": a.iterations, "wave_instructions": instructions, "run_seconds": seconds,
+                "wave_instructions_per_sec": rate, "copies": a.copies, "copy_wave_instructions_per_sec": per_copy,
+                "ceiling": ceiling.as_ref().map(|c| json!({
+                    "copies": a.workers, "wave_instructions_per_sec": c.rate,
+                    "copy_wave_instructions_per_sec": c.per_copy, "ratio": rate / c.rate,
+                })),
+                "workers": a.workers, "partitions_at_end": out.partitions,
+                "epochs": out.epochs, "simulated_ps": out.end.0, "peak_rss_bytes": peak_rss_bytes(),
+                "digest": format!("{digest:016x}"), "output": output, "status": out.status,
+            })
+        )?;
+    } else {
+        outln!("program:             {} on {} ({blocks} x {} work-items, {} iterations, {} mode)", a.kernel, target, a.threads, a.iterations, a.mode)?;
+        outln!("output:              {output}")?;
+        outln!("wave-instructions:   {instructions}")?;
+        outln!("run:                 {seconds:.3} s")?;
+        outln!("wave-instructions/s: {:.2} M", rate / 1e6)?;
+        if a.copies > 1 {
+            outln!("copies:              {} running at once ({} each)", a.copies, crate::copies::rates_line(per_copy, 2))?;
+        }
+        if let Some(c) = &ceiling {
+            let c = crate::copies::Ceiling { rate: c.rate, per_copy: &c.per_copy, workers: a.workers };
+            c.print(21, "", rate, 2)?;
+        }
+        outln!("workers:             {}", a.workers)?;
+        outln!("partitions:          {} at the end ({} epochs)", out.partitions, out.epochs)?;
+        outln!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6)?;
+        if let Some(rss) = peak_rss_bytes() {
+            outln!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0))?;
+        }
+        outln!("digest:              {digest:016x}")?;
+    }
+    Ok(if out.status == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// What one measurement (all its copies) gave.
+struct Measured {
+    /// The first copy's outcome (all copies agree).
+    out: amdgpu::loader::ExecOutcome,
+    digest: u64,
+    instructions: u64,
+    /// The longest copy's run time.
+    seconds: f64,
+    /// Wave-instructions per second, all copies.
+    rate: f64,
+    per_copy: Vec<f64>,
+}
+
+/// Runs `copies` copies of the program at once and checks that they agree.
+fn measure(image: &[u8], opts: &ExecOptions, copies: u32) -> anyhow::Result<Measured> {
     // Each copy starts once every copy has its options; the loader's own clock
     // (`run_seconds`) leaves out loading.
-    let outs = crate::copies::run_copies(a.copies, |start| {
+    let outs = crate::copies::run_copies(copies, |start| {
         let opts = opts.clone();
         start.wait();
-        run_image(&image, &opts)
+        run_image(image, &opts)
     });
     let mut runs = Vec::new();
     for out in outs {
@@ -138,44 +215,15 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         };
         runs.push((out, digest));
     }
-    let (out, digest) = &runs[0];
-    let digest = *digest;
+    let digest = runs[0].1;
     if let Some((_, other)) = runs.iter().find(|(_, d)| *d != digest) {
         bail!("copies of the same run differ: digest {digest:016x} against {other:016x}");
     }
-    let instructions: u64 = out.kernels.iter().map(|k| k.wave_instructions()).sum();
+    let instructions: u64 = runs[0].0.kernels.iter().map(|k| k.wave_instructions()).sum();
     // With copies, the rate is their sum: all instructions over the longest copy's time.
     let seconds = runs.iter().map(|(o, _)| o.run_seconds).fold(0.0, f64::max);
-    let rate = (instructions * u64::from(a.copies)) as f64 / seconds;
-    let per_copy: Vec<f64> = runs.iter().map(|(o, _)| instructions as f64 / o.run_seconds).collect();
-    let output = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "kernel": a.kernel, "mode": a.mode, "target": target.name(), "blocks": blocks, "threads": a.threads,
-                "iterations": a.iterations, "wave_instructions": instructions, "run_seconds": seconds,
-                "wave_instructions_per_sec": rate, "copies": a.copies, "copy_wave_instructions_per_sec": per_copy,
-                "workers": a.workers, "partitions_at_end": out.partitions,
-                "epochs": out.epochs, "simulated_ps": out.end.0, "peak_rss_bytes": peak_rss_bytes(),
-                "digest": format!("{digest:016x}"), "output": output, "status": out.status,
-            })
-        )?;
-    } else {
-        outln!("program:             {} on {} ({blocks} x {} work-items, {} iterations, {} mode)", a.kernel, target, a.threads, a.iterations, a.mode)?;
-        outln!("output:              {output}")?;
-        outln!("wave-instructions:   {instructions}")?;
-        outln!("run:                 {seconds:.3} s")?;
-        outln!("wave-instructions/s: {:.2} M", rate / 1e6)?;
-        if a.copies > 1 {
-            outln!("copies:              {} running at once ({} each)", a.copies, crate::copies::rates_line(&per_copy, 2))?;
-        }
-        outln!("workers:             {} ({} partitions at the end, {} epochs)", a.workers, out.partitions, out.epochs)?;
-        outln!("simulated time:      {:.3} us", out.end.0 as f64 / 1e6)?;
-        if let Some(rss) = peak_rss_bytes() {
-            outln!("peak RSS:            {:.1} MiB", rss as f64 / (1024.0 * 1024.0))?;
-        }
-        outln!("digest:              {digest:016x}")?;
-    }
-    Ok(if out.status == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let rate = (instructions * u64::from(copies)) as f64 / seconds;
+    let per_copy = runs.iter().map(|(o, _)| instructions as f64 / o.run_seconds).collect();
+    let out = runs.swap_remove(0).0;
+    Ok(Measured { out, digest, instructions, seconds, rate, per_copy })
 }

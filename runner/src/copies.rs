@@ -18,3 +18,35 @@ pub fn run_copies<T: Send>(n: u32, copy: impl Fn(&Barrier) -> T + Sync) -> Vec<T
 pub fn rates_line(rates: &[f64], decimals: usize) -> String {
     rates.iter().map(|r| format!("{:.*} M", decimals, r / 1e6)).collect::<Vec<_>>().join(", ")
 }
+
+/// What `--ceiling` measured: N one-worker copies at once against the N-worker run.
+pub struct Ceiling<'a> {
+    /// The copies' summed rate.
+    pub rate: f64,
+    /// Each copy's rate.
+    pub per_copy: &'a [f64],
+    /// N: the copies, and the parallel run's workers.
+    pub workers: u32,
+}
+
+impl Ceiling<'_> {
+    /// Prints the two `--ceiling` lines (`ceiling:` and `of ceiling:`), their labels
+    /// padded to `width`, rates in millions of `unit` with `decimals` digits.
+    pub fn print(&self, width: usize, unit: &str, parallel_rate: f64, decimals: usize) -> anyhow::Result<()> {
+        crate::output::outln!(
+            "{:<width$}{:.decimals$} M{unit} from {} one-worker copies at once ({} each)",
+            "ceiling:",
+            self.rate / 1e6,
+            self.workers,
+            rates_line(self.per_copy, decimals)
+        )?;
+        crate::output::outln!(
+            "{:<width$}{:.3} ({} workers against {} copies)",
+            "of ceiling:",
+            parallel_rate / self.rate,
+            self.workers,
+            self.workers
+        )?;
+        Ok(())
+    }
+}

@@ -15,6 +15,7 @@ mod isa_cmd;
 mod output;
 mod plan;
 mod plugins;
+mod profile;
 mod run;
 mod set_args;
 mod sim;

@@ -293,3 +293,44 @@ fn set_swaps_a_caches_policy_and_never_drops_parameters() {
     let err = stderr(&out);
     assert!(err.contains("amdgpu.hbm has no parameters") && err.contains("mshrs") && err.contains("drops none"), "{err}");
 }
+
+#[test]
+fn phold_bench_ceiling_measures_copies_and_workers_in_one_invocation() {
+    let out = dojo(&["bench", "phold", "--lps", "64", "--end-time", "400", "--workers", "2", "--ceiling", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(v["workers"], 2, "{v}");
+    assert_eq!(v["ceiling"]["copies"], 2, "{v}");
+    assert_eq!(v["ceiling"]["copy_events_per_sec"].as_array().map(Vec::len), Some(2), "{v}");
+    let ratio = v["ceiling"]["ratio"].as_f64().unwrap();
+    let want = v["events_per_sec"].as_f64().unwrap() / v["ceiling"]["events_per_sec"].as_f64().unwrap();
+    assert!(ratio > 0.0 && (ratio - want).abs() < 1e-9, "{v}");
+    let out = dojo(&["bench", "phold", "--lps", "64", "--ceiling"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--ceiling"), "{}", stderr(&out));
+}
+
+#[test]
+fn phold_bench_trace_is_chrome_json_with_a_track_per_worker_and_a_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("phold.json");
+    let out = dojo(&[
+        "bench", "phold", "--lps", "64", "--end-time", "200", "--workers", "2", "--partitions", "4", "--fixed-partitions",
+        "--profile", "--trace", trace.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in ["profile:", "worker 0:", "worker 1:", "phold.lp", "critical path", "predicted speedup on 2 workers"] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let tracks: Vec<&str> = events.iter().filter(|e| e["name"] == "thread_name").filter_map(|e| e["args"]["name"].as_str()).collect();
+    assert!(tracks.contains(&"worker 0") && tracks.contains(&"worker 1"), "{tracks:?}");
+    for cat in ["window", "barrier", "event"] {
+        let n = events.iter().filter(|e| e["cat"] == cat && e["ph"] == "X").count();
+        assert!(n > 0, "no {cat} spans");
+    }
+    assert!(events.iter().filter(|e| e["ph"] == "X").all(|e| e["ts"].as_f64().is_some() && e["dur"].as_f64().is_some()));
+    assert!(events.iter().any(|e| e["cat"] == "event" && e["name"].as_str().is_some_and(|n| n.starts_with("lp["))));
+}

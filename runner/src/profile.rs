@@ -1,0 +1,152 @@
+//! `--profile` and `--trace FILE` of the engine-facing commands: what an observed run
+//! (`SimConfig::observe`) recorded, as a printed profile and as a Chrome trace (JSON,
+//! which Perfetto and chrome://tracing load).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde_json::{json, Value};
+use simdojo::engine::Observation;
+use simdojo::time::Tick;
+
+use crate::output::outln;
+
+/// Components listed by name in the profile (the most host time first).
+const TOP_COMPONENTS: usize = 10;
+
+/// Names of the components of an observed run, by id.
+pub struct Names<'a> {
+    /// Component paths.
+    pub paths: &'a [String],
+    /// Component type names.
+    pub types: &'a [String],
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// Prints the profile of an observed run that reached `sim_end`.
+pub fn print(obs: &Observation, names: &Names<'_>, sim_end: Tick) -> anyhow::Result<()> {
+    let events: u64 = obs.components.iter().map(|c| c.events).sum();
+    let host: u64 = obs.components.iter().map(|c| c.host_ns).sum();
+    let windows = obs.windows.iter().filter(|w| w.events > 0).count() as u64;
+    outln!("profile:")?;
+    outln!(
+        "  epochs:          {} ({} windows with events; {:.1} events per window; average window {:.3} ns simulated)",
+        obs.epochs,
+        windows,
+        events as f64 / windows.max(1) as f64,
+        sim_end.0 as f64 / 1e3 / obs.epochs.max(1) as f64
+    )?;
+    outln!("  events:          {events} in {:.3} ms of handling ({:.1} ns each)", ms(host), host as f64 / events.max(1) as f64)?;
+    let mut workers: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
+    for w in &obs.windows {
+        let e = workers.entry(w.worker).or_default();
+        e.0 += w.end_ns.saturating_sub(w.start_ns);
+        e.2 += w.events;
+    }
+    for b in &obs.waits {
+        workers.entry(b.worker).or_default().1 += b.end_ns.saturating_sub(b.start_ns);
+    }
+    for (w, (busy, idle, ev)) in &workers {
+        outln!("  worker {w}:        busy {:.3} ms ({ev} events), barrier wait {:.3} ms", ms(*busy), ms(*idle))?;
+    }
+    let mut by_type: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
+    for (i, c) in obs.components.iter().enumerate() {
+        let e = by_type.entry(names.types[i].as_str()).or_default();
+        e.0 += 1;
+        e.1 += c.events;
+        e.2 += c.host_ns;
+    }
+    outln!("  by type:         (components, events, host ms, ns/event)")?;
+    for (ty, (n, ev, ns)) in &by_type {
+        outln!("    {ty:<24} {n:>6} {ev:>12} {:>10.3} {:>8.1}", ms(*ns), *ns as f64 / (*ev).max(1) as f64)?;
+    }
+    let mut order: Vec<usize> = (0..obs.components.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(obs.components[i].host_ns));
+    outln!("  top components:  (events, host ms)")?;
+    for &i in order.iter().take(TOP_COMPONENTS).filter(|&&i| obs.components[i].events > 0) {
+        let c = obs.components[i];
+        outln!("    {:<40} {:>12} {:>10.3}", names.paths[i], c.events, ms(c.host_ns))?;
+    }
+    let p = obs.parallelism();
+    outln!(
+        "  parallelism:     work {:.3} ms, critical path {:.3} ms over {} epochs: {:.2} available",
+        ms(p.work_ns),
+        ms(p.critical_ns),
+        p.epochs,
+        p.available()
+    )?;
+    let barrier_ns = median_wait(obs);
+    for n in [2, 4, 8] {
+        outln!(
+            "  predicted speedup on {n} workers: {:.2} (barriers free), {:.2} (with this run's median barrier wait, {barrier_ns} ns)",
+            obs.predicted_speedup(n, 0),
+            obs.predicted_speedup(n, barrier_ns)
+        )?;
+    }
+    Ok(())
+}
+
+/// The median barrier wait of the run (0 without waits): the usual cost of a barrier,
+/// little moved by the few waits a preempted worker makes long.
+fn median_wait(obs: &Observation) -> u64 {
+    let mut waits: Vec<u64> = obs.waits.iter().map(|b| b.end_ns.saturating_sub(b.start_ns)).collect();
+    waits.sort_unstable();
+    waits.get(waits.len() / 2).copied().unwrap_or(0)
+}
+
+/// The profile's figures as JSON.
+pub fn to_json(obs: &Observation) -> Value {
+    let p = obs.parallelism();
+    json!({
+        "epochs": obs.epochs,
+        "windows": obs.windows.len(),
+        "work_ns": p.work_ns,
+        "critical_path_ns": p.critical_ns,
+        "available_parallelism": p.available(),
+        "predicted_speedup_2": obs.predicted_speedup(2, 0),
+        "predicted_speedup_2_with_barriers": obs.predicted_speedup(2, median_wait(obs)),
+        "barrier_wait_ns": obs.waits.iter().map(|b| b.end_ns.saturating_sub(b.start_ns)).sum::<u64>(),
+    })
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+/// Writes the Chrome trace of an observed run to `path`: one track per worker with its
+/// partitions' windows (`epoch E, partition P`), its barrier waits and the sampled
+/// event spans (named by component path) inside the windows.
+pub fn write_trace(path: &Path, obs: &Observation, names: &Names<'_>) -> anyhow::Result<()> {
+    let mut events = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "simdojo"}})];
+    let mut workers: Vec<u32> = obs.windows.iter().map(|w| w.worker).chain(obs.waits.iter().map(|b| b.worker)).collect();
+    workers.sort_unstable();
+    workers.dedup();
+    for w in &workers {
+        events.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": w, "args": {"name": format!("worker {w}")}}));
+    }
+    for w in &obs.windows {
+        events.push(json!({
+            "ph": "X", "cat": "window", "name": format!("epoch {}, partition {}", w.epoch, w.partition.0),
+            "pid": 1, "tid": w.worker, "ts": us(w.start_ns), "dur": us(w.end_ns.saturating_sub(w.start_ns)),
+            "args": {"epoch": w.epoch, "partition": w.partition.0, "events": w.events},
+        }));
+    }
+    for b in &obs.waits {
+        events.push(json!({
+            "ph": "X", "cat": "barrier", "name": "barrier", "pid": 1, "tid": b.worker,
+            "ts": us(b.start_ns), "dur": us(b.end_ns.saturating_sub(b.start_ns)),
+        }));
+    }
+    for s in &obs.spans {
+        events.push(json!({
+            "ph": "X", "cat": "event", "name": names.paths[s.component.index()], "pid": 1, "tid": s.worker,
+            "ts": us(s.start_ns), "dur": us(s.dur_ns),
+        }));
+    }
+    let text = serde_json::to_string(&json!({"traceEvents": events, "displayTimeUnit": "ns"}))?;
+    std::fs::write(path, text).with_context(|| format!("writing the trace to {}", path.display()))
+}
