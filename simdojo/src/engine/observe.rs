@@ -201,14 +201,29 @@ impl Observation {
         one as f64 / many.max(1) as f64
     }
 
-    /// Per epoch with work: (total window work, longest window), in epoch order.
+    /// Per epoch with work: (total window cost, costliest window), in epoch order. A
+    /// window's cost is its events times its partition's median cost per event over its
+    /// windows, so a window stretched by the host preempting its worker (frequent on a
+    /// shared machine) does not stretch the critical path.
     fn per_epoch(&self) -> impl Iterator<Item = (u64, u64)> {
-        let mut by_epoch: std::collections::BTreeMap<u64, (u64, u64)> = std::collections::BTreeMap::new();
-        for w in &self.windows {
-            let d = w.end_ns.saturating_sub(w.start_ns);
+        use std::collections::BTreeMap;
+        let mut rates: BTreeMap<PartitionId, Vec<f64>> = BTreeMap::new();
+        for w in self.windows.iter().filter(|w| w.events > 0) {
+            rates.entry(w.partition).or_default().push(w.end_ns.saturating_sub(w.start_ns) as f64 / w.events as f64);
+        }
+        let median: BTreeMap<PartitionId, f64> = rates
+            .into_iter()
+            .map(|(p, mut r)| {
+                r.sort_by(f64::total_cmp);
+                (p, r[r.len() / 2])
+            })
+            .collect();
+        let mut by_epoch: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        for w in self.windows.iter().filter(|w| w.events > 0) {
+            let cost = (w.events as f64 * median[&w.partition]).round() as u64;
             let e = by_epoch.entry(w.epoch).or_default();
-            e.0 += d;
-            e.1 = e.1.max(d);
+            e.0 += cost;
+            e.1 = e.1.max(cost);
         }
         by_epoch.into_values()
     }
@@ -218,22 +233,31 @@ impl Observation {
 mod tests {
     use super::*;
 
-    fn window(epoch: u64, partition: u32, dur: u64) -> WindowSpan {
-        WindowSpan { worker: 0, partition: PartitionId(partition), epoch, start_ns: 0, end_ns: dur, events: 1 }
+    fn window(epoch: u64, partition: u32, dur: u64, events: u64) -> WindowSpan {
+        WindowSpan { worker: 0, partition: PartitionId(partition), epoch, start_ns: 0, end_ns: dur, events }
     }
 
     #[test]
-    fn the_critical_path_is_the_longest_window_of_each_epoch() {
+    fn the_critical_path_is_the_costliest_window_of_each_epoch() {
+        // Partition 0 costs 10 ns per event, partition 1 5 ns; partition 0's third
+        // window was preempted (1000 ns for 2 events) and counts as 20 ns.
         let o = Observation {
-            windows: vec![window(0, 0, 10), window(0, 1, 30), window(1, 0, 20), window(1, 1, 20)],
+            windows: vec![
+                window(0, 0, 10, 1),
+                window(0, 1, 30, 6),
+                window(1, 0, 20, 2),
+                window(1, 1, 20, 4),
+                window(2, 0, 1000, 2),
+                window(2, 1, 0, 0),
+            ],
             ..Observation::default()
         };
         let p = o.parallelism();
-        assert_eq!((p.work_ns, p.critical_ns, p.epochs), (80, 50, 2));
-        assert!((p.available() - 1.6).abs() < 1e-12);
-        // Two workers: epoch 0 takes 30 (its longest window), epoch 1 takes 20.
-        assert!((o.predicted_speedup(2, 0) - 1.6).abs() < 1e-12);
-        assert!((o.predicted_speedup(2, 5) - 80.0 / 60.0).abs() < 1e-12);
+        assert_eq!((p.work_ns, p.critical_ns, p.epochs), (100, 70, 3));
+        assert!((p.available() - 100.0 / 70.0).abs() < 1e-12);
+        // Two workers: epoch 0 takes 30 (its costliest window), epoch 1 20, epoch 2 20.
+        assert!((o.predicted_speedup(2, 0) - 100.0 / 70.0).abs() < 1e-12);
+        assert!((o.predicted_speedup(2, 5) - 100.0 / 85.0).abs() < 1e-12);
         assert!((o.predicted_speedup(1, 5) - 1.0).abs() < 1e-12);
     }
 
