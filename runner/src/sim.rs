@@ -48,6 +48,13 @@ pub struct SimArgs {
     /// Start from this checkpoint instead of time zero.
     #[arg(long)]
     restore: Option<PathBuf>,
+    /// Observe the run (each event is timed, which slows it) and print where the wall
+    /// time went, with the parallelism profile (as `dojo bench phold --profile`).
+    #[arg(long)]
+    profile: bool,
+    /// Observe the run and write a Chrome trace (JSON, which Perfetto loads) to FILE.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
     #[command(flatten)]
     set: crate::set_args::SetArgs,
 }
@@ -73,6 +80,7 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         max_ticks,
         progress: true,
         fixed_partitions: a.fixed_partitions,
+        observe: a.profile || a.trace.is_some(),
         ..SimConfig::default()
     };
     let mut sim = match &a.restore {
@@ -112,6 +120,17 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         sim.partitions(),
         sim.summary().sync.epochs
     )?;
+    if let Some(obs) = sim.observation() {
+        let paths: Vec<String> = t.components.iter().map(|c| c.path.clone()).collect();
+        let types: Vec<String> = t.components.iter().map(|c| c.type_name.clone()).collect();
+        let names = crate::profile::Names { paths: &paths, types: &types };
+        if let Some(path) = &a.trace {
+            crate::profile::write_trace(path, &obs, &names)?;
+        }
+        if a.profile {
+            crate::profile::print(&obs, &names, sim.now())?;
+        }
+    }
     Ok(match status.reason {
         ExitReason::Error => ExitCode::from(1),
         _ => ExitCode::from(status.code.clamp(0, 255) as u8),

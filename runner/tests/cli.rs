@@ -334,3 +334,25 @@ fn phold_bench_trace_is_chrome_json_with_a_track_per_worker_and_a_profile() {
     assert!(events.iter().filter(|e| e["ph"] == "X").all(|e| e["ts"].as_f64().is_some() && e["dur"].as_f64().is_some()));
     assert!(events.iter().any(|e| e["cat"] == "event" && e["name"].as_str().is_some_and(|n| n.starts_with("lp["))));
 }
+
+#[test]
+fn an_observed_sim_prints_a_profile_writes_a_trace_and_keeps_its_results() {
+    let ring = repo("topologies/examples/ring.toml");
+    let dir = scratch("observe");
+    let (plain, observed, trace) = (dir.join("plain.json"), dir.join("observed.json"), dir.join("trace.json"));
+    let out = dojo(&["sim", &ring, "--workers", "1", "--stats", plain.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = dojo(&[
+        "sim", &ring, "--workers", "2", "--fixed-partitions", "--profile", "--trace", trace.to_str().unwrap(),
+        "--stats", observed.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("profile:") && stdout(&out).contains("critical path"), "{}", stdout(&out));
+    let a: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plain).unwrap()).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&observed).unwrap()).unwrap();
+    assert_eq!(a, b, "observing changed the results");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["cat"] == "window"), "no windows in the trace");
+    assert!(events.iter().any(|e| e["name"] == "thread_name" && e["args"]["name"] == "worker 1"), "no worker 1 track");
+}
