@@ -25,6 +25,9 @@ pub enum BenchCommand {
     Gemm(crate::bench_gemm::GemmArgs),
     /// An unmodified ROCm program under `dojo run`: wall time against the simulator's start.
     Run(crate::bench_run::BenchRunArgs),
+    /// The timing model's microbenchmarks (latency of each level, stream, L2 and LDS
+    /// bandwidth, MFMA and atomic throughput) against the published figures of the part.
+    Micro(crate::bench_micro::MicroArgs),
 }
 
 #[derive(Args, Debug)]
@@ -103,6 +106,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Phold(a) => phold(a),
         BenchCommand::Gpu(a) => crate::bench_gpu::run(a),
         BenchCommand::Gemm(a) => crate::bench_gemm::run(a),
+        BenchCommand::Micro(a) => crate::bench_micro::run(a),
         BenchCommand::Run(a) => crate::bench_run::run(a),
     }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use amdgpu::cc::{CcOptions, OptLevel};
 use amdgpu::isa::code_object::CodeObject;
 use amdgpu::isa::Target;
-use amdgpu::loader::{run_image, ExecOptions};
+use amdgpu::loader::ExecOptions;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use simdojo::topology::{self, Format};
@@ -48,9 +48,17 @@ pub struct ExecArgs {
     /// Simulation mode of the compute units.
     #[arg(long, default_value = "functional")]
     mode: String,
-    /// Write per-kernel statistics as JSON to FILE (and print a table on stderr).
+    /// Write statistics as JSON to FILE, `{"kernels": [per kernel], "components":
+    /// {"by_type": .., "components": ..}}` (every cache level's hits, misses, MSHR
+    /// merges and stalls, HBM row hits and bytes, compute units' busy and stall cycles),
+    /// and print both as tables on stderr.
     #[arg(long)]
     stats: Option<PathBuf>,
+    /// With `--stats FILE`: also sample the component statistics every T of simulated
+    /// time (e.g. `10us`) into a CSV time series, FILE with the extension `.series.csv`
+    /// (one row per sample: `time_ps` and every counter, per component type).
+    #[arg(long, value_name = "T", requires = "stats")]
+    stats_interval: Option<String>,
     /// Stop after this much simulated time (e.g. `10ms`).
     #[arg(long)]
     max_ticks: Option<String>,
@@ -112,7 +120,14 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         max_ticks,
         capture: false,
     };
-    let out = run_image(&bytes, &opts).map_err(|e| anyhow!("{}: {e}", a.image.display()))?;
+    let interval = match &a.stats_interval {
+        Some(text) => Some(simdojo::time::Tick::parse_duration(text).ok().filter(|t| t.0 > 0).ok_or_else(|| anyhow!("--stats-interval {text}: expected a positive duration such as 10us"))?),
+        None => None,
+    };
+    let mut series = crate::stats_series::Series::default();
+    let out = amdgpu::loader::prepare(&bytes, &opts)
+        .map_err(|e| anyhow!("{}: {e}", a.image.display()))?
+        .finish_sampled(interval, |at, report| series.sample(at, report));
     for f in &out.faults {
         eprintln!("dojo exec: {f}");
     }
@@ -121,8 +136,13 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &a.stats {
         eprint!("{}", amdgpu::stats::table(&out.kernels));
-        let json = serde_json::to_string_pretty(&out.kernels)?;
-        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+        eprint!("{}", out.components.to_table());
+        let json = serde_json::json!({ "kernels": out.kernels, "components": out.components.to_json() });
+        std::fs::write(path, serde_json::to_string_pretty(&json)?).with_context(|| format!("writing {}", path.display()))?;
+        if interval.is_some() {
+            let csv = path.with_extension("series.csv");
+            std::fs::write(&csv, series.to_csv()).with_context(|| format!("writing {}", csv.display()))?;
+        }
     }
     Ok(ExitCode::from((out.status & 0xff) as u8))
 }

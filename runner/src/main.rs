@@ -6,6 +6,7 @@
 mod bench;
 mod bench_gemm;
 mod bench_gpu;
+mod bench_micro;
 mod bench_run;
 mod copies;
 mod daemon_cmd;
@@ -19,6 +20,7 @@ mod profile;
 mod run;
 mod set_args;
 mod sim;
+mod stats_series;
 mod sweep;
 mod sysinfo;
 mod topology_cmd;

@@ -5,7 +5,7 @@
 //! (`plot.svg`) of one metric into `--out`.
 //!
 //! Statistics per command: `exec` and `run` get `--stats FILE` (per-kernel statistics,
-//! summed over kernels), `sim` gets `--stats FILE` (the component statistics), `bench
+//! summed over kernels; `exec` adds every component's statistics), `sim` gets `--stats FILE` (the component statistics), `bench
 //! gpu` and `bench gemm` get `--json`. Every numeric value becomes a column named by its
 //! JSON path (`counters.l1.hits`, `by_type.phold.lp.events`). A point that fails keeps
 //! its row, with its exit status and the metrics empty, and the sweep exits 1.
@@ -59,7 +59,7 @@ impl Report {
     fn of(command: &[String]) -> anyhow::Result<(Report, &'static str)> {
         let words: Vec<&str> = command.iter().map(String::as_str).take(2).collect();
         Ok(match words.as_slice() {
-            ["exec", ..] => (Report::Kernels, "cycles"),
+            ["exec", ..] => (Report::Kernels, "kernels.cycles"),
             ["run", ..] => (Report::Kernels, "cycles"),
             ["sim", ..] => (Report::Components, "events"),
             ["bench", "gpu"] => (Report::Json, "wave_instructions_per_sec"),
@@ -158,7 +158,8 @@ fn run_point(exe: &Path, command: &[String], report: Report, point: &Point, dir:
         flatten("", &json, &mut metrics);
         if report == Report::Kernels {
             // The main figures of a GPU program under one name each.
-            let kernels = json.as_array().map_or(0, Vec::len);
+            // `exec` writes {"kernels": [...], "components": ...}; `run` the bare list.
+            let kernels = json.get("kernels").unwrap_or(&json).as_array().map_or(0, Vec::len);
             metrics.insert("kernels".into(), kernels as f64);
         }
     }

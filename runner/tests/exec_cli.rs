@@ -37,10 +37,14 @@ fn the_example_program_runs_on_the_default_mi300x_and_reports_statistics() {
         assert!(out.contains(line), "missing {line:?} in\n{out}");
     }
     assert!(out.contains("holding \"world\""), "{out}");
-    // The statistics: a table on stderr, JSON in the file, one entry per finished kernel.
+    // The statistics: tables on stderr, JSON in the file, one entry per finished kernel
+    // and every component's statistics (per level).
     assert!(text(&run.stderr).contains("kernel _start"), "{}", text(&run.stderr));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
-    let kernels = json.as_array().unwrap();
+    let l2 = &json["components"]["by_type"]["amdgpu.l2.lru"];
+    assert!(l2["hits"].as_u64().unwrap() + l2["misses"].as_u64().unwrap() > 0, "L2 statistics: {l2}");
+    assert!(json["components"]["components"]["gpu.hbm"]["bytes_read"].as_u64().is_some(), "HBM statistics");
+    let kernels = json["kernels"].as_array().unwrap();
     let start = kernels.iter().find(|k| k["kernel"] == "_start").expect("_start statistics");
     assert_eq!(start["grid"], serde_json::json!([128, 1, 1]));
     assert!(start["counters"]["classes"].as_array().unwrap().iter().any(|n| n.as_u64().unwrap() > 0));

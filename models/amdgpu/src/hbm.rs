@@ -41,6 +41,8 @@ pub struct Hbm {
     soc: Option<Port<MemMsg>>,
     line_bytes: u64,
     clock: simdojo::time::ClockDomain,
+    /// Cycles of the controller's queues, scheduler and PHY, added to every timed access.
+    controller_latency: u64,
     state: HbmState,
 }
 
@@ -64,7 +66,8 @@ impl Hbm {
         shared.clock().set_memory_peak(config.peak_bytes_per_second() as u64);
         let up = ctx.port_array::<MemMsg>("up")?;
         let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
-        Ok(Box::new(Hbm { shared, up, soc, line_bytes, clock, state: HbmState { model, per_dispatch: BTreeMap::new(), last_done: BTreeMap::new() } }))
+        let controller_latency = p.uint("controller_latency")?;
+        Ok(Box::new(Hbm { shared, up, soc, line_bytes, clock, controller_latency, state: HbmState { model, per_dispatch: BTreeMap::new(), last_done: BTreeMap::new() } }))
     }
 
     /// A timed access: every line goes through the model; the answer leaves when the
@@ -85,6 +88,7 @@ impl Hbm {
             }
         }
         self.shared.clock().memory_moved(ctx.now(), lines.len() as u64 * self.line_bytes);
+        let done = Cycle(done.get() + self.controller_latency);
         let last = self.state.last_done.entry(seq).or_insert(done);
         *last = (*last).max(done);
         if reply {
@@ -189,6 +193,12 @@ simdojo::register_component!(ComponentType {
         ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (the model's caller clock)" },
         ParamSpec { name: "stacks", kind: ParamKind::UInt, default: Some("0"), doc: "HBM stacks (0: the part's, 4 on MI210, 8 on MI300X/MI355X)" },
         ParamSpec { name: "channels_per_stack", kind: ParamKind::UInt, default: Some("0"), doc: "channels per stack (0: the part's, 8 on HBM2E, 16 on HBM3/3E)" },
+        ParamSpec {
+            name: "controller_latency",
+            kind: ParamKind::UInt,
+            default: Some("128"),
+            doc: "timing mode: cycles (of `clock`) of the controller's queues, scheduler and PHY, both ways, on top of the DRAM timings (timing::latency::stages::MEMORY_CONTROLLER)",
+        },
         ParamSpec { name: "memory_clock_mhz", kind: ParamKind::UInt, default: Some("0"), doc: "memory clock = data rate / 2, MHz (0: the part's, 1600/2600/4000)" },
     ],
     ports: &[

@@ -57,7 +57,7 @@ pub struct L2 {
 
 fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Component>, BuildError> {
     let p = ctx.params().clone();
-    let level = timed_level(&p, policy)?;
+    let level = timed_level(&p, policy, None)?;
     let clock = p.clock("clock")?;
     let interleave = p.bytes("interleave")?;
     if !interleave.is_power_of_two() {
@@ -82,9 +82,17 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
 
 /// A cache level (its tags with `policy`, and its timing) from its component
 /// parameters (`size`, `ways`, `line_bytes` and those of [`level_timing`]).
-pub(crate) fn timed_level(p: &simdojo::params::Params, policy: &str) -> Result<TimedLevel, BuildError> {
+/// `slicing`: (interleave granule, slices) when the level is one slice of an
+/// address-interleaved cache (see [`crate::line_cache::Slicing`]).
+pub(crate) fn timed_level(p: &simdojo::params::Params, policy: &str, slicing: Option<(u64, u64)>) -> Result<TimedLevel, BuildError> {
     let ways = u32::try_from(p.uint("ways")?).unwrap_or(u32::MAX);
-    let cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    let mut cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    if let Some((granule, slices)) = slicing {
+        if !granule.is_power_of_two() {
+            return Err(BuildError::Invalid(format!("interleave = {granule} is not a power of two")));
+        }
+        cache = cache.sliced(granule, slices);
+    }
     TimedLevel::new(cache, &level_timing(p)?).map_err(|e| BuildError::Invalid(e.to_string()))
 }
 

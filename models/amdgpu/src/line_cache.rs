@@ -16,7 +16,10 @@ use serde::{Deserialize, Serialize};
 use crate::ids::DispatchSeq;
 use crate::messages::LineAccess;
 use crate::stats::CacheCounts;
-use crate::timing::{AccessKind, Bandwidth, BandwidthPort, CacheConfig, CacheModel, ConfigError, Cycle, LineAddr, MshrAllocation, MshrConfig, MshrFile, ReplacementPolicy, WritePolicy};
+use crate::timing::{
+    AccessKind, Bandwidth, BandwidthPort, CacheConfig, CacheModel, ConfigError, Cycle, LineAddr,
+    MshrAllocation, MshrConfig, MshrFile, ReplacementPolicy, WritePolicy,
+};
 
 /// Counters of one dispatch at one level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,13 +38,88 @@ pub struct LineCache {
     cache: CacheModel,
     line_bytes: u64,
     per_dispatch: BTreeMap<DispatchSeq, LevelCounts>,
+    /// A slice of an address-interleaved cache: its tags index the slice-local address.
+    #[serde(default)]
+    slicing: Option<Slicing>,
+}
+
+/// How a slice of a cache interleaved over `slices` slices in `granule`-byte pieces
+/// indexes its lines: by the address with the slice-selecting bits removed, so every
+/// set of the slice is used (indexing the global address would use only
+/// 1/`slices` of them: the bits that pick the slice are the same for all its lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Slicing {
+    /// Interleave granule, bytes (a power of two).
+    pub granule: u64,
+    /// Slices (the addresses of one slice share `(addr / granule) % slices`).
+    pub slices: u64,
+    /// This slice's index, learned from the first address it sees.
+    #[serde(default)]
+    pub index: Option<u64>,
+}
+
+impl Slicing {
+    /// The slice-local byte address of `addr`.
+    pub fn local(&mut self, addr: u64) -> u64 {
+        let stripe = self.granule * self.slices;
+        self.index
+            .get_or_insert((addr / self.granule) % self.slices);
+        (addr / stripe) * self.granule + addr % self.granule
+    }
+
+    /// The global byte address of slice-local `local`.
+    pub fn global(&self, local: u64) -> u64 {
+        let index = self.index.unwrap_or(0);
+        ((local / self.granule) * self.slices + index) * self.granule + local % self.granule
+    }
 }
 
 impl LineCache {
     /// A write-back, write-allocate level.
-    pub fn new(size_bytes: u64, line_bytes: u64, ways: u32, policy: &str) -> Result<LineCache, ConfigError> {
-        let config = CacheConfig { size_bytes, line_bytes, ways, policy: ReplacementPolicy::from_name(policy)?, write_policy: WritePolicy::WriteBack };
-        Ok(LineCache { cache: CacheModel::new(&config)?, line_bytes, per_dispatch: BTreeMap::new() })
+    pub fn new(
+        size_bytes: u64,
+        line_bytes: u64,
+        ways: u32,
+        policy: &str,
+    ) -> Result<LineCache, ConfigError> {
+        let config = CacheConfig {
+            size_bytes,
+            line_bytes,
+            ways,
+            policy: ReplacementPolicy::from_name(policy)?,
+            write_policy: WritePolicy::WriteBack,
+        };
+        Ok(LineCache {
+            cache: CacheModel::new(&config)?,
+            line_bytes,
+            per_dispatch: BTreeMap::new(),
+            slicing: None,
+        })
+    }
+
+    /// Makes this level one slice of an interleaved cache (see [`Slicing`]). `slices` of
+    /// 1 (or 0) changes nothing.
+    pub fn sliced(mut self, granule: u64, slices: u64) -> LineCache {
+        if slices > 1 && granule.is_power_of_two() {
+            self.slicing = Some(Slicing {
+                granule,
+                slices,
+                index: None,
+            });
+        }
+        self
+    }
+
+    /// The tag model's line of byte address `addr`.
+    fn tag_line(&mut self, addr: u64) -> LineAddr {
+        let local = self.slicing.as_mut().map_or(addr, |s| s.local(addr));
+        LineAddr(local >> self.line_bytes.trailing_zeros())
+    }
+
+    /// The global byte address of the tag model's line `line`.
+    fn line_address(&self, line: LineAddr) -> u64 {
+        let local = line.0 << self.line_bytes.trailing_zeros();
+        self.slicing.as_ref().map_or(local, |s| s.global(local))
     }
 
     /// Line size.
@@ -52,28 +130,38 @@ impl LineCache {
     /// Applies `lines` (addresses of any granule; they are re-aligned to this level's
     /// lines) and returns the traffic to the level below.
     pub fn apply(&mut self, seq: DispatchSeq, lines: &[LineAccess]) -> Vec<LineAccess> {
-        let shift = self.line_bytes.trailing_zeros();
-        let d = self.per_dispatch.entry(seq).or_default();
         let mut below = Vec::new();
         let mut last = None;
         for l in lines {
-            let line = LineAddr(l.line >> shift);
+            let line = self.tag_line(l.line);
             if last == Some((line, l.write)) {
                 continue; // the same line twice in a row: one access at this level
             }
             last = Some((line, l.write));
-            let kind = if l.write { AccessKind::Write } else { AccessKind::Read };
+            let kind = if l.write {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
             let out = self.cache.access(line, kind, true);
+            let line_bytes = self.line_bytes;
+            let d = self.per_dispatch.entry(seq).or_default();
             if out.is_hit() {
                 d.counts.hits += 1;
             } else {
                 d.counts.misses += 1;
-                d.read_bytes += self.line_bytes;
-                below.push(LineAccess { line: line.0 << shift, write: false });
+                d.read_bytes += line_bytes;
+                below.push(LineAccess {
+                    line: l.line & !(line_bytes - 1),
+                    write: false,
+                });
             }
             if let Some(victim) = out.dirty_victim() {
-                d.write_bytes += self.line_bytes;
-                below.push(LineAccess { line: victim.0 << shift, write: true });
+                d.write_bytes += line_bytes;
+                below.push(LineAccess {
+                    line: self.line_address(victim),
+                    write: true,
+                });
             }
         }
         below
@@ -82,10 +170,15 @@ impl LineCache {
     /// One access of `line` (a byte address of any granule) for dispatch `seq`, with
     /// allocation: whether it hit, and the dirty line it evicted (line-aligned bytes).
     pub fn access(&mut self, seq: DispatchSeq, line: u64, write: bool) -> (bool, Option<u64>) {
-        let shift = self.line_bytes.trailing_zeros();
+        let kind = if write {
+            AccessKind::Write
+        } else {
+            AccessKind::Read
+        };
+        let tag_line = self.tag_line(line);
+        let out = self.cache.access(tag_line, kind, true);
+        let victim_address = out.dirty_victim().map(|v| self.line_address(v));
         let d = self.per_dispatch.entry(seq).or_default();
-        let kind = if write { AccessKind::Write } else { AccessKind::Read };
-        let out = self.cache.access(LineAddr(line >> shift), kind, true);
         let hit = out.is_hit();
         if hit {
             d.counts.hits += 1;
@@ -95,9 +188,8 @@ impl LineCache {
                 d.read_bytes += self.line_bytes;
             }
         }
-        let victim = out.dirty_victim().map(|v| {
+        let victim = victim_address.inspect(|_| {
             d.write_bytes += self.line_bytes;
-            v.0 << shift
         });
         (hit, victim)
     }
@@ -117,6 +209,12 @@ impl LineCache {
         let s = self.cache.stats();
         (s.hits(), s.misses())
     }
+}
+
+/// The channel-selecting hash of a line index: the index with its higher 7-bit groups
+/// folded in by XOR (consecutive lines stay on consecutive channels).
+pub fn channel_hash(line: u64) -> u64 {
+    line ^ (line >> 7) ^ (line >> 14) ^ (line >> 21)
 }
 
 /// Who asked a [`TimedLevel`] for lines, and how to answer.
@@ -196,9 +294,15 @@ pub struct TimedLevel {
 impl TimedLevel {
     /// A timed level over `cache`.
     pub fn new(cache: LineCache, timing: &LevelTiming) -> Result<TimedLevel, ConfigError> {
-        let mshr = MshrFile::new(&MshrConfig { entries: timing.mshrs, targets_per_entry: timing.mshr_targets })?;
+        let mshr = MshrFile::new(&MshrConfig {
+            entries: timing.mshrs,
+            targets_per_entry: timing.mshr_targets,
+        })?;
         if timing.channels == 0 {
-            return Err(ConfigError::Zero { model: "timed level", field: "channels" });
+            return Err(ConfigError::Zero {
+                model: "timed level",
+                field: "channels",
+            });
         }
         let port = BandwidthPort::new(Bandwidth::per_cycle(timing.channel_bytes_per_clock))?;
         Ok(TimedLevel {
@@ -229,20 +333,39 @@ impl TimedLevel {
     }
 
     /// The cycle at which one line moved through its channel arriving at `now` is ready.
+    /// Lines are spread over the channels by a hash of the line index (consecutive lines
+    /// on consecutive channels, higher address bits folded in), as GPU caches hash
+    /// addresses to channels: with a plain modulo, strides that are a multiple of
+    /// `channels` lines (a grid-stride loop over a power-of-two grid) would send a
+    /// wave's every access to the same few channels.
     fn through_channel(&mut self, now: u64, line: LineAddr, extra: u64) -> u64 {
         let n = self.channels.len() as u64;
         let bytes = self.cache.line_bytes();
-        self.channels[(line.0 % n) as usize].reserve(Cycle(now), bytes).get() + extra
+        self.channels[(channel_hash(line.0) % n) as usize]
+            .reserve(Cycle(now), bytes)
+            .get()
+            + extra
     }
 
     /// A request of `lines` arriving at cycle `now`.
-    pub fn request(&mut self, now: Cycle, from: Requester, seq: DispatchSeq, lines: &[LineAccess]) -> LevelOutput {
+    pub fn request(
+        &mut self,
+        now: Cycle,
+        from: Requester,
+        seq: DispatchSeq,
+        lines: &[LineAccess],
+    ) -> LevelOutput {
         let now = now.get();
         let id = self.next_id;
         self.next_id += 1;
         let shift = self.cache.line_bytes().trailing_zeros();
         let mut out = LevelOutput::default();
-        let mut p = PendingRequest { from, left: 0, ready: now, arrived: now };
+        let mut p = PendingRequest {
+            from,
+            left: 0,
+            ready: now,
+            arrived: now,
+        };
         let mut last = None;
         for l in lines {
             let line = LineAddr(l.line >> shift);
@@ -258,14 +381,22 @@ impl TimedLevel {
             }
             let (hit, victim) = self.cache.access(seq, line.0 << shift, l.write);
             if let Some(v) = victim {
-                out.below.push(LineAccess { line: v, write: true });
+                out.below.push(LineAccess {
+                    line: v,
+                    write: true,
+                });
             }
             if hit || l.write {
-                p.ready = p.ready.max(self.through_channel(now, line, self.hit_latency));
+                p.ready = p
+                    .ready
+                    .max(self.through_channel(now, line, self.hit_latency));
                 continue;
             }
             if self.wait_for(id, line, &mut p) {
-                out.below.push(LineAccess { line: line.0 << shift, write: false });
+                out.below.push(LineAccess {
+                    line: line.0 << shift,
+                    write: false,
+                });
             }
         }
         if p.left == 0 {
@@ -310,7 +441,9 @@ impl TimedLevel {
             }
             let ready = self.through_channel(now, line, 0);
             for id in waiters {
-                let Some(p) = self.requests.get_mut(&id) else { continue };
+                let Some(p) = self.requests.get_mut(&id) else {
+                    continue;
+                };
                 p.left = p.left.saturating_sub(1);
                 p.ready = p.ready.max(ready);
                 if p.left == 0 {
@@ -322,7 +455,10 @@ impl TimedLevel {
         }
         while let Some(&(id, line)) = self.blocked.front() {
             match self.mshr.allocate(line, id) {
-                MshrAllocation::New => out.below.push(LineAccess { line: line.0 << shift, write: false }),
+                MshrAllocation::New => out.below.push(LineAccess {
+                    line: line.0 << shift,
+                    write: false,
+                }),
                 MshrAllocation::Merged => {}
                 MshrAllocation::Full(_) => break,
             }
@@ -355,14 +491,25 @@ mod tests {
     }
 
     fn timing() -> LevelTiming {
-        LevelTiming { hit_latency: 10, channels: 1, channel_bytes_per_clock: 128, mshrs: 1, mshr_targets: 4 }
+        LevelTiming {
+            hit_latency: 10,
+            channels: 1,
+            channel_bytes_per_clock: 128,
+            mshrs: 1,
+            mshr_targets: 4,
+        }
     }
 
     #[test]
     fn timed_hits_answer_after_latency_and_misses_after_their_fill() {
-        let mut t = TimedLevel::new(LineCache::new(1024, 128, 2, "lru").unwrap(), &timing()).unwrap();
+        let mut t =
+            TimedLevel::new(LineCache::new(1024, 128, 2, "lru").unwrap(), &timing()).unwrap();
         let s = DispatchSeq(1);
-        let from = |tag| Requester { port: 0, tag, reply: true };
+        let from = |tag| Requester {
+            port: 0,
+            tag,
+            reply: true,
+        };
         let r = |line: u64| LineAccess { line, write: false };
         // Cold miss: goes below, no answer yet.
         let out = t.request(Cycle(100), from(1), s, &[r(0)]);
@@ -387,5 +534,60 @@ mod tests {
         assert_eq!(t.stats().mshr_stalls, 1);
         let d = t.cache().flush(s);
         assert_eq!(d.counts, CacheCounts { hits: 2, misses: 3 });
+    }
+}
+
+#[cfg(test)]
+mod slicing_tests {
+    use super::*;
+
+    /// Slice 3 of 8 (4 KiB granules) holding 32 KiB: its own 32 KiB of addresses fit.
+    #[test]
+    fn a_slice_uses_all_its_sets() {
+        let lines: Vec<LineAccess> = (0..32 * 1024 / 128)
+            .map(|i: u64| {
+                let local = i * 128;
+                let global = ((local / 4096) * 8 + 3) * 4096 + local % 4096;
+                LineAccess {
+                    line: global,
+                    write: false,
+                }
+            })
+            .collect();
+        let mut sliced = LineCache::new(32 * 1024, 128, 16, "lru")
+            .expect("config")
+            .sliced(4096, 8);
+        let seq = DispatchSeq(1);
+        sliced.apply(seq, &lines);
+        sliced.apply(seq, &lines);
+        let counts = sliced.flush(seq).counts;
+        assert_eq!(
+            (counts.hits, counts.misses),
+            (256, 256),
+            "the second pass hits everywhere"
+        );
+        // Indexing the global address, the slice's lines share 1/8 of the sets.
+        let mut global = LineCache::new(32 * 1024, 128, 16, "lru").expect("config");
+        global.apply(seq, &lines);
+        global.apply(seq, &lines);
+        assert!(global.flush(seq).counts.hits < 64);
+    }
+
+    #[test]
+    fn victims_come_back_as_global_addresses() {
+        let mut s = Slicing {
+            granule: 4096,
+            slices: 8,
+            index: None,
+        };
+        for addr in [
+            3 * 4096u64,
+            3 * 4096 + 128,
+            11 * 4096 + 4000,
+            (8 * 100 + 3) * 4096 + 64,
+        ] {
+            let local = s.local(addr);
+            assert_eq!(s.global(local), addr);
+        }
     }
 }

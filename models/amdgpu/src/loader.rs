@@ -83,6 +83,9 @@ pub struct ExecOutcome {
     pub partitions: usize,
     /// Synchronization epochs.
     pub epochs: u64,
+    /// Every component's statistics at the end (per level: hits, misses, MSHR merges and
+    /// stalls, row hits, bytes, busy cycles, ...).
+    pub components: simdojo::stats::StatsReport,
 }
 
 /// Why the program could not be run.
@@ -431,10 +434,31 @@ impl Prepared {
     }
 
     /// Runs to the end and reports.
-    pub fn finish(mut self) -> ExecOutcome {
+    pub fn finish(self) -> ExecOutcome {
+        self.finish_sampled(None, |_, _| {})
+    }
+
+    /// [`finish`](Self::finish), pausing every `interval` of simulated time (if given) to
+    /// hand `sample` the time and every component's statistics so far (a time series;
+    /// pausing changes no result).
+    pub fn finish_sampled(mut self, interval: Option<Tick>, mut sample: impl FnMut(Tick, &simdojo::stats::StatsReport)) -> ExecOutcome {
         let started = std::time::Instant::now();
-        let status = self.sim.run();
+        let status = match interval.filter(|i| i.0 > 0) {
+            None => self.sim.run(),
+            Some(interval) => {
+                let mut at = interval;
+                loop {
+                    let status = self.sim.run_until(at);
+                    if status.reason != ExitReason::Paused {
+                        break status;
+                    }
+                    sample(at, &self.sim.stats());
+                    at = Tick(at.0.saturating_add(interval.0));
+                }
+            }
+        };
         let run_seconds = started.elapsed().as_secs_f64();
+        let components = self.sim.stats();
         let (partitions, epochs) = (self.sim.partitions(), self.sim.summary().sync.epochs);
         let _ = self.sim.shutdown();
         let faults = self.shared.faults();
@@ -469,6 +493,7 @@ impl Prepared {
             run_seconds,
             partitions,
             epochs,
+            components,
         }
     }
 }

@@ -43,7 +43,7 @@ pub struct MemorySideCache {
 
 fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Component>, BuildError> {
     let p = ctx.params().clone();
-    let level = timed_level(&p, policy)?;
+    let level = timed_level(&p, policy, Some((p.bytes("interleave")?, p.uint("slices")?)))?;
     let up = ctx.port_array::<MemMsg>("up")?;
     let down = if ctx.is_connected("down") { Some(ctx.port::<MemMsg>("down")?) } else { None };
     let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
@@ -153,6 +153,13 @@ impl Component for MemorySideCache {
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "size", kind: ParamKind::Bytes, default: Some("\"32MiB\""), doc: "capacity of this slice" },
+    ParamSpec {
+        name: "slices",
+        kind: ParamKind::UInt,
+        default: Some("1"),
+        doc: "slices the L2s interleave addresses over (8 on MI300X/MI355X); the tags index the slice-local address, so every set is used",
+    },
+    ParamSpec { name: "interleave", kind: ParamKind::Bytes, default: Some("\"4KiB\""), doc: "the L2s' interleave granule over the slices (their `interleave`)" },
     ParamSpec { name: "ways", kind: ParamKind::UInt, default: Some("16"), doc: "associativity" },
     ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "line size" },
     ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "clock the timing parameters count (timing mode)" },

@@ -1071,7 +1071,10 @@ mod latency {
                 assert!(t.l2.hit_latency < msc.hit_latency);
             }
         }
-        assert_eq!(amdgpu::timing::latency::L2_HIT, 64 + 2 * 24 + 48);
+        // The calibrated MI210 chase: a vector L1 hit is 120 cycles load to use (124 with
+        // the waitcnt's turn), an L2 hit adds the crossbar both ways and the L2 pipeline.
+        assert_eq!(amdgpu::timing::latency::VECTOR_L1_HIT, 120);
+        assert_eq!(amdgpu::timing::latency::L2_HIT, 120 + 2 * 57 + 48);
     }
 
     #[test]

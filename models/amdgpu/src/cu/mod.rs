@@ -42,6 +42,7 @@ use crate::stats::{class_of, DispatchCounters};
 use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, ReplacementPolicy, WritePolicy};
 
 pub mod issue;
+pub mod lds_banks;
 pub mod mode;
 mod placement;
 pub mod timed;
@@ -281,6 +282,10 @@ impl ComputeUnit {
                     lds_latency: p.uint("lds_latency")?,
                     window: p.uint("issue_window")?.max(1),
                     answer_slack: p.uint("answer_slack")?.max(1),
+                    issue_period: p.uint("issue_period")?.max(1),
+                    vmem_queue: p.uint("vmem_queue")?,
+                    l1_mshrs: p.uint("l1_mshrs")?.max(1),
+                    lds_banks: u32::try_from(p.uint("lds_banks")?).ok().filter(|b| b.is_power_of_two()).ok_or_else(|| BuildError::Invalid("lds_banks must be a power of two below 2^32".into()))?,
                 };
                 // One table per distinct set of issue parameters, shared by every
                 // compute unit of the run (building it classifies every opcode).
@@ -688,16 +693,25 @@ simdojo::register_component!(ComponentType {
         ParamSpec {
             name: "valu_f64_cycles",
             kind: ParamKind::UInt,
-            default: Some("8"),
-            doc: "timing: issue cycles of an f64 VALU op (assumed half rate; the CDNA 3 FMA peak would allow 4)",
+            default: Some("4"),
+            doc: "timing: VALU occupancy of an f64 op (full rate on CDNA 2/3/4: 128 FP64 vector flops per CU per clock)",
         },
         ParamSpec { name: "trans_cycles", kind: ParamKind::UInt, default: Some("16"), doc: "timing: issue cycles of a transcendental VALU op (quarter rate)" },
         ParamSpec { name: "salu_cycles", kind: ParamKind::UInt, default: Some("1"), doc: "timing: issue cycles of a scalar ALU op (and s_waitcnt, scalar memory issue)" },
         ParamSpec { name: "branch_cycles", kind: ParamKind::UInt, default: Some("4"), doc: "timing: issue cycles of a branch (fetch redirect, assumed)" },
         ParamSpec { name: "mem_issue_cycles", kind: ParamKind::UInt, default: Some("4"), doc: "timing: issue cycles of a vector memory or LDS op (timing::latency::stages::VECTOR_ADDRESS)" },
-        ParamSpec { name: "l1_hit_latency", kind: ParamKind::UInt, default: Some("64"), doc: "timing: load-to-use cycles of a vector L1 hit (timing::latency::VECTOR_L1_HIT)" },
-        ParamSpec { name: "scalar_hit_latency", kind: ParamKind::UInt, default: Some("32"), doc: "timing: load-to-use cycles of a scalar cache hit (timing::latency::SCALAR_L1_HIT)" },
-        ParamSpec { name: "lds_latency", kind: ParamKind::UInt, default: Some("64"), doc: "timing: cycles until an LDS op's lgkmcnt drops (assumed)" },
+        ParamSpec { name: "l1_hit_latency", kind: ParamKind::UInt, default: Some("116"), doc: "timing: cycles of the vector L1 pipeline after the access's address/tag cycles (timing::latency::stages::VECTOR_L1_PIPE)" },
+        ParamSpec { name: "scalar_hit_latency", kind: ParamKind::UInt, default: Some("44"), doc: "timing: load-to-use cycles of a scalar cache hit (timing::latency::stages::SCALAR_L1_PIPE)" },
+        ParamSpec { name: "lds_latency", kind: ParamKind::UInt, default: Some("43"), doc: "timing: cycles after its bank cycles until an LDS op's lgkmcnt drops (timing::latency::stages::LDS_PIPE)" },
+        ParamSpec { name: "issue_period", kind: ParamKind::UInt, default: Some("4"), doc: "timing: cycles between two issue opportunities of one SIMD (the 4 SIMDs take turns)" },
+        ParamSpec { name: "vmem_queue", kind: ParamKind::UInt, default: Some("64"), doc: "timing: cycles of work the vector memory pipeline's instruction queue holds (assumed)" },
+        ParamSpec {
+            name: "l1_mshrs",
+            kind: ParamKind::UInt,
+            default: Some("192"),
+            doc: "timing: lines the vector L1 can have outstanding at the L2 (assumed: not public; sized by Little's law so that MI210 reaches its published stream bandwidth)",
+        },
+        ParamSpec { name: "lds_banks", kind: ParamKind::UInt, default: Some("32"), doc: "timing: LDS banks, one dword wide (32 on CDNA 2/3, 64 on CDNA 4)" },
         ParamSpec {
             name: "issue_window",
             kind: ParamKind::UInt,
@@ -726,6 +740,12 @@ simdojo::register_component!(ComponentType {
         StatSpec { name: "stall_barrier", kind: StatKind::Counter, unit: "wave-cycles", doc: "timing: cycles waves waited at s_barrier" },
         StatSpec { name: "mem_requests", kind: StatKind::Counter, unit: "instructions", doc: "timing: memory instructions answered by the L2" },
         StatSpec { name: "mem_latency_cycles", kind: StatKind::Counter, unit: "cycles", doc: "timing: sum of their latencies (average = this / mem_requests)" },
+        StatSpec { name: "busy_valu", kind: StatKind::Counter, unit: "cycles", doc: "timing: cycles the SIMDs' vector ALUs were busy (summed over SIMDs)" },
+        StatSpec { name: "busy_mfma", kind: StatKind::Counter, unit: "cycles", doc: "timing: cycles the SIMDs' matrix cores were busy (summed over SIMDs)" },
+        StatSpec { name: "busy_vmem", kind: StatKind::Counter, unit: "cycles", doc: "timing: cycles the vector memory pipeline was busy" },
+        StatSpec { name: "busy_lds", kind: StatKind::Counter, unit: "cycles", doc: "timing: cycles the LDS was busy" },
+        StatSpec { name: "lds_conflict_cycles", kind: StatKind::Counter, unit: "cycles", doc: "timing: LDS cycles beyond the conflict-free minimum (bank conflicts)" },
+        StatSpec { name: "stall_mshr", kind: StatKind::Counter, unit: "opportunities", doc: "timing: issue turns a vector memory instruction lost because every L1 MSHR was busy" },
     ],
     build: ComputeUnit::build,
 });

@@ -48,7 +48,8 @@ use simdojo::engine::Context;
 use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::{ClockDomain, Tick};
 
-use super::issue::{waitcnt_limits, IssueInfo, IssueTable, MemClass};
+use super::issue::{waitcnt_limits, IssueInfo, IssueTable, IssueUnit, MemClass};
+use super::lds_banks::lds_cycles;
 use super::{goes_to_home, ComputeUnit, CuMemory, CuState, Slot, OPCODES, SCALAR_LINE};
 use crate::ids::DispatchSeq;
 use crate::messages::{CuMsg, LineAccess, MemMsg};
@@ -69,6 +70,15 @@ pub struct TimedParams {
     /// Least cycles scheduled per event while an overdue answer is outstanding (such an
     /// answer is seen late by less than `max(answer_slack, its age / 16)`).
     pub answer_slack: u64,
+    /// Cycles between two issue opportunities of one SIMD (the SIMDs take turns).
+    pub issue_period: u64,
+    /// Lines the vector L1 can have outstanding at the L2 (its miss-status holding
+    /// registers); a vector memory instruction does not issue while they are all busy.
+    pub l1_mshrs: u64,
+    /// LDS banks (dword-wide).
+    pub lds_banks: u32,
+    /// Cycles of work the vector memory pipeline's instruction queue holds.
+    pub vmem_queue: u64,
 }
 
 /// One memory instruction counted in a wait counter.
@@ -102,7 +112,10 @@ pub struct WaveTiming {
 impl WaveTiming {
     /// A wave that can first issue at cycle `ready`.
     pub(super) fn starting_at(ready: u64) -> WaveTiming {
-        WaveTiming { ready_at: ready, ..WaveTiming::default() }
+        WaveTiming {
+            ready_at: ready,
+            ..WaveTiming::default()
+        }
     }
 
     /// Drops completed instructions from the fronts of both counters.
@@ -116,7 +129,10 @@ impl WaveTiming {
 
     /// The cycle all outstanding instructions are complete, if known.
     fn drained(&self) -> Option<u64> {
-        self.vm.iter().chain(&self.lgkm).try_fold(0, |m, o| o.done.map(|d| m.max(d)))
+        self.vm
+            .iter()
+            .chain(&self.lgkm)
+            .try_fold(0, |m, o| o.done.map(|d| m.max(d)))
     }
 }
 
@@ -124,7 +140,9 @@ impl WaveTiming {
 /// `None` while one of those that must complete has no known time.
 fn drain_time(q: &VecDeque<Outstanding>, limit: u32) -> Option<u64> {
     let need = q.len().saturating_sub(limit as usize);
-    q.iter().take(need).try_fold(0, |m, o| o.done.map(|d| m.max(d)))
+    q.iter()
+        .take(need)
+        .try_fold(0, |m, o| o.done.map(|d| m.max(d)))
 }
 
 /// The first cycle at or after the wave's issue latency at which it may issue, as seen at
@@ -138,10 +156,13 @@ fn ready_cycle(slot: &mut Slot, program: &Program, table: &IssueTable, c: u64) -
     if t.wait_pc != Some(slot.wave.pc) {
         // Looked up once per instruction, not once per cycle.
         t.wait_pc = Some(slot.wave.pc);
-        t.wait = program.inst_at(slot.wave.pc).filter(|ci| table.get(ci.inst.opcode() as usize).waitcnt).map(|ci| {
-            let limits = waitcnt_limits(ci.inst.words()[0] & 0xffff);
-            (limits.vm, limits.lgkm)
-        });
+        t.wait = program
+            .inst_at(slot.wave.pc)
+            .filter(|ci| table.get(ci.inst.opcode() as usize).waitcnt)
+            .map(|ci| {
+                let limits = waitcnt_limits(ci.inst.words()[0] & 0xffff);
+                (limits.vm, limits.lgkm)
+            });
     }
     if let Some((vm, lgkm)) = t.wait {
         t.retire(c);
@@ -149,6 +170,15 @@ fn ready_cycle(slot: &mut Slot, program: &Program, table: &IssueTable, c: u64) -
         r = r.max(drain_time(&t.lgkm, lgkm)?);
     }
     Some(r)
+}
+
+/// The issue entry of the instruction at the wave's pc.
+fn next_info(slot: &Slot, program: &Program, table: &IssueTable) -> IssueInfo {
+    program
+        .inst_at(slot.wave.pc)
+        .map_or(IssueInfo::INTERNAL, |ci| {
+            table.get(ci.inst.opcode() as usize)
+        })
 }
 
 /// Timing-mode state of a compute unit.
@@ -161,8 +191,32 @@ pub struct TimedState {
     /// Next L2 access tag (0 is never used).
     next_tag: u64,
     /// L2 accesses in flight: tag -> (dispatch, wave slot, issue cycle, cycles from the
-    /// L2's answer to the data in registers).
-    inflight: BTreeMap<u64, (DispatchSeq, u32, u64, u64)>,
+    /// L2's answer to the data in registers, lines).
+    inflight: BTreeMap<u64, (DispatchSeq, u32, u64, u64, u64)>,
+    /// Lines outstanding at the L2 (the L1's busy MSHRs).
+    #[serde(default)]
+    inflight_lines: u64,
+    /// Per SIMD: first cycle its VALU is free.
+    #[serde(default)]
+    valu_free: Vec<u64>,
+    /// Per SIMD: first cycle its matrix core is free.
+    #[serde(default)]
+    mfma_free: Vec<u64>,
+    /// First cycle the vector memory pipeline is free.
+    #[serde(default)]
+    vmem_free: u64,
+    /// First cycle the LDS pipeline is free.
+    #[serde(default)]
+    lds_free: u64,
+    /// Busy cycles per unit: VALU (summed over SIMDs), MFMA (summed), vector memory, LDS.
+    #[serde(default)]
+    busy: [u64; 4],
+    /// LDS cycles beyond the conflict-free minimum.
+    #[serde(default)]
+    lds_conflict_cycles: u64,
+    /// Opportunities a vector memory instruction lost because every L1 MSHR was busy.
+    #[serde(default)]
+    stall_mshr: u64,
     stall_waitcnt: u64,
     stall_issue: u64,
     stall_deferred: u64,
@@ -179,7 +233,35 @@ impl TimedState {
         out.counter("stall_deferred", &Counter::from_count(self.stall_deferred));
         out.counter("stall_barrier", &Counter::from_count(self.stall_barrier));
         out.counter("mem_requests", &Counter::from_count(self.mem_requests));
-        out.counter("mem_latency_cycles", &Counter::from_count(self.mem_latency_cycles));
+        out.counter(
+            "mem_latency_cycles",
+            &Counter::from_count(self.mem_latency_cycles),
+        );
+        out.counter("busy_valu", &Counter::from_count(self.busy[0]));
+        out.counter("busy_mfma", &Counter::from_count(self.busy[1]));
+        out.counter("busy_vmem", &Counter::from_count(self.busy[2]));
+        out.counter("busy_lds", &Counter::from_count(self.busy[3]));
+        out.counter(
+            "lds_conflict_cycles",
+            &Counter::from_count(self.lds_conflict_cycles),
+        );
+        out.counter("stall_mshr", &Counter::from_count(self.stall_mshr));
+    }
+
+    /// The first cycle `unit` of SIMD `simd` can take an instruction, `None` while it
+    /// waits for an answer (every L1 MSHR busy).
+    fn unit_free(&self, simd: usize, unit: IssueUnit, params: &TimedParams) -> Option<u64> {
+        Some(match unit {
+            IssueUnit::Valu => self.valu_free[simd],
+            IssueUnit::Mfma => self.mfma_free[simd].max(self.valu_free[simd]),
+            IssueUnit::Vmem if self.inflight_lines >= params.l1_mshrs => return None,
+            // Instructions queue in front of the vector memory pipeline (up to
+            // `vmem_queue` cycles of work), so one SIMD's access does not hold the
+            // others' issue turns.
+            IssueUnit::Vmem => self.vmem_free.saturating_sub(params.vmem_queue),
+            IssueUnit::Lds => self.lds_free,
+            IssueUnit::Scalar | IssueUnit::Branch | IssueUnit::Internal => 0,
+        })
     }
 }
 
@@ -200,24 +282,57 @@ impl IssueCtx<'_> {
         Tick(self.clock.cycles(c).0.saturating_sub(ctx.now().0))
     }
 
-    /// Times the memory side of the instruction wave slot `slot_no` issued at cycle `c`.
+    /// Times the memory side of the instruction wave slot `slot_no` issued at cycle `c`;
+    /// `lds` is the LDS pipeline's cycles for an LDS access. A vector access starts in
+    /// the vector memory pipeline when the accesses queued before it are through, and
+    /// keeps it busy one cycle per L1 line (tag lookups), at least the address
+    /// processing. Returns the cycle the pipeline is free again (0 for other
+    /// instructions).
     #[allow(clippy::too_many_arguments)]
-    fn memory(&mut self, ctx: &mut Context<'_>, info: IssueInfo, mem: &mut CuMemory, t: &mut WaveTiming, seq: DispatchSeq, slot_no: u32, c: u64, counts: &mut DispatchCounters) {
+    fn memory(
+        &mut self,
+        ctx: &mut Context<'_>,
+        info: IssueInfo,
+        mem: &mut CuMemory,
+        t: &mut WaveTiming,
+        seq: DispatchSeq,
+        slot_no: u32,
+        c: u64,
+        lds: u64,
+        counts: &mut DispatchCounters,
+    ) -> u64 {
         if info.mem != MemClass::None {
             t.retire(c); // keeps the counters short for waves that never wait
         }
+        let mut sent = c;
+        let mut pipe_end = 0;
         let (to_l2, hit_latency) = match info.mem {
-            MemClass::None => return,
+            MemClass::None => return 0,
             MemClass::Lds => {
-                t.lgkm.push_back(Outstanding { tag: 0, done: Some(c + self.params.lds_latency) });
-                return;
+                t.lgkm.push_back(Outstanding {
+                    tag: 0,
+                    done: Some(c + lds + self.params.lds_latency),
+                });
+                return 0;
             }
             MemClass::Vector | MemClass::Flat => {
                 let shift = self.line_bytes.trailing_zeros();
+                let start = self.timed.vmem_free.max(c);
+                let pipe = (mem.lines.len() as u64).max(u64::from(info.cycles));
+                sent = start;
+                pipe_end = start + pipe;
                 let mut to_l2 = Vec::new();
                 for l in mem.lines.drain(..) {
-                    let kind = if l.write { LineKind::Write } else { LineKind::Read };
-                    let hit = self.l1.access(LineAddr(l.line >> shift), kind, true).is_hit();
+                    // The vector L1 is write-through and does not allocate on a store miss.
+                    let (kind, allocate) = if l.write {
+                        (LineKind::Write, false)
+                    } else {
+                        (LineKind::Read, true)
+                    };
+                    let hit = self
+                        .l1
+                        .access(LineAddr(l.line >> shift), kind, allocate)
+                        .is_hit();
                     if hit {
                         counts.l1.hits += 1;
                     } else {
@@ -227,18 +342,25 @@ impl IssueCtx<'_> {
                         to_l2.push(l);
                     }
                 }
-                (to_l2, self.params.l1_hit_latency)
+                (to_l2, pipe + self.params.l1_hit_latency)
             }
             MemClass::Scalar => {
                 let mut to_l2: Vec<LineAccess> = Vec::new();
                 for line in mem.scalar_lines.drain(..) {
-                    if self.scalar.access(LineAddr(line / SCALAR_LINE), LineKind::Read, true).is_hit() {
+                    if self
+                        .scalar
+                        .access(LineAddr(line / SCALAR_LINE), LineKind::Read, true)
+                        .is_hit()
+                    {
                         counts.scalar.hits += 1;
                     } else {
                         counts.scalar.misses += 1;
                         let l2_line = line & !(self.line_bytes - 1);
                         if to_l2.last().is_none_or(|l| l.line != l2_line) {
-                            to_l2.push(LineAccess { line: l2_line, write: false });
+                            to_l2.push(LineAccess {
+                                line: l2_line,
+                                write: false,
+                            });
                         }
                     }
                 }
@@ -246,13 +368,29 @@ impl IssueCtx<'_> {
             }
         };
         let entry = if to_l2.is_empty() {
-            Outstanding { tag: 0, done: Some(c + hit_latency) }
+            Outstanding {
+                tag: 0,
+                done: Some(sent + hit_latency),
+            }
         } else {
             self.timed.next_tag += 1;
             let tag = self.timed.next_tag;
-            self.timed.inflight.insert(tag, (seq, slot_no, c, hit_latency));
-            let extra = self.delay(ctx, c);
-            ctx.send_after(self.l2, extra, MemMsg::Access { tag, seq, lines: to_l2, reply: true });
+            let lines = to_l2.iter().filter(|l| !l.write).count() as u64;
+            self.timed.inflight_lines += lines;
+            self.timed
+                .inflight
+                .insert(tag, (seq, slot_no, sent, hit_latency, lines));
+            let extra = self.delay(ctx, sent);
+            ctx.send_after(
+                self.l2,
+                extra,
+                MemMsg::Access {
+                    tag,
+                    seq,
+                    lines: to_l2,
+                    reply: true,
+                },
+            );
             Outstanding { tag, done: None }
         };
         match info.mem {
@@ -263,12 +401,19 @@ impl IssueCtx<'_> {
             }
             _ => t.lgkm.push_back(entry),
         }
+        pipe_end
     }
 }
 
 /// The counters of dispatch `seq`, created on first use.
-fn counters_of(counters: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>, seq: DispatchSeq) -> &mut DispatchCounters {
-    &mut counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES])).0
+fn counters_of(
+    counters: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>,
+    seq: DispatchSeq,
+) -> &mut DispatchCounters {
+    &mut counters
+        .entry(seq)
+        .or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES]))
+        .0
 }
 
 /// The per-dispatch counters of the resident groups, taken out of the map for one
@@ -277,21 +422,30 @@ fn counters_of(counters: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)
 struct WindowCounters(Vec<(DispatchSeq, (DispatchCounters, Vec<u64>))>);
 
 impl WindowCounters {
-    fn take(map: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>, groups: &[super::Group]) -> WindowCounters {
+    fn take(
+        map: &mut BTreeMap<DispatchSeq, (DispatchCounters, Vec<u64>)>,
+        groups: &[super::Group],
+    ) -> WindowCounters {
         let mut v: Vec<(DispatchSeq, (DispatchCounters, Vec<u64>))> = Vec::new();
         for g in groups {
             let seq = g.launch.seq;
             let i = match v.iter().position(|(s, _)| *s == seq) {
                 Some(i) => i,
                 None => {
-                    let mut entry = map.remove(&seq).unwrap_or_else(|| (DispatchCounters::default(), vec![0; OPCODES]));
+                    let mut entry = map
+                        .remove(&seq)
+                        .unwrap_or_else(|| (DispatchCounters::default(), vec![0; OPCODES]));
                     // Occupancy: one sample per scheduling window and dispatch.
                     entry.0.quanta += 1;
                     v.push((seq, entry));
                     v.len() - 1
                 }
             };
-            v[i].1 .0.resident_wave_quanta += g.waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count() as u64;
+            v[i].1 .0.resident_wave_quanta += g
+                .waves
+                .iter()
+                .filter(|s| s.wave.status != WaveStatus::Ended)
+                .count() as u64;
         }
         WindowCounters(v)
     }
@@ -300,7 +454,8 @@ impl WindowCounters {
         let i = match self.0.iter().position(|(s, _)| *s == seq) {
             Some(i) => i,
             None => {
-                self.0.push((seq, (DispatchCounters::default(), vec![0; OPCODES])));
+                self.0
+                    .push((seq, (DispatchCounters::default(), vec![0; OPCODES])));
                 self.0.len() - 1
             }
         };
@@ -321,7 +476,16 @@ impl ComputeUnit {
         self.state
             .groups
             .iter()
-            .map(|g| g.waves.first().and_then(|s| self.shared.program_at(s.wave.pc)).or_else(|| g.waves.iter().find_map(|s| self.shared.program_at(s.wave.pc))))
+            .map(|g| {
+                g.waves
+                    .first()
+                    .and_then(|s| self.shared.program_at(s.wave.pc))
+                    .or_else(|| {
+                        g.waves
+                            .iter()
+                            .find_map(|s| self.shared.program_at(s.wave.pc))
+                    })
+            })
             .collect()
     }
 
@@ -342,7 +506,9 @@ impl ComputeUnit {
     pub(super) fn timed_run(&mut self, ctx: &mut Context<'_>) {
         self.state.timer = None;
         self.state.timer_at = None;
-        let (Some(timing), Some(mut mem)) = (self.timing.take(), self.mem.take()) else { return };
+        let (Some(timing), Some(mut mem)) = (self.timing.take(), self.mem.take()) else {
+            return;
+        };
         let (params, table) = (&timing.0, &timing.1);
         let start = self.cycle(ctx.now()).max(self.state.timed.processed_until);
         let end = self.window_end(ctx, start, params);
@@ -355,122 +521,282 @@ impl ComputeUnit {
         let by_slot = self.slot_map();
         let mut fault: Option<Fault> = None;
         let mut c = start;
-        let CuState { l1, scalar, groups, counters: counter_map, timed, instructions, deferred, .. } = &mut self.state;
+        let CuState {
+            l1,
+            scalar,
+            groups,
+            counters: counter_map,
+            timed,
+            instructions,
+            deferred,
+            ..
+        } = &mut self.state;
         let mut counters = WindowCounters::take(counter_map, groups);
-        let mut issue = IssueCtx { params, l1, scalar, timed, l2: &self.l2, clock: &self.clock, line_bytes: self.line_bytes };
-        // Each slot's ready cycle. Within a window it changes only when its wave issues or
-        // leaves a barrier (answers arrive in other events), so it is computed once here
-        // and again after those, not per cycle.
-        let mut ready: Vec<Option<u64>> = by_slot
-            .iter()
-            .map(|at| {
-                let (g, wi) = (*at)?;
-                ready_cycle(&mut groups[g].waves[wi], programs[g].as_deref()?, table, start)
+        let mut issue = IssueCtx {
+            params,
+            l1,
+            scalar,
+            timed,
+            l2: &self.l2,
+            clock: &self.clock,
+            line_bytes: self.line_bytes,
+        };
+        // Each slot's ready cycle and next instruction's issue entry. Within a window they
+        // change only when its wave issues or leaves a barrier (answers arrive in other
+        // events), so they are computed once here and again after those, not per cycle.
+        let mut ready: Vec<Option<u64>> = Vec::with_capacity(slots);
+        let mut infos: Vec<Option<IssueInfo>> = Vec::with_capacity(slots);
+        for at in &by_slot {
+            let entry = at.and_then(|(g, wi)| {
+                let program = programs[g].as_deref()?;
+                let slot = &mut groups[g].waves[wi];
+                let info = next_info(slot, program, table);
+                Some((ready_cycle(slot, program, table, start), info))
+            });
+            ready.push(entry.and_then(|e| e.0));
+            infos.push(entry.map(|e| e.1));
+        }
+        let period = params.issue_period.max(1);
+        let timed_state = &mut *issue.timed;
+        if timed_state.valu_free.len() != simds {
+            timed_state.valu_free = vec![0; simds];
+            timed_state.mfma_free = vec![0; simds];
+        }
+        // Each SIMD's occupied wave slots (slot `k` is on SIMD `k % simds`), ascending.
+        let occupied: Vec<Vec<usize>> = (0..simds)
+            .map(|simd| {
+                (simd..slots)
+                    .step_by(simds)
+                    .filter(|&k| matches!(by_slot.get(k), Some(Some(_))))
+                    .collect()
             })
             .collect();
-        // Each SIMD's occupied wave slots (slot `k` is on SIMD `k % simds`), ascending.
-        let occupied: Vec<Vec<usize>> = (0..simds).map(|simd| (simd..slots).step_by(simds).filter(|&k| matches!(by_slot.get(k), Some(Some(_)))).collect()).collect();
         'cycles: while c < end {
             let mut issued = false;
-            let mut next = u64::MAX;
             for (simd, occupied) in occupied.iter().enumerate() {
-                let mut chosen = None;
+                if simd as u64 % period != c % period || occupied.is_empty() {
+                    continue; // not this SIMD's turn
+                }
+                // One instruction per category per opportunity, each from its own wave.
+                let mut used = [false; IssueUnit::COUNT];
                 // The SIMD's occupied slots in round-robin order after the last one that issued.
                 let first = occupied.partition_point(|&k| k <= issue.timed.rr[simd] as usize);
                 for j in 0..occupied.len() {
-                    let i = if first + j >= occupied.len() { first + j - occupied.len() } else { first + j };
+                    let i = if first + j >= occupied.len() {
+                        first + j - occupied.len()
+                    } else {
+                        first + j
+                    };
                     let k = occupied[i];
-                    let Some(Some((g, wi))) = by_slot.get(k).copied() else { continue };
-                    match ready[k] {
-                        Some(r) if r <= c => {
-                            if chosen.is_none() {
-                                chosen = Some((k, g, wi));
-                            } else {
-                                issue.timed.stall_issue += 1;
-                                counters.get(groups[g].launch.seq).0.timing.stall_issue += 1;
-                            }
-                        }
-                        Some(r) => next = next.min(r),
-                        None => {}
+                    let (Some(Some((g, wi))), Some(r), Some(Some(info))) =
+                        (by_slot.get(k).copied(), ready[k], infos.get(k).copied())
+                    else {
+                        continue;
+                    };
+                    if r > c {
+                        continue;
                     }
-                }
-                let Some((k, g, wi)) = chosen else { continue };
-                issue.timed.rr[simd] = k as u32;
-                issued = true;
-                let Some(program) = programs[g].as_deref() else { continue };
-                let group = &mut groups[g];
-                let seq = group.launch.seq;
-                let slot = &mut group.waves[wi];
-                let info = program.inst_at(slot.wave.pc).map_or(IssueInfo { cycles: 1, mem: MemClass::None, waitcnt: false }, |ci| table.get(ci.inst.opcode() as usize));
-                let counts = counters.get(seq);
-                if info.waitcnt {
-                    let waited = c - slot.timing.ready_at.max(slot.wake).min(c);
-                    issue.timed.stall_waitcnt += waited;
-                    counts.0.timing.stall_waitcnt += waited;
-                }
-                let realtime = crate::clock::reference_ticks(self.clock.cycles(c));
-                let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: c, realtime, counts: Some(&mut counts.1) };
-                match step(&mut slot.wave, program, &mut env, 1) {
-                    Ok(out) => {
-                        instructions.add(out.executed);
-                        slot.timing.ready_at = c + u64::from(info.cycles);
-                        match out.stop {
-                            StepStop::Sleep { cycles } => slot.wake = c + cycles,
-                            StepStop::Barrier => slot.timing.waiting_since = c,
-                            StepStop::WaitMemory => {
-                                slot.timing.waiting_since = c;
-                                mem.lines.clear();
-                                if let Some(req) = slot.wave.take_request() {
-                                    deferred.inc();
-                                    let system = goes_to_home(mem.target, &req, &mut mem);
-                                    let tag = (u64::from(group.launch.first_slot) + wi as u64) | (seq.0 << 8);
-                                    let extra = issue.delay(ctx, c);
-                                    ctx.send_after(&self.l2, extra, MemMsg::Request { tag, seq, req: Box::new(req), system });
+                    let free = issue.timed.unit_free(simd, info.unit, params);
+                    if used[info.unit.index()] || free.is_none_or(|f| f > c) {
+                        if info.unit == IssueUnit::Vmem && free.is_none() {
+                            issue.timed.stall_mshr += 1;
+                        }
+                        issue.timed.stall_issue += 1;
+                        counters.get(groups[g].launch.seq).0.timing.stall_issue += 1;
+                        continue;
+                    }
+                    used[info.unit.index()] = true;
+                    issue.timed.rr[simd] = k as u32;
+                    issued = true;
+                    let Some(program) = programs[g].as_deref() else {
+                        continue;
+                    };
+                    let group = &mut groups[g];
+                    let seq = group.launch.seq;
+                    let slot = &mut group.waves[wi];
+                    let words: [u32; 2] = program.inst_at(slot.wave.pc).map_or([0, 0], |ci| {
+                        let w = ci.inst.words();
+                        [
+                            w.first().copied().unwrap_or(0),
+                            w.get(1).copied().unwrap_or(0),
+                        ]
+                    });
+                    // The LDS pipeline's cycles, from the lanes' addresses before they change.
+                    let lds = if info.unit == IssueUnit::Lds && (words[0] >> 16) & 1 == 0 {
+                        let addr = &slot.wave.vgpr[(words[1] & 0xff) as usize];
+                        let cycles = lds_cycles(
+                            info.lds,
+                            addr,
+                            slot.wave.exec(),
+                            (words[0] & 0xff, (words[0] >> 8) & 0xff),
+                            params.lds_banks,
+                        );
+                        let ideal = (u64::from(info.lds.bytes)
+                            * u64::from(slot.wave.exec().count_ones())
+                            * if info.lds.pair { 2 } else { 1 })
+                        .div_ceil(4 * u64::from(params.lds_banks.max(1)))
+                        .max(1);
+                        issue.timed.lds_conflict_cycles += cycles.saturating_sub(ideal);
+                        cycles
+                    } else {
+                        0
+                    };
+                    let counts = counters.get(seq);
+                    if info.waitcnt {
+                        let waited = c - slot.timing.ready_at.max(slot.wake).min(c);
+                        issue.timed.stall_waitcnt += waited;
+                        counts.0.timing.stall_waitcnt += waited;
+                    }
+                    let realtime = crate::clock::reference_ticks(self.clock.cycles(c));
+                    let mut env = StepEnv {
+                        mem: &mut mem,
+                        lds: &mut group.lds,
+                        clock: c,
+                        realtime,
+                        counts: Some(&mut counts.1),
+                    };
+                    match step(&mut slot.wave, program, &mut env, 1) {
+                        Ok(out) => {
+                            instructions.add(out.executed);
+                            let own = if info.nop {
+                                u64::from(words[0] & 0xf) + 1
+                            } else {
+                                u64::from(info.cycles)
+                            };
+                            slot.timing.ready_at = c + own;
+                            let t = &mut *issue.timed;
+                            match info.unit {
+                                IssueUnit::Valu => {
+                                    t.valu_free[simd] = c + u64::from(info.busy);
+                                    t.busy[0] += u64::from(info.busy);
+                                }
+                                IssueUnit::Mfma => {
+                                    let passes =
+                                        u64::from(info.mfma_busy(program.target(), &words));
+                                    t.mfma_free[simd] = c + passes;
+                                    t.valu_free[simd] = c + u64::from(info.cycles);
+                                    t.busy[1] += passes;
+                                }
+                                IssueUnit::Lds => {
+                                    t.lds_free = c + lds;
+                                    t.busy[3] += lds;
+                                }
+                                _ => {}
+                            }
+                            match out.stop {
+                                StepStop::Sleep { cycles } => slot.wake = c + cycles,
+                                StepStop::Barrier => slot.timing.waiting_since = c,
+                                StepStop::WaitMemory => {
+                                    slot.timing.waiting_since = c;
+                                    mem.lines.clear();
+                                    if let Some(req) = slot.wave.take_request() {
+                                        deferred.inc();
+                                        let system = goes_to_home(mem.target, &req, &mut mem);
+                                        let tag = (u64::from(group.launch.first_slot) + wi as u64)
+                                            | (seq.0 << 8);
+                                        let extra = issue.delay(ctx, c);
+                                        ctx.send_after(
+                                            &self.l2,
+                                            extra,
+                                            MemMsg::Request {
+                                                tag,
+                                                seq,
+                                                req: Box::new(req),
+                                                system,
+                                            },
+                                        );
+                                    }
+                                }
+                                StepStop::Budget | StepStop::Ended => {}
+                            }
+                            if out.stop != StepStop::WaitMemory {
+                                let free = issue.memory(
+                                    ctx,
+                                    info,
+                                    &mut mem,
+                                    &mut slot.timing,
+                                    seq,
+                                    k as u32,
+                                    c,
+                                    lds,
+                                    &mut counts.0,
+                                );
+                                if free > 0 {
+                                    let start = issue.timed.vmem_free.max(c);
+                                    issue.timed.busy[2] += free - start;
+                                    issue.timed.vmem_free = free;
                                 }
                             }
-                            StepStop::Budget | StepStop::Ended => {}
                         }
-                        if out.stop != StepStop::WaitMemory {
-                            issue.memory(ctx, info, &mut mem, &mut slot.timing, seq, k as u32, c, &mut counts.0);
+                        Err(e) => {
+                            let addr = match &e {
+                                amdgpu_isa::exec::ExecFault::Memory { addr, .. } => Some(*addr),
+                                _ => None,
+                            };
+                            fault = Some((g, wi, e.to_string(), addr));
+                            break 'cycles;
                         }
                     }
-                    Err(e) => {
-                        let addr = match &e {
-                            amdgpu_isa::exec::ExecFault::Memory { addr, .. } => Some(*addr),
-                            _ => None,
-                        };
-                        fault = Some((g, wi, e.to_string(), addr));
-                        break 'cycles;
-                    }
+                    infos[k] = Some(next_info(&mut groups[g].waves[wi], program, table));
+                    ready[k] = ready_cycle(&mut groups[g].waves[wi], program, table, c);
+                    mem.lines.clear();
+                    mem.scalar_lines.clear();
                 }
-                ready[k] = ready_cycle(&mut groups[g].waves[wi], program, table, c);
-                mem.lines.clear();
-                mem.scalar_lines.clear();
             }
             if issued {
                 // Barriers: release a group whose live waves all arrived.
                 for (group, program) in groups.iter_mut().zip(&programs) {
-                    let live = group.waves.iter().filter(|s| s.wave.status != WaveStatus::Ended).count();
-                    let at_barrier = group.waves.iter().filter(|s| s.wave.status == WaveStatus::Barrier).count();
+                    let live = group
+                        .waves
+                        .iter()
+                        .filter(|s| s.wave.status != WaveStatus::Ended)
+                        .count();
+                    let at_barrier = group
+                        .waves
+                        .iter()
+                        .filter(|s| s.wave.status == WaveStatus::Barrier)
+                        .count();
                     if live > 0 && at_barrier == live {
                         let first = group.launch.first_slot as usize;
-                        for (wi, s) in group.waves.iter_mut().enumerate().filter(|(_, s)| s.wave.status == WaveStatus::Barrier) {
+                        for (wi, s) in group
+                            .waves
+                            .iter_mut()
+                            .enumerate()
+                            .filter(|(_, s)| s.wave.status == WaveStatus::Barrier)
+                        {
                             issue.timed.stall_barrier += c - s.timing.waiting_since;
-                            counters.get(group.launch.seq).0.timing.stall_barrier += c - s.timing.waiting_since;
+                            counters.get(group.launch.seq).0.timing.stall_barrier +=
+                                c - s.timing.waiting_since;
                             s.wave.status = WaveStatus::Running;
                             s.timing.ready_at = s.timing.ready_at.max(c + 1);
-                            if let (Some(r), Some(program)) = (ready.get_mut(first + wi), program.as_deref()) {
+                            if let (Some(r), Some(program)) =
+                                (ready.get_mut(first + wi), program.as_deref())
+                            {
                                 *r = ready_cycle(s, program, table, c);
                             }
                         }
                     }
                 }
-                c += 1;
-            } else if next == u64::MAX || next >= end {
-                break;
-            } else {
-                c = next;
             }
+            // The next cycle at which some wave may issue: its own readiness, its unit's,
+            // and its SIMD's turn.
+            let mut next = u64::MAX;
+            for (k, (r, info)) in ready.iter().zip(&infos).enumerate() {
+                let (Some(r), Some(info)) = (r, info) else {
+                    continue;
+                };
+                let simd = k % simds;
+                let Some(free) = issue.timed.unit_free(simd, info.unit, params) else {
+                    continue;
+                };
+                let t = (*r).max(free).max(c + 1);
+                let turn = simd as u64 % period;
+                next = next.min(t + (turn + period - t % period) % period);
+            }
+            if next == u64::MAX || next >= end {
+                break;
+            }
+            c = next;
         }
         counters.put_back(counter_map);
         let scheduled_to = if fault.is_some() { c + 1 } else { end };
@@ -490,14 +816,21 @@ impl ComputeUnit {
         let longest = start + params.window;
         // Cycles from sending on the L2 link to the earliest answer, less one so that the
         // answer arrives strictly after the window's end.
-        let Some(round_trip) = ctx.link_latency(&self.l2).map(|l| self.clock.to_cycles(Tick(l.0.saturating_mul(2))).saturating_sub(1).max(1)) else {
+        let Some(round_trip) = ctx.link_latency(&self.l2).map(|l| {
+            self.clock
+                .to_cycles(Tick(l.0.saturating_mul(2)))
+                .saturating_sub(1)
+                .max(1)
+        }) else {
             return longest;
         };
         // The earliest arrival of an answer sent at `sent`; an overdue one may be seen
         // late by a sixteenth of its age (at least `answer_slack` cycles).
-        let allowed = |sent: u64| (sent + round_trip).max(start + params.answer_slack.max((start - sent.min(start)) / 16));
+        let allowed = |sent: u64| {
+            (sent + round_trip).max(start + params.answer_slack.max((start - sent.min(start)) / 16))
+        };
         let mut end = longest.min(start + round_trip);
-        for &(_, _, issued, _) in self.state.timed.inflight.values() {
+        for &(_, _, issued, _, _) in self.state.timed.inflight.values() {
             end = end.min(allowed(issued));
         }
         for slot in self.state.groups.iter().flat_map(|g| &g.waves) {
@@ -514,16 +847,34 @@ impl ComputeUnit {
         let mut g = 0;
         while g < self.state.groups.len() {
             let group = &self.state.groups[g];
-            let ended = group.waves.iter().all(|s| s.wave.status == WaveStatus::Ended);
-            let drained = group.waves.iter().try_fold(0u64, |m, s| s.timing.drained().map(|d| m.max(d)));
+            let ended = group
+                .waves
+                .iter()
+                .all(|s| s.wave.status == WaveStatus::Ended);
+            let drained = group
+                .waves
+                .iter()
+                .try_fold(0u64, |m, s| s.timing.drained().map(|d| m.max(d)));
             // An ended wave's `ready_at` is the cycle after its `s_endpgm` issued.
-            let last_end = group.waves.iter().map(|s| s.timing.ready_at).max().unwrap_or(c);
+            let last_end = group
+                .waves
+                .iter()
+                .map(|s| s.timing.ready_at)
+                .max()
+                .unwrap_or(c);
             match (ended, drained) {
                 (true, Some(done)) => {
                     let done_group = self.state.groups.remove(g);
                     let at = self.clock.cycles(done.max(last_end));
                     let extra = Tick(at.0.saturating_sub(ctx.now().0));
-                    ctx.send_after(&self.cp, extra, CuMsg::GroupDone { seq: done_group.launch.seq, first_slot: done_group.launch.first_slot });
+                    ctx.send_after(
+                        &self.cp,
+                        extra,
+                        CuMsg::GroupDone {
+                            seq: done_group.launch.seq,
+                            first_slot: done_group.launch.first_slot,
+                        },
+                    );
                 }
                 _ => g += 1,
             }
@@ -532,12 +883,29 @@ impl ComputeUnit {
 
     /// Arms the timer for the first cycle at or after `from` at which a wave may issue.
     fn arm_next(&mut self, ctx: &mut Context<'_>, from: u64) {
-        let Some(timing) = self.timing.take() else { return };
+        let Some(timing) = self.timing.take() else {
+            return;
+        };
         let programs = self.group_programs();
         let mut next = u64::MAX;
         for (g, group) in self.state.groups.iter_mut().enumerate() {
-            let Some(program) = programs[g].as_deref() else { continue };
-            for slot in &mut group.waves {
+            let Some(program) = programs[g].as_deref() else {
+                continue;
+            };
+            for (wi, slot) in group.waves.iter_mut().enumerate() {
+                // A vector memory instruction waiting for a free L1 MSHR is woken by the
+                // answer that frees one.
+                let info = next_info(slot, program, &timing.1);
+                let simd = (group.launch.first_slot as usize + wi) % self.cap.simds.max(1) as usize;
+                if !self.state.timed.valu_free.is_empty()
+                    && self
+                        .state
+                        .timed
+                        .unit_free(simd, info.unit, &timing.0)
+                        .is_none()
+                {
+                    continue;
+                }
                 if let Some(r) = ready_cycle(slot, program, &timing.1, from) {
                     next = next.min(r.max(from));
                 }
@@ -552,7 +920,11 @@ impl ComputeUnit {
 
     /// The L2 answered timed access `tag`.
     pub(super) fn on_access_done(&mut self, tag: u64, ctx: &mut Context<'_>) {
-        let Some((seq, slot_no, issued, back)) = self.state.timed.inflight.remove(&tag) else { return };
+        let Some((seq, slot_no, issued, back, lines)) = self.state.timed.inflight.remove(&tag)
+        else {
+            return;
+        };
+        self.state.timed.inflight_lines = self.state.timed.inflight_lines.saturating_sub(lines);
         let now = self.cycle(ctx.now());
         // The data passes the L1 (or scalar cache) pipeline on its way back.
         let c = now + back;
@@ -561,10 +933,23 @@ impl ComputeUnit {
         let t = &mut counters_of(&mut self.state.counters, seq).timing;
         t.mem_requests += 1;
         t.mem_latency_cycles += c.saturating_sub(issued);
-        let found = self.state.groups.iter_mut().find(|g| g.launch.seq == seq && slot_no >= g.launch.first_slot && slot_no < g.launch.first_slot + g.launch.waves);
+        let found = self.state.groups.iter_mut().find(|g| {
+            g.launch.seq == seq
+                && slot_no >= g.launch.first_slot
+                && slot_no < g.launch.first_slot + g.launch.waves
+        });
         let Some(group) = found else { return }; // the group faulted meanwhile
-        if let Some(slot) = group.waves.get_mut((slot_no - group.launch.first_slot) as usize) {
-            for o in slot.timing.vm.iter_mut().chain(slot.timing.lgkm.iter_mut()).filter(|o| o.tag == tag) {
+        if let Some(slot) = group
+            .waves
+            .get_mut((slot_no - group.launch.first_slot) as usize)
+        {
+            for o in slot
+                .timing
+                .vm
+                .iter_mut()
+                .chain(slot.timing.lgkm.iter_mut())
+                .filter(|o| o.tag == tag)
+            {
                 o.done = Some(c);
             }
         }
@@ -582,7 +967,9 @@ impl ComputeUnit {
             if let Some(slot) = group.waves.get_mut(wi) {
                 let waited = c.saturating_sub(slot.timing.waiting_since);
                 self.state.timed.stall_deferred += waited;
-                counters_of(&mut self.state.counters, seq).timing.stall_deferred += waited;
+                counters_of(&mut self.state.counters, seq)
+                    .timing
+                    .stall_deferred += waited;
                 slot.timing.ready_at = slot.timing.ready_at.max(c + 1);
             }
         }
@@ -603,9 +990,16 @@ mod tests {
         // vmcnt(1): the second has no time yet, so the wave waits for an answer.
         assert_eq!(drain_time(&q, 1), None);
         assert_eq!(drain_time(&q, 3), Some(0));
-        let mut t = WaveTiming { vm: q, ..WaveTiming::default() };
+        let mut t = WaveTiming {
+            vm: q,
+            ..WaveTiming::default()
+        };
         t.retire(60);
-        assert_eq!(t.vm.len(), 2, "the unanswered second keeps the third counted");
+        assert_eq!(
+            t.vm.len(),
+            2,
+            "the unanswered second keeps the third counted"
+        );
         assert_eq!(t.drained(), None);
     }
 }

@@ -20,32 +20,49 @@ use super::cache::{CacheConfig, ReplacementPolicy, WritePolicy};
 use super::hbm::HbmConfig;
 use super::part::Part;
 
-/// Pipeline-stage estimates (engine clocks) the hit latencies are built from.
+/// Pipeline stages (engine clocks) every latency of the model is built from: the
+/// components' latency parameters and the topology files' link latencies (a test checks
+/// that the shipped topologies use these values at their part's clock).
+///
+/// Calibrated on MI210 (1.7 GHz) against published pointer-chase figures (vector L1 hit
+/// ~124 cycles, scalar L1 ~48, LDS ~50, L2 hit ~290, HBM ~650) measured by
+/// `dojo bench micro`, whose chase costs a load's load-to-use latency plus one issue
+/// turn (4 cycles) for its `s_waitcnt`. MI300X and MI355X use the same stages (no
+/// separate tuning): their paths differ only in structure (a memory-side cache on the
+/// IOD between the L2 and the HBM).
 pub mod stages {
     /// Address processing of a 64-lane vector memory instruction: 64 addresses at 16 per
-    /// clock.
+    /// clock (the vector memory pipeline's minimum occupancy).
     pub const VECTOR_ADDRESS: u32 = 4;
-    /// Vector L1 tag lookup, data-array read and the queues in front of them (estimate of a
-    /// ~20-stage pipeline at 2 GHz plus average queueing).
-    pub const VECTOR_L1_PIPE: u32 = 40;
-    /// Returning 64 lanes x 4 bytes (256 B) at 64 B per clock.
-    pub const VECTOR_DATA_RETURN: u32 = 4;
-    /// Sequencer issue to the memory pipeline and result write-back into registers.
-    pub const ISSUE_ROUND_TRIP: u32 = 16;
-    /// One scalar-cache lookup (single address, no coalescing or lane formatting).
-    pub const SCALAR_L1_PIPE: u32 = 16;
+    /// Vector L1 tag lookup, data-array read, data return and write-back into registers
+    /// (calibrated: load-to-use of a hit is VECTOR_ADDRESS + this).
+    pub const VECTOR_L1_PIPE: u32 = 116;
+    /// One scalar-cache lookup to the register write (calibrated).
+    pub const SCALAR_L1_PIPE: u32 = 44;
+    /// LDS load-to-use beyond its bank cycles (calibrated).
+    pub const LDS_PIPE: u32 = 43;
     /// One instruction-cache lookup feeding the instruction buffer.
     pub const INSTRUCTION_PIPE: u32 = 16;
-    /// One crossing of the CU-to-L2 crossbar (several millimetres of die at 2 GHz needs
-    /// pipelined repeaters, plus arbitration).
-    pub const L2_CROSSBAR_ONE_WAY: u32 = 24;
-    /// L2 channel tag compare over 16 ways and a 256 KiB data-array read.
+    /// One crossing of the CU-to-L2 crossbar (the `cu.l2` links).
+    pub const L2_CROSSBAR_ONE_WAY: u32 = 57;
+    /// L2 channel tag compare and data-array read (the L2's `hit_latency`).
     pub const L2_PIPE: u32 = 48;
-    /// One crossing of the XCD-to-IOD link and the IOD network to a memory-side cache
-    /// channel (die-to-die hop plus on-IOD routing).
-    pub const IOD_ONE_WAY: u32 = 48;
-    /// Memory-side cache channel tag compare and a 2 MiB data-array read.
+    /// One crossing of the data fabric from an L2 channel to a memory controller or, on
+    /// CDNA 3/4, to a memory-side cache channel on an IOD (the `l2.down` links).
+    pub const FABRIC_ONE_WAY: u32 = 100;
+    /// Memory-side cache channel tag compare and data-array read (its `hit_latency`).
     pub const MEMORY_SIDE_PIPE: u32 = 48;
+    /// From a memory-side cache channel to its stack's memory controller on the same IOD
+    /// (the `mall.down` links).
+    pub const IOD_LOCAL_ONE_WAY: u32 = 16;
+    /// Memory controller queues, command scheduling and PHY, both ways (the HBM's
+    /// `controller_latency`; the DRAM core timings come on top).
+    pub const MEMORY_CONTROLLER: u32 = 128;
+
+    /// `cycles` of a `clock_mhz` clock in picoseconds, rounded to the nearest.
+    pub const fn picoseconds(cycles: u32, clock_mhz: u32) -> u64 {
+        (cycles as u64 * 1_000_000 + clock_mhz as u64 / 2) / clock_mhz as u64
+    }
 }
 
 /// One level of the cache hierarchy: the shape of one instance and how many there are.
@@ -101,19 +118,16 @@ pub struct PartTiming {
     pub hbm: HbmConfig,
 }
 
-/// Vector L1 hit: address processing, L1 pipeline, data return, issue round trip.
-pub const VECTOR_L1_HIT: u32 = stages::VECTOR_ADDRESS
-    + stages::VECTOR_L1_PIPE
-    + stages::VECTOR_DATA_RETURN
-    + stages::ISSUE_ROUND_TRIP;
-/// Scalar L1 hit: issue round trip plus one scalar lookup.
-pub const SCALAR_L1_HIT: u32 = stages::ISSUE_ROUND_TRIP + stages::SCALAR_L1_PIPE;
+/// Vector L1 hit, load to use: address processing and the L1 pipeline.
+pub const VECTOR_L1_HIT: u32 = stages::VECTOR_ADDRESS + stages::VECTOR_L1_PIPE;
+/// Scalar L1 hit, load to use.
+pub const SCALAR_L1_HIT: u32 = stages::SCALAR_L1_PIPE;
 /// Instruction cache hit: one lookup.
 pub const INSTRUCTION_HIT: u32 = stages::INSTRUCTION_PIPE;
 /// L2 hit: a vector L1 miss (the full L1 path) plus crossbar both ways and the L2 pipeline.
 pub const L2_HIT: u32 = VECTOR_L1_HIT + 2 * stages::L2_CROSSBAR_ONE_WAY + stages::L2_PIPE;
-/// Memory-side cache hit: an L2 miss plus the IOD crossing both ways and its pipeline.
-pub const MEMORY_SIDE_HIT: u32 = L2_HIT + 2 * stages::IOD_ONE_WAY + stages::MEMORY_SIDE_PIPE;
+/// Memory-side cache hit: an L2 miss plus the fabric crossing both ways and its pipeline.
+pub const MEMORY_SIDE_HIT: u32 = L2_HIT + 2 * stages::FABRIC_ONE_WAY + stages::MEMORY_SIDE_PIPE;
 
 /// L2 channel of every part: 256 KiB (8 MB / 32 channels on MI210, 4 MB / 16 on CDNA 3/4),
 /// 128 B lines, 16-way (given for MI300X; assumed for the others), write-back +

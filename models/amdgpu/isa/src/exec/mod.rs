@@ -101,6 +101,7 @@ pub use dispatch::{
     CODE_BASE, DISPATCH_BASE, KERNARG_BASE, QUEUE_BASE, SCRATCH_BASE,
 };
 pub use gws::GwsUnit;
+pub use mfma::{mfma_work, MfmaClass, MfmaWork};
 pub use memory::{MemFault, MemFaultKind, Memory, UnmappedReads};
 pub use hwreg::{GroupIds, GroupPlace, Placement};
 pub use program::{CachedInst, Extension, Program};

@@ -193,6 +193,78 @@ pub(crate) fn from_mnemonic(mnemonic: &str) -> MatrixOp {
     parse_mfma(mnemonic).map_or(MatrixOp::None, MatrixOp::Mfma)
 }
 
+/// The input class of a matrix instruction, as far as its throughput is concerned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MfmaClass {
+    /// f64 inputs.
+    F64,
+    /// f32 inputs.
+    F32,
+    /// xf32 inputs (gfx942).
+    Xf32,
+    /// f16 inputs.
+    F16,
+    /// bf16 inputs (the `_1k` forms of gfx90a and every bf16 form later).
+    Bf16,
+    /// gfx90a's original bf16 forms (without `_1k`): half the `_1k` rate.
+    Bf16Legacy,
+    /// i8 inputs.
+    I8,
+    /// fp8/bf8 inputs (any mix).
+    Fp8,
+    /// gfx950 `*_f8f6f4`: the formats come from CBSZ/BLGP at run time.
+    F8f6f4,
+}
+
+/// The arithmetic of one matrix instruction: what a timing model needs to derive its
+/// pipeline occupancy from a part's peak rate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MfmaWork {
+    /// Rows (= columns) of each output block.
+    pub m: u32,
+    /// Reduction length of the dense product.
+    pub k: u32,
+    /// Output blocks.
+    pub blocks: u32,
+    /// Input class.
+    pub class: MfmaClass,
+    /// SMFMAC (2:4 structured-sparse A: half the multiplies of the dense product).
+    pub sparse: bool,
+}
+
+impl MfmaWork {
+    /// Multiply-adds of the dense product counted as two operations each, as peak rates
+    /// count them; an SMFMAC does half (the zeros of A are skipped).
+    pub fn ops(&self) -> u64 {
+        let dense = 2 * u64::from(self.m) * u64::from(self.m) * u64::from(self.k) * u64::from(self.blocks);
+        if self.sparse {
+            dense / 2
+        } else {
+            dense
+        }
+    }
+}
+
+/// The [`MfmaWork`] of an MFMA/SMFMAC mnemonic (LLVM's spelling), `None` for any other.
+pub fn mfma_work(mnemonic: &str) -> Option<MfmaWork> {
+    let d = parse_mfma(mnemonic)?;
+    // gfx90a's original bf16 forms spell the type right after K (`32x32x2bf16`); the
+    // `_1k` forms and every later target's forms do not.
+    let legacy_bf16 = mnemonic.strip_suffix("bf16").is_some_and(|head| head.ends_with(|c: char| c.is_ascii_digit()));
+    let class = match d.a {
+        Elem::F64 => MfmaClass::F64,
+        Elem::F32 => MfmaClass::F32,
+        Elem::Xf32 => MfmaClass::Xf32,
+        Elem::F16 => MfmaClass::F16,
+        Elem::Bf16 if legacy_bf16 => MfmaClass::Bf16Legacy,
+        Elem::Bf16 => MfmaClass::Bf16,
+        Elem::I8 => MfmaClass::I8,
+        Elem::Fp8 | Elem::Bf8 => MfmaClass::Fp8,
+        Elem::F8f6f4 => MfmaClass::F8f6f4,
+    };
+    Some(MfmaWork { m: d.m as u32, k: d.k as u32, blocks: d.blocks as u32, class, sparse: d.sparse })
+}
+
 fn parse_mfma(mnemonic: &str) -> Option<Desc> {
     let (rest, sparse) = if let Some(r) = mnemonic.strip_prefix("v_mfma_") {
         (r, false)

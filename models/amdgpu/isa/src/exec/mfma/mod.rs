@@ -96,6 +96,7 @@ use desc::{Desc, Elem, MatrixOp};
 use kernel::{Accumulate, Work};
 
 pub(crate) use desc::AUX_SCALED;
+pub use desc::{mfma_work, MfmaClass, MfmaWork};
 
 /// The `aux` word of a slot holding `mnemonic` (0 for anything that is not a matrix
 /// instruction).
