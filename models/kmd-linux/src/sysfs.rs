@@ -705,6 +705,34 @@ mod tests {
     }
 
     #[test]
+    fn xgmi_peers_are_io_links_of_one_hive() {
+        let t = crate::identity::tests::load("mi210x4.toml");
+        let sys = SystemIdentity::with_fixed_host(&t).unwrap();
+        assert_eq!(sys.xgmi.len(), 6, "a fully connected quad");
+        let files = topology_files(&sys);
+        let hive = parse_properties(&files["nodes/1/properties"])["hive_id"];
+        assert_ne!(hive, 0);
+        for node in 1..=4u64 {
+            let p = parse_properties(&files[&format!("nodes/{node}/properties")]);
+            assert_eq!((p["io_links_count"], p["p2p_links_count"], p["hive_id"]), (4, 0, hive), "node {node}");
+            let host = parse_properties(&files[&format!("nodes/{node}/io_links/0/properties")]);
+            assert_eq!((host["type"], host["node_to"]), (u64::from(iolink::TYPE_PCIEXPRESS), 0));
+            let mut peers = Vec::new();
+            for k in 1..=3 {
+                let l = parse_properties(&files[&format!("nodes/{node}/io_links/{k}/properties")]);
+                assert_eq!(l["type"], u64::from(iolink::TYPE_XGMI));
+                assert_eq!(l["weight"], u64::from(iolink::WEIGHT_XGMI));
+                assert_eq!(l["node_from"], node);
+                // 50 bytes per 1 GHz clock: 50 GB/s each way.
+                assert_eq!((l["min_bandwidth"], l["max_bandwidth"]), (50_000, 50_000));
+                peers.push(l["node_to"]);
+            }
+            let want: Vec<u64> = (1..=4).filter(|&n| n != node).collect();
+            assert_eq!(peers, want, "node {node}");
+        }
+    }
+
+    #[test]
     fn proc_modules_keeps_host_lines() {
         assert_eq!(proc_modules(None), AMDGPU_MODULE_LINE);
         let host = "nvme 61440 3 - Live 0x0000000000000000";
