@@ -183,7 +183,7 @@ impl L2 {
                 }
             }
             let peer = self.take_remote(&mut out.below);
-            if let (Some(xgmi), false) = (self.xgmi.clone(), peer.is_empty()) {
+            if let (Some(xgmi), false) = (self.xgmi, peer.is_empty()) {
                 self.send_below(ctx, &xgmi, seq, peer);
             }
             if out.below.is_empty() {
