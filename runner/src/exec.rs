@@ -45,6 +45,10 @@ pub struct ExecArgs {
     /// Work-groups of `_start`: N or X,Y,Z.
     #[arg(long, default_value = "1")]
     blocks: String,
+    /// Run on GPU N of a multi-GPU node topology (the N-th amdgpu.soc, as `rocminfo`
+    /// numbers them from its first GPU agent).
+    #[arg(long)]
+    gpu: Option<usize>,
     /// Simulation mode of the compute units.
     #[arg(long, default_value = "functional")]
     mode: String,
@@ -98,6 +102,9 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
             topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
         }
     };
+    if let Some(n) = a.gpu {
+        amdgpu::node::select_gpu(&mut t, n).map_err(|e| anyhow!("--gpu {n}: {e}"))?;
+    }
     amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
     a.set.apply(&mut t)?;
     let (partitions, workers) = plan::gpu_partitions(&t, a.workers, a.partitions);

@@ -9,7 +9,8 @@
 //! `hit_latency`; misses take an MSHR and go to the level below (memory-side cache slice
 //! or HBM, address-interleaved over `down`) as one `Access` per port, and the answer
 //! leaves when the last fill is back ([`TimedLevel`]). Both kinds share one tag model,
-//! so statistics mean the same in both modes.
+//! so statistics mean the same in both modes. Lines of a peer GPU's memory
+//! ([`crate::remote`]) go to the `xgmi` port instead of `down`, when it is linked.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -48,6 +49,8 @@ pub struct L2 {
     cu: Vec<Port<MemMsg>>,
     home: Option<Port<MemMsg>>,
     down: Vec<Port<MemMsg>>,
+    /// To the GPU's XGMI block: lines of peer GPUs' memory (optional).
+    xgmi: Option<Port<MemMsg>>,
     interleave: u64,
     clock: ClockDomain,
     shared: Arc<GpuShared>,
@@ -66,12 +69,14 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
     let cu = ctx.port_array::<MemMsg>("cu")?;
     let home = if ctx.is_connected("home") { Some(ctx.port::<MemMsg>("home")?) } else { None };
     let down = ctx.port_array::<MemMsg>("down")?;
+    let xgmi = if ctx.is_connected("xgmi") { Some(ctx.port::<MemMsg>("xgmi")?) } else { None };
     let gpu = p.string("gpu")?;
     let shared = ctx.resource(&gpu, GpuShared::default);
     Ok(Box::new(L2 {
         cu,
         home,
         down,
+        xgmi,
         interleave,
         clock,
         shared,
@@ -130,6 +135,18 @@ pub(crate) fn send_interleaved(ctx: &mut Context<'_>, down: &[Port<MemMsg>], int
 }
 
 impl L2 {
+    /// Takes the lines of peer GPUs' memory out of `lines` when an XGMI block is linked
+    /// (they leave through it, not to this GPU's memory).
+    fn take_remote(&self, lines: &mut Vec<LineAccess>) -> Vec<LineAccess> {
+        let remote = self.shared.remote();
+        if self.xgmi.is_none() || remote.is_empty() {
+            return Vec::new();
+        }
+        let (peer, local): (Vec<LineAccess>, Vec<LineAccess>) = lines.drain(..).partition(|l| remote.home_of(l.line).is_some());
+        *lines = local;
+        peer
+    }
+
     fn on_cu(&mut self, c: usize, msg: MemMsg, ctx: &mut Context<'_>) {
         match msg {
             MemMsg::Request { tag, seq, req, system } => {
@@ -148,7 +165,11 @@ impl L2 {
                 ctx.send(&self.cu[c], MemMsg::Response { tag, result });
             }
             MemMsg::Lines { seq, lines } => {
-                let below = self.state.level.cache().apply(seq, &lines);
+                let mut below = self.state.level.cache().apply(seq, &lines);
+                let peer = self.take_remote(&mut below);
+                if let (Some(xgmi), false) = (&self.xgmi, peer.is_empty()) {
+                    ctx.send(xgmi, MemMsg::Lines { seq, lines: peer });
+                }
                 send_interleaved(ctx, &self.down, self.interleave, seq, below);
             }
             MemMsg::Access { tag, seq, lines, reply } => {
@@ -169,6 +190,10 @@ impl L2 {
                     ctx.send_after(&self.cu[who.port], extra, MemMsg::Done { tag: who.tag });
                 }
             }
+            let peer = self.take_remote(&mut out.below);
+            if let (Some(xgmi), false) = (self.xgmi, peer.is_empty()) {
+                self.send_below(ctx, &xgmi, seq, peer);
+            }
             if out.below.is_empty() {
                 return;
             }
@@ -184,19 +209,26 @@ impl L2 {
             for l in out.below.drain(..) {
                 per[((l.line / self.interleave) % n) as usize].push(l);
             }
-            for (port, lines) in self.down.iter().zip(per) {
-                let (reads, writes): (Vec<LineAccess>, Vec<LineAccess>) = lines.into_iter().partition(|l| !l.write);
-                if !writes.is_empty() {
-                    ctx.send(port, MemMsg::Access { tag: 0, seq, lines: writes, reply: false });
-                }
-                if !reads.is_empty() {
-                    let tag = self.state.next_fetch;
-                    self.state.next_fetch += 1;
-                    self.state.fetching.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
-                    ctx.send(port, MemMsg::Access { tag, seq, lines: reads, reply: true });
-                }
+            let down = self.down.clone();
+            for (port, lines) in down.iter().zip(per) {
+                self.send_below(ctx, port, seq, lines);
             }
             return;
+        }
+    }
+
+    /// Sends one port's share of a timed level's misses and write-backs: write-backs
+    /// unanswered, fetches as one answered access.
+    fn send_below(&mut self, ctx: &mut Context<'_>, port: &Port<MemMsg>, seq: DispatchSeq, lines: Vec<LineAccess>) {
+        let (reads, writes): (Vec<LineAccess>, Vec<LineAccess>) = lines.into_iter().partition(|l| !l.write);
+        if !writes.is_empty() {
+            ctx.send(port, MemMsg::Access { tag: 0, seq, lines: writes, reply: false });
+        }
+        if !reads.is_empty() {
+            let tag = self.state.next_fetch;
+            self.state.next_fetch += 1;
+            self.state.fetching.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
+            ctx.send(port, MemMsg::Access { tag, seq, lines: reads, reply: true });
         }
     }
 
@@ -242,6 +274,10 @@ impl Component for L2 {
                 }
             } else if let Some(d) = self.down.iter().position(|p| p.idx() == *port) {
                 if let Ok(MemMsg::Done { tag }) = event.take(&self.down[d]) {
+                    self.on_fetched(tag, ctx);
+                }
+            } else if let Some(xgmi) = self.xgmi.as_ref().filter(|p| p.idx() == *port) {
+                if let Ok(MemMsg::Done { tag }) = event.take(xgmi) {
                     self.on_fetched(tag, ctx);
                 }
             }
@@ -299,6 +335,7 @@ const PORTS: &[PortSpec] = &[
     PortSpec { name: "cu", doc: "from each compute unit of the XCD", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
     PortSpec { name: "home", doc: "to the SoC's coherent home (optional)", dir: PortDir::InOut, array: false, message: MessageKind::of::<MemMsg> },
     PortSpec { name: "down", doc: "to the memory-side cache slices or HBM, address-interleaved", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
+    PortSpec { name: "xgmi", doc: "to the GPU's XGMI block: lines of peer GPUs' memory (optional)", dir: PortDir::InOut, array: false, message: MessageKind::of::<MemMsg> },
 ];
 
 const STATS: &[StatSpec] = &[

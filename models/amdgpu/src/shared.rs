@@ -85,6 +85,7 @@ pub struct GpuShared {
     hooks: RwLock<Option<Arc<dyn HostHooks>>>,
     poller: RwLock<Option<Arc<dyn crate::soc::HostPoller>>>,
     clock: crate::clock::GpuClock,
+    remote: crate::remote::RemoteRanges,
 }
 
 impl std::fmt::Debug for GpuShared {
@@ -111,6 +112,12 @@ impl GpuShared {
     /// The GPU's memory, once the SoC is built.
     pub fn memory(&self) -> Option<&Arc<GpuMemory>> {
         self.memory.get()
+    }
+
+    /// The ranges of this GPU's address space that are peer GPUs' memory (the driver
+    /// fills it when it maps a peer's buffer; the L2s and the XGMI block read it).
+    pub fn remote(&self) -> &crate::remote::RemoteRanges {
+        &self.remote
     }
 
     /// Records the ISA target (the SoC does at build).

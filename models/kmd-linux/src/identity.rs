@@ -6,6 +6,7 @@
 //! capability bits, memory clocks) come from a per-target table ([`TargetDefaults`])
 //! filled from the public amdgpu/amdkfd driver sources and AMD's product tables.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
@@ -58,6 +59,13 @@ pub mod cap {
 #[derive(Debug, thiserror::Error)]
 pub enum IdentityError {
     /// The topology has no GPU root.
+    #[error("{component}: gpu = {gpu:?} names no amdgpu.soc of the topology")]
+    XgmiGpu {
+        /// The `amdgpu.xgmi` block.
+        component: String,
+        /// The name it gives.
+        gpu: String,
+    },
     #[error("no amdgpu.soc component in the topology")]
     NoSoc,
     /// [`GpuIdentity::from_topology`] found several GPUs.
@@ -798,6 +806,56 @@ pub struct SystemIdentity {
     pub cpu: CpuIdentity,
     /// Nodes 1.. in order.
     pub gpus: Vec<GpuIdentity>,
+    /// Direct XGMI links between GPUs (indices into `gpus`), from the topology's
+    /// `amdgpu.xgmi` blocks and the links between them.
+    pub xgmi: Vec<XgmiLink>,
+}
+
+/// A direct XGMI (Infinity Fabric) link between two GPUs of the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XgmiLink {
+    /// Index of one GPU in [`SystemIdentity::gpus`].
+    pub a: usize,
+    /// Index of the other.
+    pub b: usize,
+    /// Peak bandwidth of one direction in MB/s (the slower end's `amdgpu.xgmi`).
+    pub bandwidth_mbs: u32,
+}
+
+/// The XGMI links of `t`: every engine link between the `link` ports of two
+/// `amdgpu.xgmi` blocks, each block belonging to the GPU its `gpu` parameter names
+/// (the SoC's `name`), in the order of `t`'s SoCs.
+fn xgmi_links(t: &Topology) -> Result<Vec<XgmiLink>, IdentityError> {
+    let socs: Vec<String> = t
+        .components
+        .iter()
+        .filter(|c| c.type_name == "amdgpu.soc")
+        .map(|c| c.params.string("name").unwrap_or_else(|_| "gpu".into()))
+        .collect();
+    // Component index -> (GPU index, MB/s each direction).
+    let mut blocks: BTreeMap<usize, (usize, u32)> = BTreeMap::new();
+    for (i, c) in t.components.iter().enumerate().filter(|(_, c)| c.type_name == "amdgpu.xgmi") {
+        let gpu = c.params.string("gpu").unwrap_or_else(|_| "gpu".into());
+        let Some(g) = socs.iter().position(|s| *s == gpu) else {
+            return Err(IdentityError::XgmiGpu { component: c.path.clone(), gpu });
+        };
+        let per_clock = uint(c, "bytes_per_clock")?.unwrap_or(64);
+        let hz = mhz(c, "clock")?.map_or(1e9, |m| f64::from(m) * 1e6);
+        let mbs = (per_clock as f64 * hz / 1e6).min(f64::from(u32::MAX)) as u32;
+        blocks.insert(i, (g, mbs));
+    }
+    let mut out: Vec<XgmiLink> = Vec::new();
+    for l in &t.links {
+        let (Some(&(a, ma)), Some(&(b, mb))) = (blocks.get(&l.a.component.index()), blocks.get(&l.b.component.index())) else {
+            continue;
+        };
+        let (a, b) = (a.min(b), a.max(b));
+        if a != b && !out.iter().any(|x| x.a == a && x.b == b) {
+            out.push(XgmiLink { a, b, bandwidth_mbs: ma.min(mb) });
+        }
+    }
+    out.sort_by_key(|x| (x.a, x.b));
+    Ok(out)
 }
 
 impl SystemIdentity {
@@ -815,14 +873,32 @@ impl SystemIdentity {
                 gpus[i].gpu_id = (gpus[i].gpu_id % 0xffff) + 1;
             }
         }
-        SystemIdentity { cpu, gpus }
+        SystemIdentity { cpu, gpus, xgmi: Vec::new() }
+    }
+
+    /// The same machine with the XGMI links of `t`; the GPUs joined by them form one
+    /// hive (the same non-zero `hive_id`: the smallest `unique_id` among them).
+    pub fn with_xgmi_of(mut self, t: &Topology) -> Result<SystemIdentity, IdentityError> {
+        self.xgmi = xgmi_links(t)?;
+        let members: std::collections::BTreeSet<usize> = self.xgmi.iter().flat_map(|l| [l.a, l.b]).collect();
+        if let Some(hive) = members.iter().map(|&g| self.gpus[g].unique_id).min() {
+            for &g in &members {
+                self.gpus[g].hive_id = hive.max(1);
+            }
+        }
+        Ok(self)
+    }
+
+    /// The XGMI link between GPUs `a` and `b` (indices into `gpus`), if any.
+    pub fn xgmi_between(&self, a: usize, b: usize) -> Option<&XgmiLink> {
+        self.xgmi.iter().find(|l| (l.a, l.b) == (a.min(b), a.max(b)))
     }
 
     /// A fixed small host (one core, 1 MiB) and every GPU of `t`: for tests and tools
     /// whose output must not depend on the machine they run on.
     pub fn with_fixed_host(t: &Topology) -> Result<SystemIdentity, IdentityError> {
         let cpu = CpuIdentity::parse("processor : 0\n", "MemTotal: 1024 kB\n");
-        Ok(SystemIdentity::new(cpu, GpuIdentity::all_from_topology(t)?))
+        SystemIdentity::new(cpu, GpuIdentity::all_from_topology(t)?).with_xgmi_of(t)
     }
 
     /// [`SystemIdentity::with_fixed_host`] of the default topology: the machine the
@@ -835,10 +911,7 @@ impl SystemIdentity {
 
     /// The host CPU and every GPU of `t`.
     pub fn from_topology(t: &Topology) -> Result<SystemIdentity, IdentityError> {
-        Ok(SystemIdentity::new(
-            CpuIdentity::from_host()?,
-            GpuIdentity::all_from_topology(t)?,
-        ))
+        SystemIdentity::new(CpuIdentity::from_host()?, GpuIdentity::all_from_topology(t)?).with_xgmi_of(t)
     }
 
     /// The same machine with GPUs that offer no SVM API (no `SVM_API_SUPPORTED`

@@ -16,6 +16,7 @@ pub mod doorbell_trap;
 pub mod gpu_metrics;
 pub mod identity;
 pub mod kfd;
+pub mod link_stats;
 pub mod local;
 pub mod sysfs;
 

@@ -19,7 +19,9 @@
 //! caches: libhsakmt reads the host's CPU caches from /sys/devices/system/node), nodes
 //! 1.. the GPUs, each with one VRAM bank, its caches as the driver lists them (vector L1
 //! per CU, scalar L1 and instruction cache per CU pair, one L2 entry, one memory-side
-//! cache entry) and a PCIe link to the CPU; GPUs reach each other through p2p links.
+//! cache entry) and a PCIe link to the CPU, then an XGMI io link to each GPU its
+//! `amdgpu.xgmi` block is linked to (one hive: the same `hive_id`); GPUs reach the
+//! other GPUs through p2p links (PCIe, through the CPU).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -66,6 +68,8 @@ pub mod iolink {
     pub const FLAGS_NON_COHERENT: u32 = 2;
     /// Weight of a direct PCIe link (libhsakmt treats <= 20 as direct).
     pub const WEIGHT_PCIE: u32 = 20;
+    /// Weight of a one-hop XGMI link (the driver's `KFD_CRAT_XGMI_WEIGHT`).
+    pub const WEIGHT_XGMI: u32 = 15;
 }
 
 /// Builder of one `properties` file.
@@ -174,6 +178,7 @@ fn gpu_node_properties(
     g: &GpuIdentity,
     cpu: &CpuIdentity,
     caches: usize,
+    io_links: u32,
     p2p_links: u32,
 ) -> String {
     Props::new()
@@ -181,7 +186,7 @@ fn gpu_node_properties(
         .kv("simd_count", g.simd_count())
         .kv("mem_banks_count", 1u32)
         .kv("caches_count", caches as u64)
-        .kv("io_links_count", 1u32)
+        .kv("io_links_count", io_links)
         .kv("p2p_links_count", p2p_links)
         .kv("cpu_core_id_base", 0u32)
         .kv("simd_id_base", g.simd_id_base)
@@ -355,11 +360,16 @@ pub fn topology_files(sys: &SystemIdentity) -> BTreeMap<String, String> {
             .filter(|&(j, _)| j != i)
             .map(|(j, p)| (j as u32 + 1, p))
             .collect();
+        // Peers joined by XGMI are direct io links (as the driver's CRAT lists them);
+        // the others are reached through the CPU (p2p links).
+        let (xgmi, pcie): (Vec<_>, Vec<_>) = peers
+            .into_iter()
+            .partition(|&(peer_node, _)| sys.xgmi_between(i, peer_node as usize - 1).is_some());
         files.insert(format!("{dir}/gpu_id"), format!("{}\n", g.gpu_id));
         files.insert(format!("{dir}/name"), format!("{}\n", g.kfd_name));
         files.insert(
             format!("{dir}/properties"),
-            gpu_node_properties(g, &sys.cpu, caches.len(), peers.len() as u32),
+            gpu_node_properties(g, &sys.cpu, caches.len(), 1 + xgmi.len() as u32, pcie.len() as u32),
         );
         files.insert(
             format!("{dir}/mem_banks/0/properties"),
@@ -379,8 +389,22 @@ pub fn topology_files(sys: &SystemIdentity) -> BTreeMap<String, String> {
             format!("{dir}/io_links/0/properties"),
             link_properties(&host_link(g, node, 0, iolink::FLAGS_ENABLED)),
         );
+        for (k, &(peer_node, _)) in xgmi.iter().enumerate() {
+            let bandwidth = sys.xgmi_between(i, peer_node as usize - 1).map_or(0, |l| l.bandwidth_mbs);
+            let link = Link {
+                kind: iolink::TYPE_XGMI,
+                from: node,
+                to: peer_node,
+                weight: iolink::WEIGHT_XGMI,
+                min_bandwidth: bandwidth,
+                max_bandwidth: bandwidth,
+                sdma_mask: sdma_mask(g),
+                flags: iolink::FLAGS_ENABLED,
+            };
+            files.insert(format!("{dir}/io_links/{}/properties", k + 1), link_properties(&link));
+        }
         // GPU <-> GPU through the CPU: two PCIe hops.
-        for (k, (peer_node, peer)) in peers.iter().enumerate() {
+        for (k, (peer_node, peer)) in pcie.iter().enumerate() {
             let link = Link {
                 kind: iolink::TYPE_PCIEXPRESS,
                 from: node,
@@ -678,6 +702,34 @@ mod tests {
             assert_eq!((l["node_from"], l["node_to"]), (node, peer));
         }
         assert_ne!(files["nodes/1/gpu_id"], files["nodes/2/gpu_id"]);
+    }
+
+    #[test]
+    fn xgmi_peers_are_io_links_of_one_hive() {
+        let t = crate::identity::tests::load("mi210x4.toml");
+        let sys = SystemIdentity::with_fixed_host(&t).unwrap();
+        assert_eq!(sys.xgmi.len(), 6, "a fully connected quad");
+        let files = topology_files(&sys);
+        let hive = parse_properties(&files["nodes/1/properties"])["hive_id"];
+        assert_ne!(hive, 0);
+        for node in 1..=4u64 {
+            let p = parse_properties(&files[&format!("nodes/{node}/properties")]);
+            assert_eq!((p["io_links_count"], p["p2p_links_count"], p["hive_id"]), (4, 0, hive), "node {node}");
+            let host = parse_properties(&files[&format!("nodes/{node}/io_links/0/properties")]);
+            assert_eq!((host["type"], host["node_to"]), (u64::from(iolink::TYPE_PCIEXPRESS), 0));
+            let mut peers = Vec::new();
+            for k in 1..=3 {
+                let l = parse_properties(&files[&format!("nodes/{node}/io_links/{k}/properties")]);
+                assert_eq!(l["type"], u64::from(iolink::TYPE_XGMI));
+                assert_eq!(l["weight"], u64::from(iolink::WEIGHT_XGMI));
+                assert_eq!(l["node_from"], node);
+                // 50 bytes per 1 GHz clock: 50 GB/s each way.
+                assert_eq!((l["min_bandwidth"], l["max_bandwidth"]), (50_000, 50_000));
+                peers.push(l["node_to"]);
+            }
+            let want: Vec<u64> = (1..=4).filter(|&n| n != node).collect();
+            assert_eq!(peers, want, "node {node}");
+        }
     }
 
     #[test]

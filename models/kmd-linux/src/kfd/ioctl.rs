@@ -457,6 +457,7 @@ impl Kfd {
         if self.host_of(bo).is_some() {
             let _ = gpu.memory.unmap_host(GpuAddr(bo.va));
         }
+        gpu.shared.remote().remove(bo.va);
         gpu.shared.forget_programs(bo.va, bo.va + bo.size);
     }
 
@@ -498,6 +499,11 @@ impl Kfd {
                             .map_host(GpuAddr(bo.va), bo.size, host, kind)
                     }
                     .map_err(|_| Errno::INVAL)?;
+                }
+                if matches!(bo.memory, BoMemory::Vram(_)) && bo.gpu != g {
+                    // A peer's VRAM: its lines travel over the XGMI links.
+                    let gpus = &self.machine().gpus;
+                    gpus[g].shared.remote().add(bo.va..bo.va + bo.size, &gpus[bo.gpu].name);
                 }
                 mapped_on.insert(g);
             } else if mapped_on.remove(&g) {

@@ -35,6 +35,9 @@ pub enum MachineError {
 pub struct Gpu {
     /// Its KFD identity (gpu_id, node properties).
     pub identity: GpuIdentity,
+    /// Its SoC's `name` (what its components' `gpu` parameters and its peers' XGMI
+    /// blocks call it).
+    pub name: String,
     /// Its shared state.
     pub shared: Arc<GpuShared>,
     /// Its memory.
@@ -58,6 +61,8 @@ pub struct Machine {
     pub gpus: Vec<Gpu>,
     stop: StopHandle,
     thread: Mutex<Option<JoinHandle<Option<ExitStatus>>>>,
+    /// Every component's statistics, once the simulation ended.
+    final_stats: Arc<Mutex<Option<simdojo::stats::StatsReport>>>,
 }
 
 impl Machine {
@@ -84,8 +89,11 @@ impl Machine {
                 (i, name)
             })
             .collect();
+        let names: Vec<String> = socs.iter().map(|(_, n)| n.clone()).collect();
         type Started = Result<(Vec<(Arc<GpuShared>, ExternalSender)>, StopHandle), MachineError>;
         let (tx, rx) = mpsc::channel::<Started>();
+        let final_stats = Arc::new(Mutex::new(None));
+        let stats_slot = final_stats.clone();
         let thread = std::thread::Builder::new()
             .name("dojo-sim".into())
             .spawn(move || {
@@ -115,6 +123,7 @@ impl Machine {
                     sim.stop_handle(),
                 )));
                 let status = sim.run();
+                *stats_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(sim.stats());
                 if status.reason != simdojo::engine::ExitReason::Interrupted {
                     // Only a stop request should end a machine that has live doorbells.
                     eprintln!("dojo: the simulation ended: {status}");
@@ -131,9 +140,10 @@ impl Machine {
             }
         };
         let mut gpus = Vec::new();
-        for (i, ((shared, sender), identity)) in parts
+        for (i, (((shared, sender), identity), name)) in parts
             .into_iter()
             .zip(identities.iter().cloned())
+            .zip(names)
             .enumerate()
         {
             let memory = shared
@@ -143,6 +153,7 @@ impl Machine {
             shared.set_hooks(hooks(i));
             gpus.push(Gpu {
                 identity,
+                name,
                 shared,
                 memory,
                 doorbell: Mutex::new(Some(sender)),
@@ -152,6 +163,7 @@ impl Machine {
             gpus,
             stop,
             thread: Mutex::new(Some(thread)),
+            final_stats,
         })
     }
 
@@ -161,6 +173,12 @@ impl Machine {
             .iter()
             .enumerate()
             .find(|(_, g)| g.identity.gpu_id == gpu_id)
+    }
+
+    /// Every component's statistics (the XGMI links' among them), once the simulation
+    /// ended ([`Machine::stop`]).
+    pub fn component_stats(&self) -> Option<simdojo::stats::StatsReport> {
+        self.final_stats.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Stops the simulation and waits for its thread.

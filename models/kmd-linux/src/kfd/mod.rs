@@ -247,6 +247,11 @@ impl Device {
         self.machine.stop();
         self.machine.gpus.iter().flat_map(|g| g.shared.kernels()).collect()
     }
+
+    /// Every component's statistics, once [`Device::stop`] ended the simulation.
+    pub fn component_stats(&self) -> Option<simdojo::stats::StatsReport> {
+        self.machine.component_stats()
+    }
 }
 
 /// The KFD of one process (what an open of `/dev/kfd` gives it): its buffers, queues,

@@ -243,6 +243,9 @@ impl KfdBackend for LocalDriver {
                 }
                 Err(e) => eprintln!("dojo: statistics: {e}"),
             }
+            if let Some(report) = kfd.device().component_stats() {
+                crate::link_stats::report(&report, path);
+            }
         }
     }
 }
