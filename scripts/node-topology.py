@@ -18,14 +18,14 @@ line_bytes = 64
 l1_size = "16KiB"
 
 [defaults."amdgpu.l2.lru"]
-line_bytes = 64
+line_bytes = 128
 size = "8MiB"
 ways = 16
 clock = "1700MHz"
 hit_latency = 48
 channels = 32
 channel_bytes_per_clock = 128
-mshrs = 256
+mshrs = 4096
 mshr_targets = 16
 '''
 
@@ -41,17 +41,31 @@ clock = "2100MHz"
 hit_latency = 48
 channels = 16
 channel_bytes_per_clock = 128
-mshrs = 256
+mshrs = 4096
 mshr_targets = 16
 
 [defaults."amdgpu.mall.lru"]
+# The L2s interleave 4 KiB granules over the 8 slices; each slice indexes the rest.
+slices = 8
 clock = "2100MHz"
 hit_latency = 48
 channels = 16
 channel_bytes_per_clock = 64
-mshrs = 256
+mshrs = 1024
 mshr_targets = 16
 '''
+
+
+# Memory-path link latencies: the stages of models/amdgpu/src/timing/latency.rs
+# (`timing::latency::stages`, engine clocks), converted at the part's clock as the
+# single-GPU topologies do (models/amdgpu/tests/link_latencies.rs checks both).
+L2_CROSSBAR_ONE_WAY = 57
+FABRIC_ONE_WAY = 100
+IOD_LOCAL_ONE_WAY = 16
+
+
+def cycles_ps(cycles, mhz):
+    return f"{(cycles * 1_000_000 + mhz // 2) // mhz}ps"
 
 
 def component(path, type_, params):
@@ -88,18 +102,18 @@ def gpu_links(part, n):
     out = [
         link(gx, "gpu[$g].xcd[$x]", "gpu[$g].xcd[$x].cp.soc", "100ns", "Each GPU as its single-GPU topology: SoC <-> command processors."),
         link(gxc, "gpu[$g].xcd[$x].cp.cu[$c]", "gpu[$g].xcd[$x].cu[$c].cp", "10ns", "Command processor <-> compute units."),
-        link(gxc, "gpu[$g].xcd[$x].cu[$c].l2", "gpu[$g].xcd[$x].l2.cu[$c]", "40ns", "Compute units <-> L2."),
+        link(gxc, "gpu[$g].xcd[$x].cu[$c].l2", "gpu[$g].xcd[$x].l2.cu[$c]", cycles_ps(L2_CROSSBAR_ONE_WAY, part["mhz"]), "Compute units <-> L2 (stages::L2_CROSSBAR_ONE_WAY)."),
         link(gx, "gpu[$g].xcd[$x].l2.home", "gpu[$g].l2[$x]", "200ns", "L2 <-> the SoC's coherent home."),
         link(gx, "gpu[$g].xcd[$x].l2.xgmi", "gpu[$g].xgmi.l2[$x]", part["l2_xgmi"], "L2 <-> the GPU's XGMI block (peer-memory lines)."),
     ]
     if part["mall"]:
         out += [
-            link({**gx, "s": "0..8"}, "gpu[$g].xcd[$x].l2.down[$s]", "gpu[$g].iod[$s/2].mall[$s%2].up[$x]", "200ns", "L2s -> memory-side cache slices."),
-            link({**g, "s": "0..8"}, "gpu[$g].iod[$s/2].mall[$s%2].down", "gpu[$g].hbm.up[$s]", "50ns", "Slices -> HBM."),
+            link({**gx, "s": "0..8"}, "gpu[$g].xcd[$x].l2.down[$s]", "gpu[$g].iod[$s/2].mall[$s%2].up[$x]", cycles_ps(FABRIC_ONE_WAY, part["mhz"]), "L2s -> memory-side cache slices (stages::FABRIC_ONE_WAY)."),
+            link({**g, "s": "0..8"}, "gpu[$g].iod[$s/2].mall[$s%2].down", "gpu[$g].hbm.up[$s]", cycles_ps(IOD_LOCAL_ONE_WAY, part["mhz"]), "Slices -> HBM (stages::IOD_LOCAL_ONE_WAY)."),
             link({**g, "s": "0..8"}, "gpu[$g].mall[$s]", "gpu[$g].iod[$s/2].mall[$s%2].soc", "200ns", "SoC -> slices (statistics)."),
         ]
     else:
-        out.append(link(gx, "gpu[$g].xcd[$x].l2.down[0]", "gpu[$g].hbm.up[$x]", "200ns", "L2s -> HBM."))
+        out.append(link(gx, "gpu[$g].xcd[$x].l2.down[0]", "gpu[$g].hbm.up[$x]", cycles_ps(FABRIC_ONE_WAY, part["mhz"]), "L2s -> HBM (stages::FABRIC_ONE_WAY)."))
     out.append(link(g, "gpu[$g].hbm[0]", "gpu[$g].hbm.soc", "200ns", "SoC -> HBM (statistics)."))
     return out
 
@@ -169,8 +183,9 @@ MI210 = {
     "xcds": 1,
     "cus": 104,
     "mall": False,
-    "hbm": {"part": '"mi210"', "clock": '"1700MHz"', "line_bytes": 64},
-    "xgmi": {"line_bytes": 64, "bytes_per_clock": 50},
+    "hbm": {"part": '"mi210"', "clock": '"1700MHz"', "line_bytes": 128},
+    "xgmi": {"line_bytes": 128, "bytes_per_clock": 50},
+    "mhz": 1700,
     "l2_xgmi": "100ns",
     "xgmi_latency": "400ns",
     "defaults": MI210_DEFAULTS,
@@ -183,6 +198,7 @@ MI300X = {
     "mall": True,
     "hbm": {"part": '"mi300x"', "clock": '"2100MHz"', "line_bytes": 128},
     "xgmi": {"line_bytes": 128, "bytes_per_clock": 64},
+    "mhz": 2100,
     "l2_xgmi": "200ns",
     "xgmi_latency": "500ns",
     "defaults": MI300X_DEFAULTS,
