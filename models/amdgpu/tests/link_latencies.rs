@@ -33,6 +33,8 @@ fn topology_links_follow_the_latency_table() {
         ("topologies/mi210.toml", 1700, false),
         ("topologies/mi300x.toml", 2100, true),
         ("topologies/mi355x.toml", 2400, true),
+        ("topologies/mi210x4.toml", 1700, false),
+        ("topologies/mi300x-node.toml", 2100, true),
     ] {
         let t = topology::load(&repo(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         let crossbar = latencies(&t, ".cu[", ".l2");
