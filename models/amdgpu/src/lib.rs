@@ -39,6 +39,7 @@ pub mod shared;
 pub mod soc;
 pub mod stats;
 pub mod timing;
+pub mod vm;
 
 /// Makes sure the linker keeps this crate's component registrations: a binary that
 /// only names component types in topology files calls this once.
