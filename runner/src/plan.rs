@@ -15,15 +15,8 @@ pub fn choose(t: &Topology, workers: Option<u32>, partitioner: Option<&str>) -> 
     partition::plan(t, &strategy, n).with_context(|| format!("partitioning with `{name}` into {n}"))
 }
 
-/// Partitions and worker threads for a GPU run (`dojo exec`, `dojo bench gpu`):
-/// `partitions` if given; else, with several workers, one partition per XCD (or one
-/// per worker if there are more workers), which the workers claim anew every epoch
-/// so that a worker on a slower core handles fewer; else one. Returns the
-/// partition count to plan and the worker count.
+/// Partitions and worker threads for a GPU run (`dojo exec`, `dojo bench gpu`): see
+/// `amdgpu::vm::gpu_partitions`, which the embedding APIs share.
 pub fn gpu_partitions(t: &Topology, workers: Option<u32>, partitions: Option<u32>) -> (u32, u32) {
-    let workers = workers.or(t.engine.workers).unwrap_or(1).max(1);
-    // Every XCD has one command processor.
-    let xcds = t.components.iter().filter(|c| c.type_name == "amdgpu.cp").count() as u32;
-    let partitions = partitions.unwrap_or(if workers > 1 { workers.max(xcds) } else { 1 });
-    (partitions, workers)
+    amdgpu::vm::gpu_partitions(t, workers, partitions)
 }

@@ -97,30 +97,6 @@ fn grid(sets: &[String]) -> anyhow::Result<Vec<Point>> {
     Ok(points)
 }
 
-/// Adds every numeric leaf of `v` under `prefix` to `out` (summing repeated names).
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
-    match v {
-        Value::Number(n) => {
-            if let Some(x) = n.as_f64() {
-                *out.entry(prefix.to_string()).or_insert(0.0) += x;
-            }
-        }
-        Value::Object(map) => {
-            for (k, v) in map {
-                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&name, v, out);
-            }
-        }
-        // A list of kernels (or of anything) sums element-wise under the same names.
-        Value::Array(items) => {
-            for item in items {
-                flatten(prefix, item, out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// What one point gave.
 struct Outcome {
     status: Option<i32>,
@@ -155,12 +131,11 @@ fn run_point(exe: &Path, command: &[String], report: Report, point: &Point, dir:
             Report::Json => serde_json::from_slice(&out.stdout).with_context(|| format!("point {index}: the command's JSON"))?,
             _ => serde_json::from_str(&std::fs::read_to_string(&stats).with_context(|| format!("reading {}", stats.display()))?)?,
         };
-        flatten("", &json, &mut metrics);
         if report == Report::Kernels {
-            // The main figures of a GPU program under one name each.
-            // `exec` writes {"kernels": [...], "components": ...}; `run` the bare list.
-            let kernels = json.get("kernels").unwrap_or(&json).as_array().map_or(0, Vec::len);
-            metrics.insert("kernels".into(), kernels as f64);
+            // Each counter summed over the kernels, and their number.
+            metrics = amdgpu::vm::metrics::kernel_columns(&json);
+        } else {
+            amdgpu::vm::metrics::flatten("", &json, &mut metrics);
         }
     }
     Ok(Outcome { status: out.status.code(), metrics })
@@ -316,14 +291,5 @@ mod tests {
         assert_eq!(g[5], vec![("l2.size".into(), "2MiB".into()), ("l2.policy".into(), "ideal".into())]);
         assert!(grid(&["nodot=1".into()]).is_err());
         assert!(grid(&["l2.size=".into()]).is_err());
-    }
-
-    #[test]
-    fn json_flattens_and_sums_lists() {
-        let mut m = BTreeMap::new();
-        flatten("", &serde_json::json!([{"cycles": 3, "l1": {"hits": 1}}, {"cycles": 4, "l1": {"hits": 2}, "name": "x"}]), &mut m);
-        assert_eq!(m.get("cycles"), Some(&7.0));
-        assert_eq!(m.get("l1.hits"), Some(&3.0));
-        assert_eq!(m.len(), 2);
     }
 }

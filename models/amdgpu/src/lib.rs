@@ -44,6 +44,7 @@ pub mod soc;
 pub mod stats;
 pub mod timing;
 pub mod xgmi;
+pub mod vm;
 
 /// Makes sure the linker keeps this crate's component registrations: a binary that
 /// only names component types in topology files calls this once.

@@ -423,8 +423,8 @@ impl Prepared {
 
     /// Builds the GPU of `opts` again and restores `checkpoint` into it (taken by
     /// [`Prepared::checkpoint`] of the same image and options); run it with
-    /// [`Prepared::finish`]. GPU addresses must be free at the same place: restore in a
-    /// process that does not hold the original simulation any more.
+    /// [`Prepared::finish`]. The original may still exist: the restored GPU keeps the
+    /// saved GPU addresses in memory of its own (see `GpuMemory::restore`).
     pub fn restore(opts: &ExecOptions, checkpoint: &[u8]) -> Result<Prepared, ExecError> {
         let ck = Checkpoint::from_bytes(checkpoint).map_err(|e| ExecError::Checkpoint(e.to_string()))?;
         let (resources, shared, poller) = shared_and_poller(opts)?;
@@ -458,6 +458,32 @@ impl Prepared {
             }
         };
         let run_seconds = started.elapsed().as_secs_f64();
+        self.conclude(&status, run_seconds)
+    }
+
+    /// Handles every event of the next timestamp (see `Simulation::step`).
+    pub fn step(&mut self) -> ExitStatus {
+        self.sim.step()
+    }
+
+    /// Runs until the simulation ends; report with [`Prepared::conclude`].
+    pub fn run(&mut self) -> ExitStatus {
+        self.sim.run()
+    }
+
+    /// The simulation (statistics, time, partitions).
+    pub fn simulation(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// The statistics of the kernels that completed so far.
+    pub fn kernels(&self) -> Vec<KernelStats> {
+        self.shared.kernels()
+    }
+
+    /// Shuts the simulation down after it ended with `status` and reports how the
+    /// program ended; call it once, `run_seconds` being the wall time the caller measured.
+    pub fn conclude(&mut self, status: &ExitStatus, run_seconds: f64) -> ExecOutcome {
         let components = self.sim.stats();
         let (partitions, epochs) = (self.sim.partitions(), self.sim.summary().sync.epochs);
         let _ = self.sim.shutdown();

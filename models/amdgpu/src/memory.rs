@@ -1,6 +1,10 @@
 //! GPU memory: host memory mapped at the same address for the simulated GPU and for the
 //! host, so a GPU virtual address is a host pointer (what the KFD emulation needs too:
-//! the application and the simulator see a buffer at one address).
+//! the application and the simulator see a buffer at one address). The one exception is
+//! a memory restored from a snapshot of another arena ([`GpuMemory::restore`]): it keeps
+//! the snapshot's GPU addresses at its own host address (a checkpoint restored while
+//! the original simulation still holds those addresses, as embedders do); every access
+//! goes through the region table, which translates.
 //!
 //! [`GpuMemory`] reserves one large arena of address space (`MAP_NORESERVE`: untouched
 //! pages cost nothing) and hands out allocations from it. Only allocated ranges are
@@ -75,7 +79,7 @@ pub enum AllocError {
     },
 }
 
-/// The reserved arena.
+/// The reserved arena (host addresses).
 struct Arena {
     base: u64,
     len: u64,
@@ -174,6 +178,9 @@ const RESOLVE_ATTEMPTS: usize = 4;
 /// The memory of one simulated GPU. See the [module docs](self).
 pub struct GpuMemory {
     arena: Arena,
+    /// GPU address of the arena's first byte: its host address, unless a restore moved
+    /// the GPU addresses ([`GpuMemory::restore`]).
+    gpu_base: AtomicU64,
     regions: RwLock<Regions>,
     /// Free ranges of the arena, by start: start -> end.
     free: Mutex<BTreeMap<u64, u64>>,
@@ -185,7 +192,7 @@ pub struct GpuMemory {
 
 impl std::fmt::Debug for GpuMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuMemory").field("base", &format_args!("{:#x}", self.arena.base)).field("len", &self.arena.len).finish()
+        f.debug_struct("GpuMemory").field("base", &format_args!("{:#x}", self.gpu_base())).field("len", &self.arena.len).finish()
     }
 }
 
@@ -238,6 +245,7 @@ impl GpuMemory {
         free.insert(base, base + len);
         Ok(GpuMemory {
             arena: Arena { base, len },
+            gpu_base: AtomicU64::new(base),
             regions: RwLock::new(Regions::default()),
             free: Mutex::new(free),
             generation: AtomicU64::new(0),
@@ -257,9 +265,25 @@ impl GpuMemory {
         resolver.is_some_and(|r| r.resolve(fault))
     }
 
-    /// First address of the arena.
+    /// First GPU address of the arena.
     pub fn base(&self) -> GpuAddr {
-        GpuAddr(self.arena.base)
+        GpuAddr(self.gpu_base())
+    }
+
+    fn gpu_base(&self) -> u64 {
+        self.gpu_base.load(Ordering::Acquire)
+    }
+
+    /// The arena's GPU addresses.
+    fn gpu_range(&self) -> Range<u64> {
+        let base = self.gpu_base();
+        base..base + self.arena.len
+    }
+
+    /// Host address minus GPU address of the arena's allocations (wrapping; 0 unless a
+    /// restore moved the GPU addresses).
+    fn arena_delta(&self) -> u64 {
+        self.arena.base.wrapping_sub(self.gpu_base())
     }
 
     /// Bytes of the arena.
@@ -301,7 +325,7 @@ impl GpuMemory {
             free.insert(at + len, end);
         }
         drop(free);
-        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(at, Region { end: at + len, kind, writable: true, delta: 0 });
+        self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(at, Region { end: at + len, kind, writable: true, delta: self.arena_delta() });
         Ok(GpuAddr(at))
     }
 
@@ -327,7 +351,7 @@ impl GpuMemory {
     /// Each mapping of `add` must stay mapped, readable, and writable if it says so,
     /// until it is removed (the GPU reads and writes it from any thread).
     pub unsafe fn replace_host(&self, remove: &[GpuAddr], add: &[HostMapping]) -> Result<(), AllocError> {
-        let arena = self.arena.base..self.arena.base + self.arena.len;
+        let arena = self.gpu_range();
         let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
         for &at in remove {
             if arena.contains(&at.0) || !regions.by_start.contains_key(&at.0) {
@@ -375,7 +399,7 @@ impl GpuMemory {
     /// Frees the allocation starting at `addr`; its pages return to the OS and read as
     /// zero when allocated again.
     pub fn free(&self, addr: GpuAddr) -> Result<(), AllocError> {
-        let arena = self.arena.base..self.arena.base + self.arena.len;
+        let arena = self.gpu_range();
         if !arena.contains(&addr.0) {
             return Err(AllocError::NotAllocated(addr));
         }
@@ -387,7 +411,8 @@ impl GpuMemory {
         // SAFETY: the range lies inside the arena this object mapped, and no view can
         // reach it any more (its region is gone and the generation moved on).
         unsafe {
-            let _ = rustix::mm::madvise(addr.0 as *mut std::ffi::c_void, (end - addr.0) as usize, rustix::mm::Advice::LinuxDontNeed);
+            let host = addr.0.wrapping_add(self.arena_delta());
+            let _ = rustix::mm::madvise(host as *mut std::ffi::c_void, (end - addr.0) as usize, rustix::mm::Advice::LinuxDontNeed);
         }
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let (mut start, mut stop) = (addr.0, end);
@@ -426,7 +451,8 @@ impl GpuMemory {
 
     /// The arena's own allocations with their kinds (what checkpoints hold).
     fn arena_allocations(&self) -> Vec<(Range<u64>, MemKind)> {
-        self.regions().by_start.iter().filter(|(&s, _)| s >= self.arena.base && s < self.arena.base + self.arena.len).map(|(&s, r)| (s..r.end, r.kind)).collect()
+        let arena = self.gpu_range();
+        self.regions().by_start.iter().filter(|(&s, _)| arena.contains(&s)).map(|(&s, r)| (s..r.end, r.kind)).collect()
     }
 
     /// A view for one component.
@@ -535,20 +561,24 @@ impl GpuMemory {
             }
             regions.push(SnapshotRegion { start: r.start, end: r.end, kind, pages });
         }
-        MemorySnapshot { base: self.arena.base, regions }
+        MemorySnapshot { base: self.gpu_base(), regions }
     }
 
-    /// Replaces every allocation with the snapshot's (same addresses: the snapshot must
-    /// come from this memory or one reserved at the same base).
+    /// Replaces every allocation with the snapshot's, at the snapshot's GPU addresses.
+    /// When the snapshot was taken of an arena at another address (its original still
+    /// holds that range, or the kernel placed this one elsewhere), the arena's GPU
+    /// addresses move to the snapshot's: GPU addresses then differ from host addresses
+    /// by a fixed offset, which every access translates (see the [module docs](self)).
     pub fn restore(&self, snap: &MemorySnapshot) -> Result<(), RestoreError> {
-        if snap.base != self.arena.base {
-            return Err(RestoreError::Base { snapshot: snap.base, arena: self.arena.base });
-        }
         for (r, _) in self.arena_allocations() {
             let _ = self.free(GpuAddr(r.start));
         }
+        if snap.base != self.gpu_base() {
+            self.rebase(snap.base)?;
+        }
+        let arena = self.gpu_range();
         for r in &snap.regions {
-            if r.start < self.arena.base || r.end > self.arena.base + self.arena.len || r.start >= r.end {
+            if r.start < arena.start || r.end > arena.end || r.start >= r.end {
                 return Err(RestoreError::Range { start: r.start, end: r.end });
             }
             {
@@ -562,11 +592,31 @@ impl GpuMemory {
                     free.insert(r.end, fe);
                 }
             }
-            self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(r.start, Region { end: r.end, kind: r.kind, writable: true, delta: 0 });
+            self.regions.write().unwrap_or_else(|e| e.into_inner()).by_start.insert(r.start, Region { end: r.end, kind: r.kind, writable: true, delta: self.arena_delta() });
             for (at, bytes) in &r.pages {
                 self.write(GpuAddr(*at), bytes).map_err(|_| RestoreError::Range { start: *at, end: at + bytes.len() as u64 })?;
             }
         }
+        Ok(())
+    }
+}
+
+impl GpuMemory {
+    /// Moves the (empty) arena's GPU addresses to start at `base`, keeping its host
+    /// pages; refused if the new range wraps or overlaps mapped host memory.
+    fn rebase(&self, base: u64) -> Result<(), RestoreError> {
+        let len = self.arena.len;
+        let end = base.checked_add(len).ok_or(RestoreError::Range { start: base, end: u64::MAX })?;
+        let regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
+        if regions.by_start.range(..end).next_back().is_some_and(|(_, r)| r.end > base) {
+            return Err(RestoreError::Range { start: base, end });
+        }
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        free.clear();
+        free.insert(base, end);
+        self.gpu_base.store(base, Ordering::Release);
+        drop((free, regions));
+        self.generation.fetch_add(1, Ordering::Release);
         Ok(())
     }
 }
@@ -590,14 +640,6 @@ struct SnapshotRegion {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RestoreError {
-    /// The snapshot was taken of an arena at another address.
-    #[error("snapshot of an arena at {snapshot:#x}, this arena is at {arena:#x}")]
-    Base {
-        /// The snapshot's arena base.
-        snapshot: u64,
-        /// This arena's base.
-        arena: u64,
-    },
     /// A region of the snapshot does not fit.
     #[error("snapshot region {start:#x}..{end:#x} does not fit the arena")]
     Range {
@@ -865,5 +907,30 @@ mod tests {
         mem.restore(&snap).unwrap();
         assert_eq!(mem.read_u64(GpuAddr(a.0 + PAGE)).unwrap(), 42);
         assert!(mem.region_of(b).is_none());
+    }
+
+    #[test]
+    fn a_snapshot_restores_into_another_arena_at_its_own_gpu_addresses() {
+        let first = GpuMemory::new(1 << 24).unwrap();
+        let a = first.alloc(2 * PAGE, 0).unwrap();
+        first.write_u64(GpuAddr(a.0 + PAGE), 42).unwrap();
+        let snap = first.snapshot();
+        // The first memory still holds its range: the second lies elsewhere on the host.
+        let second = GpuMemory::new(1 << 24).unwrap();
+        assert_ne!(second.base(), first.base());
+        second.restore(&snap).unwrap();
+        assert_eq!(second.base(), first.base());
+        assert_eq!(second.read_u64(GpuAddr(a.0 + PAGE)).unwrap(), 42);
+        // The two are separate memories at the same GPU addresses.
+        second.write_u64(GpuAddr(a.0 + PAGE), 7).unwrap();
+        assert_eq!(first.read_u64(GpuAddr(a.0 + PAGE)).unwrap(), 42);
+        let b = second.alloc(PAGE, 0).unwrap();
+        assert!(b.0 >= second.base().0 && b.0 < second.base().0 + second.size());
+        second.write_u64(b, 9).unwrap();
+        let mut view = Arc::new(second).view();
+        assert_eq!(DeviceMemory::read_u64(&mut view, b.0).unwrap(), 9);
+        view.memory().free(b).unwrap();
+        assert!(view.memory().read_u64(b).is_err());
+        assert_eq!(snap, first.snapshot());
     }
 }
