@@ -117,6 +117,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         env: Vec::new(),
         max_ticks: None,
         capture: true,
+        max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
     };
     // Each copy starts once every copy has its options; the loader's own clock
     // (`run_seconds`) leaves out loading.
