@@ -666,6 +666,12 @@ impl Emitter {
     }
 }
 
+/// `FILE:LINE:COL: ` of a declaration that came from a file, else nothing: the prefix of
+/// an error about a component.
+fn at(origin: &Option<SourceLoc>) -> String {
+    origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -701,10 +707,4 @@ mod tests {
         assert_eq!(part.emit.handled, whole.summary().events);
         assert_eq!(digest(&cut, cfg.lps), digest(&whole, cfg.lps));
     }
-}
-
-/// `FILE:LINE:COL: ` of a declaration that came from a file, else nothing: the prefix of
-/// an error about a component.
-fn at(origin: &Option<SourceLoc>) -> String {
-    origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default()
 }
