@@ -219,6 +219,7 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
         env: Vec::new(),
         max_ticks: None,
         capture: true,
+        max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
     };
     let prepared = prepare(&image, &opts).map_err(|e| anyhow!("{e}"))?;
     let mem = prepared.memory().ok_or_else(|| anyhow!("the topology's GPU has no memory"))?;

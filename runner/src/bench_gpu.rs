@@ -123,6 +123,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             env: Vec::new(),
             max_ticks: None,
             capture: true,
+            max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
         })
     };
     let m = measure(&image, &options(a.workers, a.partitions)?, a.copies)?;

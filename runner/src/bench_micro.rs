@@ -356,6 +356,7 @@ pub fn run(a: MicroArgs) -> anyhow::Result<ExitCode> {
                 env: Vec::new(),
                 max_ticks: None,
                 capture: true,
+                max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
             };
             let out = run_image(&image, &opts).map_err(|e| anyhow!("{}: {e}", b.name))?;
             if let Some(f) = out.faults.first() {

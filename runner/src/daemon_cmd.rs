@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Context as _};
 use clap::Args;
 use kmd_linux::config::DriverConfig;
-use kmd_linux::daemon::server::Daemon;
+use kmd_linux::daemon::server::{Daemon, DaemonLimits};
 use kmd_linux::daemon::socket_path::{LocationSource, SocketLocation};
 use kmd_linux::identity::SystemIdentity;
 use kmd_linux::kfd::Device;
@@ -23,6 +23,23 @@ pub struct DaemonArgs {
     /// `$XDG_RUNTIME_DIR/dojo`, else `/tmp/dojo-<uid>`; created 0700).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
+    /// Most clients connected at once (1 to 4096); one more is refused at the handshake.
+    /// Each client reserves address space for the machine's VRAM plus host memory.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    max_clients: u32,
+    /// A client that holds no buffer and no queue and sends nothing for this long (such
+    /// as `600s`) is disconnected; a new connection has 10 s for its handshake.
+    #[arg(long, default_value = "600s", value_parser = wall_duration)]
+    idle_timeout: std::time::Duration,
+}
+
+/// A wall-clock duration written like a simulated one (`600s`, `1500ms`).
+fn wall_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = simdojo::time::Tick::parse_duration(text).map_err(|e| e.to_string())?;
+    if t.0 == 0 {
+        return Err("must be more than zero".into());
+    }
+    Ok(std::time::Duration::from_nanos(t.0 / 1000))
 }
 
 /// Where the daemon of `dir` (or of the environment) listens.
@@ -59,7 +76,9 @@ pub fn run(a: DaemonArgs) -> anyhow::Result<ExitCode> {
     let system = SystemIdentity::from_topology(&config.topology).map_err(|e| anyhow!("{e}"))?.without_svm();
     let device = Device::start(&config, system).map_err(|e| anyhow!("{e}"))?;
     device.publish_sysfs(session.fake_root());
-    let daemon = Daemon::new(device.clone(), session.fake_root().to_path_buf());
+    let limits =
+        DaemonLimits { max_clients: a.max_clients as usize, idle_timeout: a.idle_timeout, ..DaemonLimits::default() };
+    let daemon = Daemon::with_limits(device.clone(), session.fake_root().to_path_buf(), limits);
     let location = location(a.dir)?;
     let listener = location.listen().map_err(|e| anyhow!("{e}"))?;
     eprintln!("dojo daemon: listening on {}", location.socket.display());

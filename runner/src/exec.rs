@@ -29,22 +29,24 @@ pub struct ExecArgs {
     /// Topology file (default: the embedded MI210, MI300X or MI355X matching the image's ISA).
     #[arg(long, alias = "config")]
     topology: Option<PathBuf>,
-    /// Worker threads.
-    #[arg(long)]
+    /// Worker threads (1 to 1024).
+    #[arg(long, value_parser = crate::plan::workers_arg)]
     workers: Option<u32>,
     /// Partitioner (default: the topology's, `subtree`: one XCD per partition).
     #[arg(long)]
     partitioner: Option<String>,
     /// Partitions (default with several workers: one per XCD, which the workers claim
     /// anew every epoch, evening out unequal cores; with one worker: one).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::plan::workers_arg)]
     partitions: Option<u32>,
-    /// Work-items per work-group of `_start`: N or X,Y,Z.
-    #[arg(long, default_value = "1")]
-    threads: String,
-    /// Work-groups of `_start`: N or X,Y,Z.
-    #[arg(long, default_value = "1")]
-    blocks: String,
+    /// Work-items per work-group of `_start`: N or X,Y,Z, at most 1024 in all (the
+    /// hardware's work-group limit).
+    #[arg(long, default_value = "1", value_parser = threads_arg)]
+    threads: [u32; 3],
+    /// Work-groups of `_start`: N or X,Y,Z; work-items times work-groups must stay below
+    /// 2^32 in each dimension (the dispatch packet's grid size).
+    #[arg(long, default_value = "1", value_parser = blocks_arg)]
+    blocks: [u32; 3],
     /// Run on GPU N of a multi-GPU node topology (the N-th amdgpu.soc, as `rocminfo`
     /// numbers them from its first GPU agent).
     #[arg(long)]
@@ -63,9 +65,16 @@ pub struct ExecArgs {
     /// (one row per sample: `time_ps` and every counter, per component type).
     #[arg(long, value_name = "T", requires = "stats")]
     stats_interval: Option<String>,
-    /// Stop after this much simulated time (e.g. `10ms`).
+    /// Stop after this much simulated time (e.g. `10ms`). A work-group still running
+    /// after the compute unit's `watchdog` (default 100ms of simulated time; `--set
+    /// cu.watchdog=1s`) faults, naming its waves and their program counters.
     #[arg(long)]
     max_ticks: Option<String>,
+    /// Most bytes the program may write to stdout and stderr together (e.g. `10MiB`);
+    /// more stops it with an error. Each printf call is also limited to 16 MiB and each
+    /// field width or precision to 65535.
+    #[arg(long, default_value = "1GiB", value_parser = bytes_arg)]
+    max_output: u64,
     #[command(flatten)]
     set: crate::set_args::SetArgs,
     /// The GPU program (a code object built by `dojo cc`).
@@ -75,23 +84,63 @@ pub struct ExecArgs {
     args: Vec<String>,
 }
 
-fn shape(flag: &str, text: &str) -> anyhow::Result<[u32; 3]> {
+/// Most work-items in a work-group (every CDNA part).
+const MAX_GROUP_ITEMS: u64 = 1024;
+
+/// N or X,Y,Z, each a positive integer.
+fn shape(text: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = text.split(',').collect();
-    if parts.is_empty() || parts.len() > 3 {
-        bail!("--{flag} {text}: expected N or X,Y,Z");
+    if parts.len() > 3 {
+        return Err("expected N or X,Y,Z".into());
     }
     let mut v = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        v[i] = p.trim().parse().map_err(|_| anyhow!("--{flag} {text}: `{p}` is not a positive integer"))?;
+        v[i] = p.trim().parse().map_err(|_| format!("`{p}` is not a positive integer below 2^32"))?;
         if v[i] == 0 {
-            bail!("--{flag} {text}: sizes must be positive");
+            return Err("sizes must be positive".into());
         }
     }
     Ok(v)
 }
 
+/// `--threads`: a shape of at most [`MAX_GROUP_ITEMS`] work-items.
+fn threads_arg(text: &str) -> Result<[u32; 3], String> {
+    let v = shape(text)?;
+    let items: u64 = v.iter().map(|&d| u64::from(d)).product();
+    if items > MAX_GROUP_ITEMS {
+        return Err(format!("a work-group of {items} work-items; the hardware's limit is {MAX_GROUP_ITEMS}"));
+    }
+    Ok(v)
+}
+
+/// `--blocks`: a shape (the grid's size is checked against `--threads` in [`run`]).
+fn blocks_arg(text: &str) -> Result<[u32; 3], String> {
+    shape(text)
+}
+
+/// A byte count such as `4096`, `10MiB` or `1GiB`.
+fn bytes_arg(text: &str) -> Result<u64, String> {
+    simdojo::params::parse_bytes(text)
+}
+
+/// Work-items per dimension of the grid: the dispatch packet holds 32 bits each.
+fn grid(threads: [u32; 3], blocks: [u32; 3]) -> anyhow::Result<[u32; 3]> {
+    let mut grid = [0u32; 3];
+    for (d, (g, (t, b))) in grid.iter_mut().zip(threads.into_iter().zip(blocks)).enumerate() {
+        let items = u64::from(t) * u64::from(b);
+        *g = u32::try_from(items).map_err(|_| {
+            anyhow!(
+                "--threads x --blocks: {items} work-items in dimension {d}; the dispatch packet's limit is {}",
+                u32::MAX
+            )
+        })?;
+    }
+    Ok(grid)
+}
+
 /// Runs `dojo exec`.
 pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
+    grid(a.threads, a.blocks)?;
     let bytes = std::fs::read(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
     let code = CodeObject::parse(&bytes).with_context(|| format!("{} is not an AMDGPU code object", a.image.display()))?;
     let target = amdgpu::isa::exec::program::isa_target(&code).map_err(|e| anyhow!("{}: {e}", a.image.display()))?;
@@ -120,12 +169,13 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         topology: t,
         assignment: Some(plan.assignment),
         workers: Some(workers as usize),
-        threads: shape("threads", &a.threads)?,
-        blocks: shape("blocks", &a.blocks)?,
+        threads: a.threads,
+        blocks: a.blocks,
         args,
         env,
         max_ticks,
         capture: false,
+        max_output: a.max_output,
     };
     let interval = match &a.stats_interval {
         Some(text) => Some(simdojo::time::Tick::parse_duration(text).ok().filter(|t| t.0 > 0).ok_or_else(|| anyhow!("--stats-interval {text}: expected a positive duration such as 10us"))?),
@@ -135,6 +185,13 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     let out = amdgpu::loader::prepare(&bytes, &opts)
         .map_err(|e| anyhow!("{}: {e}", a.image.display()))?
         .finish_sampled(interval, |at, report| series.sample(at, report));
+    if let Some(e) = &out.output_error {
+        // The reader went away (`dojo exec ... | head -1`): stop quietly.
+        if e.is_broken_pipe() {
+            return Err(crate::output::BrokenPipe.into());
+        }
+        bail!("{}: {e}", a.image.display());
+    }
     for f in &out.faults {
         eprintln!("dojo exec: {f}");
     }

@@ -49,7 +49,7 @@ enum Command {
         /// The topology file (TOML or JSON).
         file: std::path::PathBuf,
         /// Worker threads to plan for.
-        #[arg(long)]
+        #[arg(long, value_parser = crate::plan::workers_arg)]
         workers: Option<u32>,
         /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
         #[arg(long)]

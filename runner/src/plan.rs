@@ -4,6 +4,18 @@ use anyhow::{anyhow, Context as _};
 use simdojo::partition::{self, Plan, Strategy};
 use simdojo::topology::Topology;
 
+/// Most worker threads (and partitions) a command accepts.
+pub const MAX_WORKERS: u32 = 1024;
+
+/// Parses `--workers` / `--partitions`: 1 to [`MAX_WORKERS`].
+pub fn workers_arg(text: &str) -> Result<u32, String> {
+    let n: u32 = text.parse().map_err(|_| format!("`{text}` is not a positive integer"))?;
+    if n == 0 || n > MAX_WORKERS {
+        return Err(format!("{n} is out of range; expected 1 to {MAX_WORKERS}"));
+    }
+    Ok(n)
+}
+
 /// The plan for `--workers` / `--partitioner` (falling back to the topology's
 /// `[engine]` settings, then to one worker and `mincut`).
 pub fn choose(t: &Topology, workers: Option<u32>, partitioner: Option<&str>) -> anyhow::Result<Plan> {

@@ -16,7 +16,7 @@ pub struct SimArgs {
     /// The topology file (TOML or JSON).
     file: PathBuf,
     /// Simulation worker threads (partitions).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::plan::workers_arg)]
     workers: Option<u32>,
     /// Partitioner: single, round-robin, linear, subtree[:PREFIX], manual, mincut.
     #[arg(long)]
@@ -91,6 +91,9 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     if let (Some(at), Some(out)) = (&a.checkpoint_at, &a.checkpoint_out) {
         let at = duration("checkpoint-at", at)?;
+        if at <= sim.now() {
+            bail!("--checkpoint-at {at} is not after the simulation's time {} (the restored checkpoint's): time never runs backwards", sim.now());
+        }
         let status = sim.run_until(at);
         if status.reason != ExitReason::Paused {
             bail!("the run ended before --checkpoint-at: {status}");

@@ -572,3 +572,30 @@ fn defaults_for_an_unused_type_are_an_error() {
     let ok = toml("[defaults.\"test.lp\"]\nevents = 3\n[[component]]\npath = \"a\"\ntype = \"test.lp\"\nparams = { seed = 1 }\n");
     assert!(ok.is_ok(), "{:?}", ok.err().map(|e| e.to_string()));
 }
+
+#[test]
+fn a_byte_order_mark_is_accepted_and_positions_stay_those_of_the_file() {
+    let body = "{ \"component\": [ { \"path\": \"s[0..2]\", \"type\": \"test.sink\" } ] }";
+    let t = json(&format!("\u{feff}{body}")).expect("JSON with a byte-order mark loads");
+    assert_eq!(t.components.len(), 2);
+    let t = toml("\u{feff}[[component]]\npath = \"s[0..3]\"\ntype = \"test.sink\"\n").expect("TOML with a mark loads");
+    assert_eq!(t.components.len(), 3);
+    // An error after the mark is placed where it is in the file.
+    let d = first_error(json("\u{feff}{ \"component\": [ { \"path\": \"s[0..2]\", \"type\": \"nope\" } ] }"));
+    assert!(d.to_string().starts_with("t.json:1:"), "{d}");
+}
+
+#[test]
+fn the_host_memory_estimate_bounds_a_topology_before_it_is_built() {
+    // 2 KiB per component: 1000 components are about 2 MiB.
+    let limits = topology::Limits { max_memory: 1 << 20, ..topology::Limits::default() };
+    let load = |text: &str| topology::load_str_with(text, Path::new("t.toml"), Format::Toml, &limits);
+    let d = first_error(load("[[component]]\npath = \"a[0..1000]\"\ntype = \"test.sink\"\n"));
+    assert_diag(&d, K::TooLarge, "t.toml:2:8", "MiB of host memory");
+    assert!(d.to_string().contains("more than the 1 MiB allowed"), "{d}");
+    assert!(load("[[component]]\npath = \"a[0..100]\"\ntype = \"test.sink\"\n").is_ok());
+    // The default is half of what the host has available (which moves as others run).
+    let available = topology::available_host_memory().expect("Linux reports MemAvailable");
+    let default = topology::Limits::default().max_memory;
+    assert!(default > 0 && default < available, "{default} of {available}");
+}

@@ -10,7 +10,7 @@ use simdojo::topology::{self, Format, Limits};
 use topology_support::fixtures;
 
 /// Small limits so that mutated ranges stay quick.
-const LIMITS: Limits = Limits { max_instances: 5_000, max_range: 5_000, max_include_depth: 8, max_file_bytes: 1 << 20 };
+const LIMITS: Limits = Limits { max_instances: 5_000, max_range: 5_000, max_include_depth: 8, max_file_bytes: 1 << 20, max_memory: 1 << 30 };
 
 fn load_both(text: &str) {
     for format in [Format::Toml, Format::Json] {
@@ -79,7 +79,7 @@ fn apply(text: &str, edits: &[Edit]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: ProptestConfig::default().cases.max(400), ..ProptestConfig::default() })]
 
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
@@ -99,7 +99,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: ProptestConfig::default().cases.max(300), ..ProptestConfig::default() })]
 
     #[test]
     fn validating_arbitrary_programmatic_topologies_never_panics(

@@ -56,6 +56,43 @@ pub struct ExecOptions {
     /// Keep the program's output in [`ExecOutcome`] instead of writing it to this
     /// process's stdout and stderr.
     pub capture: bool,
+    /// Most bytes the program may write to stdout and stderr together
+    /// ([`DEFAULT_MAX_OUTPUT`] by default); more stops the run (see
+    /// [`ExecOutcome::output_error`]).
+    pub max_output: u64,
+}
+
+/// The default of [`ExecOptions::max_output`]: 1 GiB.
+pub const DEFAULT_MAX_OUTPUT: u64 = 1 << 30;
+
+/// Why the program's output stopped the run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// The program wrote more than [`ExecOptions::max_output`] bytes.
+    #[error("the GPU program wrote more than {limit} bytes of output (the limit of --max-output)")]
+    Limit {
+        /// The limit.
+        limit: u64,
+    },
+    /// Writing to the process's stdout or stderr failed (a full disk, a closed pipe).
+    #[error("writing the GPU program's output to {stream}: {message}")]
+    Write {
+        /// `standard output` or `standard error`.
+        stream: &'static str,
+        /// The kind of failure.
+        kind: std::io::ErrorKind,
+        /// The operating system's words for it.
+        message: String,
+    },
+}
+
+impl OutputError {
+    /// Whether the reader of the output went away (a closed pipe): the caller should
+    /// stop quietly.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, OutputError::Write { kind: std::io::ErrorKind::BrokenPipe, .. })
+    }
 }
 
 /// How the program ended.
@@ -81,6 +118,9 @@ pub struct ExecOutcome {
     pub run_seconds: f64,
     /// Partitions (worker threads) at the end of the run.
     pub partitions: usize,
+    /// The program's output stopped the run: too much of it, or it could not be
+    /// written. The status is then 1.
+    pub output_error: Option<OutputError>,
     /// Synchronization epochs.
     pub epochs: u64,
     /// Every component's statistics at the end (per level: hits, misses, MSHR merges and
@@ -141,25 +181,33 @@ struct Services {
     signal: GpuAddr,
     /// Captured (stdout, stderr), when capturing.
     captured: Option<(Vec<u8>, Vec<u8>)>,
+    /// Bytes written so far, and the most allowed.
+    written: u64,
+    max_output: u64,
+    /// What stopped the output (and so the run), if anything did.
+    output_error: Option<OutputError>,
 }
 
 impl HostServices for Services {
     fn write(&mut self, stream: OutputStream, bytes: &[u8]) -> std::io::Result<()> {
-        if let Some((out, err)) = &mut self.captured {
-            match stream {
-                OutputStream::Stdout => out.extend_from_slice(bytes),
-                OutputStream::Stderr => err.extend_from_slice(bytes),
-            }
-            return Ok(());
+        if self.output_error.is_some() {
+            return Err(std::io::Error::other("the GPU program's output was stopped"));
         }
-        match stream {
-            OutputStream::Stdout => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(bytes)?;
-                out.flush()
-            }
-            OutputStream::Stderr => std::io::stderr().lock().write_all(bytes),
+        let written = self.written.saturating_add(bytes.len() as u64);
+        if written > self.max_output {
+            self.output_error = Some(OutputError::Limit { limit: self.max_output });
+            return Err(std::io::Error::other("output limit reached"));
         }
+        self.written = written;
+        let result = self.emit(stream, bytes);
+        if let Err(e) = &result {
+            let name = match stream {
+                OutputStream::Stdout => "standard output",
+                OutputStream::Stderr => "standard error",
+            };
+            self.output_error = Some(OutputError::Write { stream: name, kind: e.kind(), message: e.to_string() });
+        }
+        result
     }
     fn exit(&mut self, status: i32) {
         self.exit.get_or_insert(status);
@@ -176,6 +224,27 @@ impl HostServices for Services {
         let shared = self.shared.upgrade().ok_or_else(|| HostError("the GPU is gone".into()))?;
         let mem = shared.memory().ok_or_else(|| HostError("the GPU has no memory".into()))?;
         mem.free(addr).map_err(|e| HostError(e.to_string()))
+    }
+}
+
+impl Services {
+    /// Writes to the captured buffers or this process's stream.
+    fn emit(&mut self, stream: OutputStream, bytes: &[u8]) -> std::io::Result<()> {
+        if let Some((out, err)) = &mut self.captured {
+            match stream {
+                OutputStream::Stdout => out.extend_from_slice(bytes),
+                OutputStream::Stderr => err.extend_from_slice(bytes),
+            }
+            return Ok(());
+        }
+        match stream {
+            OutputStream::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()
+            }
+            OutputStream::Stderr => std::io::stderr().lock().write_all(bytes),
+        }
     }
 }
 
@@ -197,7 +266,9 @@ impl HostPoller for RpcPoller {
         server.poll(&*memory, services).map(|_| ()).map_err(|e| e.to_string())
     }
     fn exit_requested(&self) -> Option<i32> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.exit
+        let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        // Output that cannot go anywhere stops the program as `exit(1)` would.
+        guard.1.exit.or(guard.1.output_error.as_ref().map(|_| 1))
     }
     fn save(&self) -> Option<Vec<u8>> {
         let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -218,9 +289,18 @@ impl HostPoller for RpcPoller {
 }
 
 impl RpcPoller {
-    fn new(shared: Arc<GpuShared>, capture: bool) -> Result<RpcPoller, ExecError> {
+    fn new(shared: Arc<GpuShared>, opts: &ExecOptions) -> Result<RpcPoller, ExecError> {
         let layout = RpcLayout::new(64, RPC_PORTS).map_err(|e| ExecError::Load(e.to_string()))?;
-        let services = Services { shared: Arc::downgrade(&shared), exit: None, ret: GpuAddr(0), signal: GpuAddr(0), captured: capture.then(Default::default) };
+        let services = Services {
+            shared: Arc::downgrade(&shared),
+            exit: None,
+            ret: GpuAddr(0),
+            signal: GpuAddr(0),
+            captured: opts.capture.then(Default::default),
+            written: 0,
+            max_output: opts.max_output,
+            output_error: None,
+        };
         Ok(RpcPoller { inner: Mutex::new((RpcServer::new(layout, 0), services)) })
     }
 }
@@ -268,7 +348,7 @@ pub struct Prepared {
 fn shared_and_poller(opts: &ExecOptions) -> Result<(Resources, Arc<GpuShared>, Arc<RpcPoller>), ExecError> {
     let resources = Resources::new();
     let shared = resources.get_or_insert_with(GPU, GpuShared::default);
-    let poller = Arc::new(RpcPoller::new(shared.clone(), opts.capture)?);
+    let poller = Arc::new(RpcPoller::new(shared.clone(), opts)?);
     shared.set_poller(poller.clone());
     Ok((resources, shared, poller))
 }
@@ -488,7 +568,10 @@ impl Prepared {
         let (partitions, epochs) = (self.sim.partitions(), self.sim.summary().sync.epochs);
         let _ = self.sim.shutdown();
         let faults = self.shared.faults();
-        let exit = self.poller.exit_requested();
+        let (exit, output_error) = {
+            let mut guard = self.poller.inner.lock().unwrap_or_else(|e| e.into_inner());
+            (guard.1.exit, guard.1.output_error.take())
+        };
         let (stdout, stderr) = self.poller.take_output();
         let (ret, signal) = {
             let guard = self.poller.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -499,11 +582,13 @@ impl Prepared {
         let finished = mem.and_then(|m| m.read_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE)).ok()) == Some(0);
         let status_code = match exit {
             Some(c) => c,
+            None if output_error.is_some() => 1,
             None if !faults.is_empty() => 1,
             None if finished => code_ret,
             None => 1,
         };
         let reason = match status.reason {
+            _ if output_error.is_some() => output_error.as_ref().map(ToString::to_string).unwrap_or_default(),
             ExitReason::Quiescent if !finished && faults.is_empty() && exit.is_none() => "the GPU went idle before the program finished".to_string(),
             _ => status.message.clone(),
         };
@@ -520,6 +605,7 @@ impl Prepared {
             partitions,
             epochs,
             components,
+            output_error,
         }
     }
 }

@@ -42,6 +42,7 @@ fn options(workers: u32, strategy: &str) -> ExecOptions {
         env: Vec::new(),
         max_ticks: None,
         capture: true,
+        max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
     }
 }
 

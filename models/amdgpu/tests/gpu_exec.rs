@@ -45,6 +45,7 @@ fn run(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u32, bl
         env: vec!["DOJO_TEST=1".into()],
         max_ticks: None,
         capture: true,
+        max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
     };
     run_image(image, &opts).unwrap()
 }

@@ -535,6 +535,52 @@ fn printf_with_a_huge_width_or_precision_fails_instead_of_exhausting_the_host() 
 }
 
 #[test]
+fn printf_whose_output_passes_the_per_call_limit_fails() {
+    use amdgpu::rpc::{PrintfError, PRINTF_MAX_FIELD, PRINTF_MAX_OUTPUT};
+    // Each conversion is within the field limit; together they pass the call's limit.
+    let n = PRINTF_MAX_OUTPUT / PRINTF_MAX_FIELD + 1;
+    let fmt = format!("{}\0", format!("%{PRINTF_MAX_FIELD}d").repeat(n));
+    let args: Vec<u8> = (0..n).flat_map(|_| 7i32.to_le_bytes()).collect();
+    assert_eq!(format_printf_packed(fmt.as_bytes(), &args, &[]), Err(PrintfError::OutputTooLarge));
+    // One conversion fewer than the limit allows still formats.
+    let fits = PRINTF_MAX_OUTPUT / PRINTF_MAX_FIELD;
+    let fmt = format!("{}\0", format!("%{PRINTF_MAX_FIELD}d").repeat(fits));
+    assert_eq!(
+        format_printf_packed(fmt.as_bytes(), &args[..4 * fits], &[]).expect("fits").len(),
+        fits * PRINTF_MAX_FIELD
+    );
+}
+
+mod printf_fuzz {
+    //! Fuzzing the printf formatter: any format, argument block and strings give text or
+    //! an error, never a panic, and never more than the per-call limit. The case count is
+    //! proptest's (`PROPTEST_CASES`, 256 by default; raise it for a long run).
+    use amdgpu::rpc::{format_printf_packed, PRINTF_MAX_OUTPUT};
+    use proptest::prelude::*;
+
+    /// Conversion characters, flags, digits and `*`, so that formats parse deep.
+    const ALPHABET: &[u8] = b"%%%%-+ #0123456789.*hljztLqdiuoxXbBcspnfFeEgGaA%abc\n";
+
+    proptest! {
+        #[test]
+        fn any_format_gives_bounded_text_or_an_error(
+            fmt in prop::collection::vec(prop::sample::select(ALPHABET), 0..64),
+            args in prop::collection::vec(any::<u8>(), 0..128),
+            strings in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..32), 0..4),
+        ) {
+            if let Ok(text) = format_printf_packed(&fmt, &args, &strings) {
+                prop_assert!(text.len() <= PRINTF_MAX_OUTPUT);
+            }
+        }
+
+        #[test]
+        fn arbitrary_bytes_as_a_format_never_panic(fmt in prop::collection::vec(any::<u8>(), 0..128), args in prop::collection::vec(any::<u8>(), 0..64)) {
+            let _ = format_printf_packed(&fmt, &args, &[]);
+        }
+    }
+}
+
+#[test]
 fn argv_block_and_kernel_arguments() {
     use amdgpu::rpc::launch::{end_kernargs, ArgBlock};
     let block = ArgBlock::new(0x1000, &["prog", "-x"], &["A=1"]);

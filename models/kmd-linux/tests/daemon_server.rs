@@ -207,3 +207,81 @@ fn a_blocked_wait_ends_when_its_client_goes() {
     assert!(started.elapsed() < Duration::from_secs(10), "the connection ended with its wait");
     device.stop();
 }
+
+fn limited(limits: kmd_linux::daemon::server::DaemonLimits) -> Arc<Daemon> {
+    amdgpu::link_components();
+    let topology = load_topology(None).unwrap();
+    let system = SystemIdentity::with_fixed_host(&topology).unwrap();
+    let device = Device::start(&DriverConfig::single_partition(topology), system).unwrap();
+    Daemon::with_limits(device, "/nonexistent-root".into(), limits)
+}
+
+fn handshake(link: &UnixTransport) -> HandshakeReply {
+    let hello = Request::Handshake(Hello { protocol_version: PROTOCOL_VERSION, pid: 7, page_size: 4096 });
+    link.send(&hello.encode(RequestId(1)).unwrap(), &[]).unwrap();
+    let r = link.recv().unwrap();
+    match Reply::decode(&r.header, &r.payload).unwrap().body {
+        ReplyBody::Handshake(h) => h,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Idle clients once exhausted the daemon's address space: each reserved 1 TiB, with
+/// no cap on clients. Now a client reserves what the machine can give it, and one client
+/// more than the cap is refused with the cap in the reason.
+#[test]
+fn clients_are_capped_and_reserve_only_what_the_machine_has() {
+    use kmd_linux::daemon::server::DaemonLimits;
+    let d = limited(DaemonLimits { max_clients: 2, ..DaemonLimits::default() });
+    // The MI210's 64 GiB of VRAM plus the fixed host's memory, in whole GiB.
+    let reservation = d.client_reservation();
+    assert!((64 << 30..kmd_linux::kfd::BACKING_BYTES).contains(&reservation), "{reservation}");
+    assert!((128u64 << 40) / reservation > 1000, "a thousand clients fit in the 47-bit address space");
+    let (a, _sa) = connect(&d);
+    let (b, _sb) = connect(&d);
+    assert!(matches!(handshake(&a), HandshakeReply::Accepted(_)));
+    assert!(matches!(handshake(&b), HandshakeReply::Accepted(_)));
+    let (c, served) = connect(&d);
+    match handshake(&c) {
+        HandshakeReply::Refused(r) => {
+            assert!(r.reason.contains("at most 2 clients"), "{}", r.reason)
+        }
+        other => panic!("a third client was let in: {other:?}"),
+    }
+    assert!(matches!(served.join().unwrap(), ConnectionEnd::Refused(_)));
+}
+
+/// A connection that never says hello, and a client that holds nothing and says nothing,
+/// are disconnected after their timeouts; a busy daemon is not held by them.
+#[test]
+fn silent_connections_and_idle_clients_are_disconnected() {
+    use kmd_linux::daemon::server::DaemonLimits;
+    let limits = DaemonLimits {
+        max_clients: 4,
+        handshake_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(500),
+    };
+    let d = limited(limits);
+    let dir = std::env::temp_dir().join(format!("dojo-daemon-idle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("dojo.sock");
+    let _ = std::fs::remove_file(&socket);
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let serving = d.clone();
+    std::thread::spawn(move || serving.accept_loop(&listener));
+
+    let silent = UnixTransport::new(std::os::unix::net::UnixStream::connect(&socket).unwrap());
+    silent.set_recv_timeout(Some(Duration::from_secs(20))).unwrap();
+    let started = std::time::Instant::now();
+    assert!(silent.recv().is_err(), "the daemon hung up on a connection without a handshake");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let idle = UnixTransport::new(std::os::unix::net::UnixStream::connect(&socket).unwrap());
+    idle.set_recv_timeout(Some(Duration::from_secs(20))).unwrap();
+    assert!(matches!(handshake(&idle), HandshakeReply::Accepted(_)));
+    let started = std::time::Instant::now();
+    assert!(idle.recv().is_err(), "the daemon hung up on an idle client");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(d.log().iter().any(|l| l.contains("sent nothing for") && l.contains("disconnected")), "{:?}", d.log());
+    let _ = std::fs::remove_dir_all(&dir);
+}

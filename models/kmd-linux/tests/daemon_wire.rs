@@ -487,7 +487,7 @@ fn decode_anything(bytes: &[u8]) {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 2000,
+        cases: ProptestConfig::default().cases.max(2000),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

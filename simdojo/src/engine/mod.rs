@@ -46,6 +46,7 @@ use crate::params::{Params, RawParam};
 use crossbeam::utils::CachePadded;
 use crate::registry;
 use crate::stats::StatsReport;
+use crate::topology::SourceLoc;
 use crate::time::Tick;
 use crate::topology::{LinkKind, Topology};
 
@@ -63,20 +64,25 @@ pub enum EngineError {
         type_name: String,
     },
     /// A parameter is unknown or has the wrong kind.
-    #[error("component `{component}`: {problem}")]
+    #[error("{}component `{component}`: {problem}", at(origin))]
     Param {
         /// Component path.
         component: String,
+        /// Where the component was declared, if it came from a file.
+        origin: Option<SourceLoc>,
         /// What is wrong.
         problem: String,
     },
-    /// A component's `build` failed.
-    #[error("component `{component}`: {source}")]
+    /// A component's `build` failed (the reason is part of the message, not a separate
+    /// error source, so a chain of causes does not print it twice).
+    #[error("{}component `{component}`: {reason}", at(origin))]
     Build {
         /// Component path.
         component: String,
+        /// Where the component was declared, if it came from a file.
+        origin: Option<SourceLoc>,
         /// Why.
-        source: BuildError,
+        reason: BuildError,
     },
     /// A link or fabric is invalid (unopened port, type mismatch, zero latency...).
     #[error("{0}")]
@@ -275,10 +281,10 @@ impl Simulation {
                 type_name: decl.type_name.clone(),
             })?;
             let params = resolve_params(ty, &decl.params)
-                .map_err(|problem| EngineError::Param { component: decl.path.clone(), problem })?;
+                .map_err(|problem| EngineError::Param { component: decl.path.clone(), origin: decl.origin.clone(), problem })?;
             let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i], config.resources.clone());
             let comp = (ty.build)(&mut ctx)
-                .map_err(|source| EngineError::Build { component: decl.path.clone(), source })?;
+                .map_err(|reason| EngineError::Build { component: decl.path.clone(), origin: decl.origin.clone(), reason })?;
             ends_run.push(ctx.ends_run);
             built.push((comp, ctx.opened));
         }
@@ -696,6 +702,12 @@ impl Emitter {
         self.queue.for_each(|_, _, b| found |= matches!(b, Event::External { .. }));
         found
     }
+}
+
+/// `FILE:LINE:COL: ` of a declaration that came from a file, else nothing: the prefix of
+/// an error about a component.
+fn at(origin: &Option<SourceLoc>) -> String {
+    origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -11,6 +11,16 @@ use crate::topology::source::{FileIdx, Span};
 /// Parses `text` (file `file`) into a node, or returns the first error with its byte
 /// offset.
 pub(crate) fn parse(text: &str, file: FileIdx) -> Result<Node, (usize, Problem)> {
+    // A UTF-8 byte-order mark (editors on Windows write one) is not JSON: read it as three
+    // spaces, so that byte offsets (and so lines and columns) stay those of the file.
+    let unmarked;
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => {
+            unmarked = format!("   {rest}");
+            unmarked.as_str()
+        }
+        None => text,
+    };
     let result =
         jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &ParseOptions::default()).map_err(|e| {
             (

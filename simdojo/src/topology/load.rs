@@ -53,13 +53,33 @@ pub struct Limits {
     pub max_include_depth: usize,
     /// Largest file read, in bytes.
     pub max_file_bytes: u64,
+    /// Most host memory, in bytes, the simulation of the topology may take, estimated
+    /// from its counts (about 2 KiB per component, 512 bytes per link and fabric member)
+    /// as they are declared, before anything is built.
+    pub max_memory: u64,
 }
 
 impl Default for Limits {
-    /// 16 Mi instances and indices, 32 nested includes, 64 MiB files.
+    /// 16 Mi instances and indices, 32 nested includes, 64 MiB files, and half of the
+    /// host's available memory ([`available_host_memory`]; unbounded where it is unknown).
     fn default() -> Limits {
-        Limits { max_instances: 16 << 20, max_range: 16 << 20, max_include_depth: 32, max_file_bytes: 64 << 20 }
+        Limits {
+            max_instances: 16 << 20,
+            max_range: 16 << 20,
+            max_include_depth: 32,
+            max_file_bytes: 64 << 20,
+            max_memory: available_host_memory().map_or(u64::MAX, |bytes| bytes / 2),
+        }
     }
+}
+
+/// The host memory available to new allocations (Linux: `MemAvailable` of
+/// `/proc/meminfo`), or `None` where the host does not say.
+pub fn available_host_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Loads and validates the topology file at `path` (TOML or JSON by extension, else

@@ -145,3 +145,53 @@ fn run_until_the_past_is_refused() {
     assert_eq!((sim.now(), sim.summary().events), (Tick::ns(20), events));
     assert_eq!(sim.run().reason, ExitReason::MaxTicks);
 }
+
+mod fuzz {
+    //! The checkpoint reader under fuzzing: arbitrary bytes, and valid checkpoints whose
+    //! payload is mutated and then sealed again with a correct length and checksum (so
+    //! the mutation gets past the header into the decoder and the restore), are refused
+    //! or restored, never a panic. Cases: proptest's (`PROPTEST_CASES`, 256 by default;
+    //! raise it for a long run).
+    use proptest::prelude::*;
+    use simdojo::engine::{Checkpoint, SimConfig, Simulation};
+    use simdojo::phold;
+
+    /// Header layout of format 2: magic (8), version (4), reserved (4), payload length
+    /// (8), CRC-32C of the first 24 bytes and the payload (4), reserved (4).
+    fn seal(mut bytes: Vec<u8>) -> Vec<u8> {
+        let len = (bytes.len() - 32) as u64;
+        bytes[16..24].copy_from_slice(&len.to_le_bytes());
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[..24]), &bytes[32..]);
+        bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_are_refused_without_panicking(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            prop_assert!(Checkpoint::from_bytes(&bytes).is_err());
+        }
+
+        #[test]
+        fn sealed_mutations_are_refused_or_restored(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+            cut in any::<prop::sample::Index>(),
+            truncate in any::<bool>(),
+        ) {
+            let (cfg, saved) = super::small_checkpoint();
+            let mut bytes = saved.to_bytes().unwrap();
+            let payload = bytes.len() - 32;
+            for (at, byte) in &edits {
+                bytes[32 + at.index(payload)] = *byte;
+            }
+            if truncate {
+                bytes.truncate(32 + cut.index(payload));
+            }
+            if let Ok(ck) = Checkpoint::from_bytes(&seal(bytes)) {
+                if let Ok(mut sim) = Simulation::restore(&phold::topology(&cfg), &SimConfig::default(), &ck) {
+                    let _ = sim.run();
+                }
+            }
+        }
+    }
+}

@@ -425,7 +425,7 @@ fn mutation_seeds() -> Vec<Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: ProptestConfig::default().cases.max(2000), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Any mutation of a real code object parses to Ok or Err, never a panic.
     #[test]

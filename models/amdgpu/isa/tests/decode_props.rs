@@ -11,7 +11,7 @@ fn target_strategy() -> impl Strategy<Value = Target> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(20_000))]
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(20_000)))]
 
     #[test]
     fn decode_does_not_panic(target in target_strategy(), words in proptest::collection::vec(any::<u32>(), 0..4)) {

@@ -205,6 +205,9 @@ struct Group {
     /// Its LDS range (start, bytes) in the unit's LDS, if one was free.
     #[serde(default)]
     lds_range: Option<(u32, u32)>,
+    /// When it arrived (the watchdog counts from here).
+    #[serde(default)]
+    started: Tick,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -243,6 +246,8 @@ pub struct ComputeUnit {
     state: CuState,
     /// Waves of finished work-groups, reused for new ones (a cache: not checkpointed).
     spare: Vec<Wave>,
+    /// Longest a work-group may stay resident (`watchdog`; `None`: unbounded).
+    watchdog: Option<Tick>,
 }
 
 impl ComputeUnit {
@@ -258,6 +263,11 @@ impl ComputeUnit {
             sgprs_per_simd: u32p("sgprs_per_simd")?,
             lds_bytes: u32::try_from(p.bytes("lds_bytes")?).map_err(|_| BuildError::Invalid("lds_bytes exceeds u32".into()))?,
         };
+        // The largest LDS of a CDNA compute unit: gfx950's 160 KiB.
+        const MAX_LDS: u32 = 160 << 10;
+        if cap.lds_bytes == 0 || cap.lds_bytes > MAX_LDS {
+            return Err(BuildError::Invalid(format!("lds_bytes = {} is out of range (1 to {MAX_LDS}, gfx950's 160 KiB)", cap.lds_bytes)));
+        }
         if cap.simds == 0 || cap.slots == 0 || cap.slots > 64 {
             return Err(BuildError::Invalid(format!("simds = {} and wave_slots = {} (1..=64) are out of range", cap.simds, cap.slots)));
         }
@@ -338,6 +348,7 @@ impl ComputeUnit {
                 timed: TimedState::default(),
             },
             spare: Vec::new(),
+            watchdog: Some(p.duration("watchdog")?).filter(|t| *t > Tick::ZERO),
         }))
     }
 
@@ -380,7 +391,7 @@ impl ComputeUnit {
         let kd = match bytes.map(KernelDescriptor::decode) {
             Some(Ok(kd)) => kd,
             _ => {
-                let g = Group { launch: l, waves: Vec::new(), lds: Vec::new(), tg: None, lds_range: None };
+                let g = Group { launch: l, waves: Vec::new(), lds: Vec::new(), tg: None, lds_range: None, started: ctx.now() };
                 self.state.groups.push(g);
                 let n = self.state.groups.len() - 1;
                 self.fault_group(ctx, n, 0, "malformed kernel descriptor".into(), None);
@@ -429,7 +440,7 @@ impl ComputeUnit {
         let known = self.shared.program_at(entry).is_some();
         let ready = self.cycle(ctx.now()) + 1;
         let slots = waves.into_iter().map(|wave| Slot { wave, wake: 0, timing: WaveTiming::starting_at(ready) }).collect();
-        self.state.groups.push(Group { launch: l, waves: slots, lds, tg, lds_range });
+        self.state.groups.push(Group { launch: l, waves: slots, lds, tg, lds_range, started: ctx.now() });
         if !known {
             let n = self.state.groups.len() - 1;
             self.fault_group(ctx, n, 0, format!("no code object is loaded at the kernel entry {entry:#x}"), Some(entry));
@@ -437,6 +448,43 @@ impl ComputeUnit {
         }
         let now = ctx.now();
         self.arm(ctx, now + self.clock.period());
+    }
+
+    /// Faults every work-group resident for longer than the watchdog, naming its
+    /// unfinished waves and their program counters: a GPU program that never ends stops
+    /// with a message instead of running forever.
+    fn check_watchdog(&mut self, ctx: &mut Context<'_>) {
+        let Some(limit) = self.watchdog else { return };
+        let now = ctx.now();
+        let mut g = 0;
+        while g < self.state.groups.len() {
+            let group = &self.state.groups[g];
+            if now.0.saturating_sub(group.started.0) <= limit.0 {
+                g += 1;
+                continue;
+            }
+            let first_slot = group.launch.first_slot as usize;
+            let live: Vec<(usize, u64)> = group
+                .waves
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.wave.status != WaveStatus::Ended)
+                .map(|(i, s)| (i, s.wave.pc))
+                .collect();
+            const SHOWN: usize = 8;
+            let mut waves: Vec<String> =
+                live.iter().take(SHOWN).map(|(i, pc)| format!("slot {} at pc {pc:#x}", first_slot + i)).collect();
+            if live.len() > SHOWN {
+                waves.push(format!("and {} more", live.len() - SHOWN));
+            }
+            let message = format!(
+                "watchdog: the work-group is still running after {limit} of simulated time (the compute unit's \
+                 `watchdog`; raise it with --set cu.watchdog=DURATION, 0 disables); unfinished waves: {}",
+                waves.join(", ")
+            );
+            let first_live = live.first().map_or(0, |(i, _)| *i);
+            self.fault_group(ctx, g, first_live, message, None);
+        }
     }
 
     /// Runs one quantum of every ready wave.
@@ -641,6 +689,7 @@ impl Component for ComputeUnit {
             Err(e) => e,
         };
         if let Event::Timer { .. } = event {
+            self.check_watchdog(ctx);
             if self.timing.is_some() {
                 self.timed_run(ctx);
             } else {
@@ -683,6 +732,12 @@ simdojo::register_component!(ComponentType {
         ParamSpec { name: "sgprs_per_simd", kind: ParamKind::UInt, default: Some("800"), doc: "SGPRs per SIMD" },
         ParamSpec { name: "lds_bytes", kind: ParamKind::Bytes, default: Some("65536"), doc: "LDS bytes (160 KiB on gfx950)" },
         ParamSpec { name: "quantum", kind: ParamKind::UInt, default: Some("256"), doc: "instructions per wave per quantum" },
+        ParamSpec {
+            name: "watchdog",
+            kind: ParamKind::Duration,
+            default: Some("\"100ms\""),
+            doc: "simulated time after which a still-running work-group faults, naming its waves and program counters (0: never)",
+        },
         ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "vector L1 line bytes (64 on gfx90a)" },
         ParamSpec { name: "l1_size", kind: ParamKind::Bytes, default: Some("\"32KiB\""), doc: "vector L1 capacity (16 KiB on gfx90a)" },
         ParamSpec { name: "l1_ways", kind: ParamKind::UInt, default: Some("16"), doc: "vector L1 associativity" },

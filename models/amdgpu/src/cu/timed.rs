@@ -737,7 +737,7 @@ impl ComputeUnit {
                             break 'cycles;
                         }
                     }
-                    infos[k] = Some(next_info(&mut groups[g].waves[wi], program, table));
+                    infos[k] = Some(next_info(&groups[g].waves[wi], program, table));
                     ready[k] = ready_cycle(&mut groups[g].waves[wi], program, table, c);
                     mem.lines.clear();
                     mem.scalar_lines.clear();

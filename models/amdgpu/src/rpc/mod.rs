@@ -77,6 +77,6 @@ pub use host_buffer::HostBuffer;
 pub use layout::{PortIndex, RpcLayout, CLIENT_IMAGE_SIZE, MAX_PORT_COUNT};
 pub use opcode::Opcode;
 pub use printf::format_packed as format_printf_packed;
-pub use printf::{PrintfError, MAX_FIELD as PRINTF_MAX_FIELD};
+pub use printf::{PrintfError, MAX_FIELD as PRINTF_MAX_FIELD, MAX_OUTPUT as PRINTF_MAX_OUTPUT};
 pub use server::RpcServer;
 pub use services::{GpuAddr, HostError, HostServices, OutputStream, RpcMemory};

@@ -14,6 +14,11 @@
 /// fails instead, returning -1 to the device as C's `printf` does on `EOVERFLOW`.
 pub const MAX_FIELD: usize = 65_535;
 
+/// The most bytes one lane's `printf` may produce (16 MiB): many wide conversions in one
+/// format would otherwise reach gigabytes within [`MAX_FIELD`]; such a call fails as one
+/// with too wide a field does.
+pub const MAX_OUTPUT: usize = 16 << 20;
+
 /// Why a device `printf` could not be formatted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PrintfError {
@@ -27,6 +32,9 @@ pub enum PrintfError {
         /// The width or precision asked for.
         value: usize,
     },
+    /// The formatted text would be longer than [`MAX_OUTPUT`].
+    #[error("printf output of more than {MAX_OUTPUT} bytes in one call, above the simulator's limit")]
+    OutputTooLarge,
 }
 
 /// One parsed conversion specification.
@@ -336,6 +344,13 @@ pub(crate) fn format(fmt: &[u8], args: &[u8], strings: &[Vec<u8>], packed: bool)
             }
         };
         out.extend_from_slice(&body);
+        if out.len() > MAX_OUTPUT {
+            return Err(PrintfError::OutputTooLarge);
+        }
+    }
+    // Literal text (bounded by the transfer limit) is checked once, here.
+    if out.len() > MAX_OUTPUT {
+        return Err(PrintfError::OutputTooLarge);
     }
     Ok(out)
 }

@@ -288,6 +288,7 @@ impl Vm {
                 .collect(),
             max_ticks: None,
             capture: false,
+            max_output: crate::loader::DEFAULT_MAX_OUTPUT,
         })
     }
 

@@ -6,12 +6,21 @@
 //! A malformed frame whose boundary is intact gets an error reply; a broken stream
 //! (truncated frame, bad header, too many descriptors) ends the connection. Neither
 //! touches another client.
+//!
+//! **Limits** ([`DaemonLimits`]): at most `max_clients` clients at once (one more is
+//! refused at the handshake); each client's buffer store reserves the machine's VRAM
+//! plus its host memory of address space, not the local driver's 1 TiB, so a full
+//! daemon stays within the address space; a connection must send its handshake within
+//! `handshake_timeout`, and a client that holds no buffer and no queue and has sent
+//! nothing for `idle_timeout` is disconnected (its context reclaimed as usual).
 
 use std::collections::BTreeMap;
 use std::os::fd::BorrowedFd;
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::backend::{DeviceNode, Errno};
 use crate::daemon::inline::InlinedMemory;
@@ -27,6 +36,32 @@ struct Client {
     pid: u32,
     uid: u32,
     kfd: Arc<Kfd>,
+    /// Milliseconds since the daemon started at its last message.
+    last_active: Arc<AtomicU64>,
+    /// The connection's socket, to end it when idle (`None` for other transports).
+    control: Option<UnixStream>,
+}
+
+/// What the daemon allows its clients (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DaemonLimits {
+    /// Most clients connected at once.
+    pub max_clients: usize,
+    /// Longest wait for a new connection's handshake.
+    pub handshake_timeout: Duration,
+    /// Longest silence of a client that holds nothing before it is disconnected.
+    pub idle_timeout: Duration,
+}
+
+impl Default for DaemonLimits {
+    /// 64 clients, 10 s for the handshake, 10 minutes idle.
+    fn default() -> DaemonLimits {
+        DaemonLimits {
+            max_clients: 64,
+            handshake_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(600),
+        }
+    }
 }
 
 /// See the [module docs](self).
@@ -37,6 +72,10 @@ pub struct Daemon {
     clients: Mutex<BTreeMap<SessionId, Client>>,
     next_session: AtomicU64,
     log: Mutex<Vec<String>>,
+    limits: DaemonLimits,
+    /// Address space reserved for each client's buffers.
+    reservation: u64,
+    started: Instant,
 }
 
 /// Why a connection ended.
@@ -54,9 +93,23 @@ pub enum ConnectionEnd {
 }
 
 impl Daemon {
-    /// A daemon serving `device`, whose clients read the sysfs tree at `fake_root`.
+    /// A daemon serving `device`, whose clients read the sysfs tree at `fake_root`, with
+    /// the default [`DaemonLimits`].
     pub fn new(device: Arc<Device>, fake_root: PathBuf) -> Arc<Daemon> {
-        let minors = device.system().gpus.iter().map(|g| g.drm_render_minor).collect();
+        Daemon::with_limits(device, fake_root, DaemonLimits::default())
+    }
+
+    /// [`Daemon::new`] with explicit limits.
+    pub fn with_limits(device: Arc<Device>, fake_root: PathBuf, limits: DaemonLimits) -> Arc<Daemon> {
+        let system = device.system();
+        let minors = system.gpus.iter().map(|g| g.drm_render_minor).collect();
+        // A client's buffers are VRAM (at most the GPUs' memory) and GTT (at most the
+        // host's memory): that much address space, in whole GiB, at least 1 GiB.
+        let vram: u64 = system.gpus.iter().map(|g| g.vram_bytes).sum();
+        let reservation = vram
+            .saturating_add(system.cpu.mem_bytes)
+            .next_multiple_of(1 << 30)
+            .clamp(1 << 30, crate::kfd::BACKING_BYTES);
         Arc::new(Daemon {
             device,
             fake_root,
@@ -64,7 +117,45 @@ impl Daemon {
             clients: Mutex::new(BTreeMap::new()),
             next_session: AtomicU64::new(1),
             log: Mutex::new(Vec::new()),
+            limits,
+            reservation,
+            started: Instant::now(),
         })
+    }
+
+    /// Address space reserved for each client's buffers, in bytes.
+    pub fn client_reservation(&self) -> u64 {
+        self.reservation
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Disconnects every client idle for longer than the idle timeout that holds no
+    /// buffer and no queue; returns how many. [`Daemon::accept_loop`] calls it every
+    /// second.
+    pub fn reap_idle(&self) -> usize {
+        let limit = self.limits.idle_timeout.as_millis() as u64;
+        let now = self.now_ms();
+        let mut reaped = Vec::new();
+        for (session, c) in lock(&self.clients).iter() {
+            let idle = now.saturating_sub(c.last_active.load(Ordering::Relaxed));
+            let (buffers, _, queues) = c.kfd.usage();
+            if idle > limit && buffers == 0 && queues == 0 {
+                if let Some(control) = &c.control {
+                    let _ = control.shutdown(std::net::Shutdown::Both);
+                    // Counted once: the session goes as soon as its reader sees the end.
+                    c.last_active.store(u64::MAX, Ordering::Relaxed);
+                    reaped.push((session.0, idle));
+                }
+            }
+        }
+        for (session, idle) in &reaped {
+            let seconds = *idle as f64 / 1000.0;
+            self.note(format!("session {session} sent nothing for {seconds:.1} s and holds nothing: disconnected"));
+        }
+        reaped.len()
     }
 
     fn note(&self, line: String) {
@@ -95,6 +186,14 @@ impl Daemon {
     /// peers of another user are refused (`SO_PEERCRED`), every other connection is
     /// served on its own thread.
     pub fn accept_loop(self: &Arc<Self>, listener: &std::os::unix::net::UnixListener) -> std::io::Error {
+        let weak = Arc::downgrade(self);
+        let _ = std::thread::Builder::new().name("dojo-idle".into()).spawn(move || {
+            while let Some(daemon) = weak.upgrade() {
+                daemon.reap_idle();
+                drop(daemon);
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
         loop {
             let stream = match listener.accept() {
                 Ok((s, _)) => s,
@@ -116,7 +215,14 @@ impl Daemon {
             };
             let daemon = self.clone();
             let _ = std::thread::Builder::new().name("dojo-client".into()).spawn(move || {
-                let end = daemon.serve(Arc::new(crate::daemon::transport::UnixTransport::new(stream)), uid);
+                // A clone of the socket sets the handshake's deadline and ends an idle
+                // client.
+                let control = stream.try_clone().ok();
+                if let Some(c) = &control {
+                    let _ = c.set_read_timeout(Some(daemon.limits.handshake_timeout));
+                }
+                let end =
+                    daemon.serve_with(Arc::new(crate::daemon::transport::UnixTransport::new(stream)), uid, control);
                 if let ConnectionEnd::Broken(e) = &end {
                     eprintln!("dojo daemon: a client was disconnected: {e}");
                 }
@@ -127,6 +233,18 @@ impl Daemon {
     /// Serves one connection until it ends, then reclaims the client's context.
     /// `uid` is the peer's user id (checked by the caller with `SO_PEERCRED`).
     pub fn serve<T: Transport + 'static>(self: &Arc<Self>, transport: Arc<T>, uid: u32) -> ConnectionEnd {
+        self.serve_with(transport, uid, None)
+    }
+
+    /// [`Daemon::serve`]; `control` is the connection's socket, whose read timeout
+    /// (the handshake's deadline) is lifted after the handshake and which ends the
+    /// connection when the client idles.
+    fn serve_with<T: Transport + 'static>(
+        self: &Arc<Self>,
+        transport: Arc<T>,
+        uid: u32,
+        control: Option<UnixStream>,
+    ) -> ConnectionEnd {
         let first = match transport.recv() {
             Ok(r) => r,
             Err(TransportError::Closed) => return ConnectionEnd::Closed,
@@ -149,7 +267,20 @@ impl Daemon {
             self.note(format!("refused pid {}: {reason}", hello.pid));
             return ConnectionEnd::Refused(reason);
         }
-        let kfd = match Kfd::attach(self.device.clone()) {
+        if lock(&self.clients).len() >= self.limits.max_clients {
+            let reason = format!("the daemon serves at most {} clients at once", self.limits.max_clients);
+            let body = ReplyBody::Handshake(HandshakeReply::Refused(Refusal {
+                protocol_version: PROTOCOL_VERSION,
+                reason: reason.clone(),
+            }));
+            let _ = send(&*transport, Op::Handshake, id, &Reply::ok(0, body), &[]);
+            self.note(format!("refused pid {}: {reason}", hello.pid));
+            return ConnectionEnd::Refused(reason);
+        }
+        if let Some(c) = &control {
+            let _ = c.set_read_timeout(None);
+        }
+        let kfd = match Kfd::attach_reserving(self.device.clone(), self.reservation) {
             Ok(k) => Arc::new(k),
             Err(e) => {
                 let reason = format!("cannot open a GPU context: {e}");
@@ -159,7 +290,11 @@ impl Daemon {
             }
         };
         let session = SessionId(self.next_session.fetch_add(1, Ordering::Relaxed));
-        lock(&self.clients).insert(session, Client { pid: hello.pid, uid, kfd: kfd.clone() });
+        let last_active = Arc::new(AtomicU64::new(self.now_ms()));
+        lock(&self.clients).insert(
+            session,
+            Client { pid: hello.pid, uid, kfd: kfd.clone(), last_active: last_active.clone(), control },
+        );
         self.note(format!("session {} connected: pid {} uid {uid}", session.0, hello.pid));
         let welcome = Welcome {
             protocol_version: PROTOCOL_VERSION,
@@ -169,7 +304,7 @@ impl Daemon {
             wake_fd: false,
         };
         let end = match send(&*transport, Op::Handshake, id, &Reply::ok(0, ReplyBody::Handshake(HandshakeReply::Accepted(welcome))), &[]) {
-            Ok(()) => self.requests(&transport, &kfd),
+            Ok(()) => self.requests(&transport, &kfd, &last_active),
             Err(e) => ConnectionEnd::Broken(e),
         };
         // However the client went, its context goes: queues retired, buffers freed,
@@ -184,7 +319,12 @@ impl Daemon {
         end
     }
 
-    fn requests<T: Transport + 'static>(self: &Arc<Self>, transport: &Arc<T>, kfd: &Arc<Kfd>) -> ConnectionEnd {
+    fn requests<T: Transport + 'static>(
+        self: &Arc<Self>,
+        transport: &Arc<T>,
+        kfd: &Arc<Kfd>,
+        last_active: &AtomicU64,
+    ) -> ConnectionEnd {
         let mut workers = Vec::new();
         let end = loop {
             let received: Received = match transport.recv() {
@@ -192,6 +332,7 @@ impl Daemon {
                 Err(TransportError::Closed) => break ConnectionEnd::Closed,
                 Err(e) => break ConnectionEnd::Broken(e),
             };
+            last_active.store(self.now_ms(), Ordering::Relaxed);
             let (op, id) = (received.header.op, received.header.request_id);
             let request = match Request::decode(&received.header, &received.payload) {
                 Ok(r) => r,

@@ -294,6 +294,13 @@ impl Kfd {
 
     /// A new process context on a running device.
     pub fn attach(device: Arc<Device>) -> Result<Kfd, KfdError> {
+        Kfd::attach_reserving(device, BACKING_BYTES)
+    }
+
+    /// [`Kfd::attach`] with a buffer store of `reservation` bytes of address space (the
+    /// most this process's VRAM and GTT buffers can hold together): a daemon serving
+    /// many processes reserves less than [`BACKING_BYTES`] for each.
+    pub fn attach_reserving(device: Arc<Device>, reservation: u64) -> Result<Kfd, KfdError> {
         let bos = Arc::new(Mutex::new(Bos::default()));
         let gpus: Vec<_> = device
             .machine
@@ -304,7 +311,7 @@ impl Kfd {
         let svm = svm::SvmShared::new(&gpus, bos.clone());
         Ok(Kfd {
             device,
-            backing: Backing::new(BACKING_BYTES)?,
+            backing: Backing::new(reservation)?,
             events: Arc::new(Events::default()),
             bos,
             svm,

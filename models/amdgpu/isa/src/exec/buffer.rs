@@ -138,6 +138,9 @@ struct LaneTerms {
 /// The decoded addressing of one MUBUF/MTBUF instruction.
 struct Addressing {
     terms: [LaneTerms; N],
+    /// The wave's own private-segment resource: each lane's address lies in its private
+    /// segment, which starts at this address plus `lane * stride`.
+    private: Option<(u64, u64)>,
     check: RangeCheck,
     num_records: u64,
     /// The instruction's offset field (loads into LDS add it to the LDS address too).
@@ -197,6 +200,7 @@ pub(super) fn mubuf<M: DeviceMemory>(w: &mut Wave, c: &super::program::CachedIns
     // The format of a format instruction: MTBUF's own fields, else the resource's.
     let format = if c.enc == Encoding::Mtbuf { Some(((w0 >> 19) & 15, (w0 >> 23) & 7)) } else { is_format(aux).then_some((res.dfmt, res.nfmt)) };
     let addressing = addressing(w, c, &res, format.is_some());
+    check_private_lanes(w, pc, &addressing, if format.is_some() { 1 } else { op.bytes() })?;
     if let Some((dfmt, nfmt)) = format {
         let dst_sel = if c.enc == Encoding::Mtbuf { None } else { Some(res.dst_sel) };
         return format_access(w, ctx, &op, &addressing, (dfmt, nfmt), dst_sel, lds);
@@ -249,7 +253,29 @@ fn addressing(w: &Wave, c: &super::program::CachedInst, res: &Resource, format: 
         let offset = voff.wrapping_add(inst_offset);
         LaneTerms { addr: base.wrapping_add(offset as u64).wrapping_add(index * stride), offset, index }
     });
-    Addressing { terms, check, num_records: res.num_records, inst_offset }
+    Addressing {
+        terms,
+        private: private.then_some((res.base, stride)),
+        check,
+        num_records: res.num_records,
+        inst_offset,
+    }
+}
+
+/// Faults a private-segment access of `bytes` per lane that leaves a lane's segment (see
+/// [`ExecFault::PrivateOverflow`]); other resources pass.
+fn check_private_lanes(w: &Wave, pc: u64, a: &Addressing, bytes: u32) -> Result<(), ExecFault> {
+    let Some((base, stride)) = a.private else {
+        return Ok(());
+    };
+    let exec = w.exec();
+    for lane in 0..N {
+        if (exec >> lane) & 1 != 0 {
+            let start = base.wrapping_add(lane as u64 * stride);
+            super::vmem::check_private(w, pc, a.terms[lane].addr.wrapping_sub(start), bytes)?;
+        }
+    }
+    Ok(())
 }
 
 /// Loads, stores and atomics of whole dwords, bytes and shorts.

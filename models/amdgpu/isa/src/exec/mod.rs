@@ -144,6 +144,21 @@ pub enum ExecFault {
         /// The bad PC.
         pc: u64,
     },
+    /// A private (scratch) access outside the work-item's private segment: the stack
+    /// overflowed (or a private pointer went wild). Each lane's segment is its own, so
+    /// without this check one lane's overflow would silently overwrite its neighbour's
+    /// stack.
+    #[error("private-memory access of {bytes} bytes at offset {offset:#x} by the instruction at {pc:#x} is outside the work-item's {segment}-byte private segment (stack overflow?)")]
+    PrivateOverflow {
+        /// Address of the instruction.
+        pc: u64,
+        /// The lane's offset into its private segment.
+        offset: u64,
+        /// Bytes accessed.
+        bytes: u32,
+        /// The private segment's size per work-item.
+        segment: u32,
+    },
     /// A memory access faulted.
     #[error("memory fault at {addr:#x} ({kind:?}) by the instruction at {pc:#x}")]
     Memory {

@@ -224,7 +224,10 @@ fn flat_load_lds<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &m
         }
         let addr = match addrs[lane] {
             LaneAddr::Global(a) => a,
-            LaneAddr::Private(off) => private_addr(w, lane, off),
+            LaneAddr::Private(off) => {
+                check_private(w, pc, off, element.bytes(count as u32))?;
+                private_addr(w, lane, off)
+            }
             LaneAddr::Lds(_) => return Err(unsupported(&c.inst, pc)),
         };
         let dwords = read_lds_element(ctx.mem, pc, addr, element, count)?;
@@ -370,6 +373,15 @@ fn block_access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, loa
 
 fn private_addr(w: &Wave, lane: usize, off: u64) -> u64 {
     w.scratch_base.wrapping_add(lane as u64 * w.scratch_lane_bytes as u64).wrapping_add(off)
+}
+
+/// Faults an access of `bytes` at offset `off` of a work-item's private segment that does
+/// not fit in it (see [`ExecFault::PrivateOverflow`]).
+pub(super) fn check_private(w: &Wave, pc: u64, off: u64, bytes: u32) -> Result<(), ExecFault> {
+    if off.saturating_add(u64::from(bytes)) > u64::from(w.scratch_lane_bytes) {
+        return Err(ExecFault::PrivateOverflow { pc, offset: off, bytes, segment: w.scratch_lane_bytes });
+    }
+    Ok(())
 }
 
 pub(super) fn lds_read(lds: &[u8], addr: u32, buf: &mut [u8]) {
@@ -605,6 +617,7 @@ pub(super) fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp
                 device |= 1 << lane;
             }
             LaneAddr::Private(a) => {
+                check_private(w, op.pc, a, op.bytes())?;
                 addrs[lane] = private_addr(w, lane, a);
                 device |= 1 << lane;
             }
