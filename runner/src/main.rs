@@ -3,6 +3,24 @@
 //! The only crate that parses command lines and uses `anyhow`; everything it does is
 //! a thin layer over the library crates.
 
+/// `eprintln!` that never panics: a message to a closed or full standard error is lost,
+/// not a crash (std's panics when the write fails). Defined before the modules, so
+/// every module's `eprintln!` is this one.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics (see `eprintln!`).
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod bench;
 mod bench_gemm;
 mod bench_gpu;

@@ -356,3 +356,17 @@ fn an_observed_sim_prints_a_profile_writes_a_trace_and_keeps_its_results() {
     assert!(events.iter().any(|e| e["cat"] == "window"), "no windows in the trace");
     assert!(events.iter().any(|e| e["name"] == "thread_name" && e["args"]["name"] == "worker 1"), "no worker 1 track");
 }
+
+/// A message to a full (or closed) standard error is lost, never a panic: `dojo` still
+/// exits with its error status, not Rust's panic status 101.
+#[test]
+fn a_full_standard_error_is_not_a_panic() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dojo"))
+        .args(["topology", "/nonexistent/topology.toml"])
+        .stderr(std::process::Stdio::from(full))
+        .output()
+        .expect("dojo runs");
+    let code = out.status.code();
+    assert!(code.is_some_and(|c| c != 0 && c != 101), "exit status {code:?}");
+}
