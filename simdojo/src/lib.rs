@@ -80,6 +80,7 @@
 
 pub mod component;
 pub mod engine;
+pub mod fs;
 pub mod ids;
 pub mod params;
 pub mod partition;

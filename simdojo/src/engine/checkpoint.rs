@@ -130,15 +130,7 @@ impl Checkpoint {
     /// rename), so a reader never sees half a checkpoint.
     pub fn write_file(&self, path: &std::path::Path) -> Result<(), EngineError> {
         let bytes = self.to_bytes()?;
-        let io = |e: std::io::Error| EngineError::Checkpoint(format!("writing {}: {e}", path.display()));
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(format!(".partial-{}", std::process::id()));
-        let tmp = std::path::PathBuf::from(tmp);
-        std::fs::write(&tmp, &bytes).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(e)
-        })
+        crate::fs::write_atomically(path, &bytes).map_err(|e| EngineError::Checkpoint(format!("writing {}: {e}", path.display())))
     }
 
     /// Reads a checkpoint file, reading no more than its header announces: the header

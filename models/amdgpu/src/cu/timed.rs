@@ -601,8 +601,9 @@ impl ComputeUnit {
                         if info.unit == IssueUnit::Vmem && free.is_none() {
                             issue.timed.stall_mshr += 1;
                         }
-                        issue.timed.stall_issue += 1;
-                        counters.get(groups[g].launch.seq).0.timing.stall_issue += 1;
+                        // The wave waits for the next turn: a whole issue period.
+                        issue.timed.stall_issue += period;
+                        counters.get(groups[g].launch.seq).0.timing.stall_issue += period;
                         continue;
                     }
                     used[info.unit.index()] = true;

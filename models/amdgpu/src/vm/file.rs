@@ -49,15 +49,7 @@ pub(super) fn write(path: &Path, saved: &Saved) -> Result<(), VmError> {
     bytes.extend_from_slice(&MAGIC);
     bytes.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
     bytes.extend_from_slice(&payload);
-    let io = |e: std::io::Error| VmError::Io(format!("writing {}: {e}", path.display()));
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".partial-{}", std::process::id()));
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, &bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+    simdojo::fs::write_atomically(path, &bytes).map_err(|e| VmError::Io(format!("writing {}: {e}", path.display())))
 }
 
 /// Reads and checks a file written by [`write`].

@@ -138,24 +138,24 @@ impl Daemon {
     pub fn reap_idle(&self) -> usize {
         let limit = self.limits.idle_timeout.as_millis() as u64;
         let now = self.now_ms();
-        let mut reaped = Vec::new();
+        let mut reaped = 0;
         for (session, c) in lock(&self.clients).iter() {
             let idle = now.saturating_sub(c.last_active.load(Ordering::Relaxed));
             let (buffers, _, queues) = c.kfd.usage();
             if idle > limit && buffers == 0 && queues == 0 {
                 if let Some(control) = &c.control {
+                    // Logged before the hang-up, so whoever sees the connection end finds
+                    // the reason in the log (only the log's own lock is taken).
+                    let seconds = idle as f64 / 1000.0;
+                    self.note(format!("session {} sent nothing for {seconds:.1} s and holds nothing: disconnected", session.0));
                     let _ = control.shutdown(std::net::Shutdown::Both);
                     // Counted once: the session goes as soon as its reader sees the end.
                     c.last_active.store(u64::MAX, Ordering::Relaxed);
-                    reaped.push((session.0, idle));
+                    reaped += 1;
                 }
             }
         }
-        for (session, idle) in &reaped {
-            let seconds = *idle as f64 / 1000.0;
-            self.note(format!("session {session} sent nothing for {seconds:.1} s and holds nothing: disconnected"));
-        }
-        reaped.len()
+        reaped
     }
 
     fn note(&self, line: String) {
