@@ -308,6 +308,23 @@ pub extern "C" fn dojo_vm_load_program(
     argc: c_int,
     argv: *const *const c_char,
 ) -> c_int {
+    dojo_vm_load_program_grid(vm, code_object_path, argc, argv, std::ptr::null(), std::ptr::null())
+}
+
+/// [`dojo_vm_load_program`] with `main` run by a grid, as `dojo exec --threads T --blocks
+/// B` runs it: `threads` points to the work-items per work-group (X, Y, Z; at most 1024
+/// in all) and `blocks` to the work-groups (X, Y, Z); either may be NULL for 1, 1, 1. A
+/// shape out of the hardware's range fails with `DOJO_ERR_ARGUMENT` and the limit in
+/// the message. Thread-safe (serialized per VM).
+#[no_mangle]
+pub extern "C" fn dojo_vm_load_program_grid(
+    vm: *mut dojo_vm_t,
+    code_object_path: *const c_char,
+    argc: c_int,
+    argv: *const *const c_char,
+    threads: *const u32,
+    blocks: *const u32,
+) -> c_int {
     guard(|| {
         let image = path("code_object_path", code_object_path)?;
         if argc < 0 {
@@ -323,7 +340,16 @@ pub extern "C" fn dojo_vm_load_program(
             // SAFETY: argv holds argc pointers (the header's contract).
             .map(|i| utf8(&format!("argv[{i}]"), unsafe { *argv.add(i) }))
             .collect::<Result<Vec<_>, _>>()?;
-        with_vm(vm, |v| v.load_program(&image, &args, [1, 1, 1], [1, 1, 1]))
+        let shape = |p: *const u32| -> [u32; 3] {
+            if p.is_null() {
+                [1, 1, 1]
+            } else {
+                // SAFETY: a non-NULL shape points to three values (the header's contract).
+                unsafe { [*p, *p.add(1), *p.add(2)] }
+            }
+        };
+        let (threads, blocks) = (shape(threads), shape(blocks));
+        with_vm(vm, |v| v.load_program(&image, &args, threads, blocks))
     })
 }
 

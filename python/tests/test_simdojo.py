@@ -158,6 +158,10 @@ def test_misuse_raises_with_the_cli_messages(program, tmp_path):
         vm.load_program("/nonexistent/prog.co")
     with pytest.raises(simdojo.ProgramError, match="not an AMDGPU code object"):
         vm.load_program(str(SMALL))
+    with pytest.raises(simdojo.ArgumentError, match="limit is 1024"):
+        vm.load_program(str(program), threads=2048)
+    with pytest.raises(simdojo.ArgumentError, match="4294967295"):
+        vm.load_program(str(program), threads=1024, blocks=1 << 23)
     vm.load_program(str(program))
     with pytest.raises(simdojo.StateError):
         vm.load_program(str(program))

@@ -84,9 +84,6 @@ pub struct ExecArgs {
     args: Vec<String>,
 }
 
-/// Most work-items in a work-group (every CDNA part).
-const MAX_GROUP_ITEMS: u64 = 1024;
-
 /// N or X,Y,Z, each a positive integer.
 fn shape(text: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = text.split(',').collect();
@@ -103,13 +100,10 @@ fn shape(text: &str) -> Result<[u32; 3], String> {
     Ok(v)
 }
 
-/// `--threads`: a shape of at most [`MAX_GROUP_ITEMS`] work-items.
+/// `--threads`: a shape of at most [`amdgpu::loader::MAX_GROUP_ITEMS`] work-items.
 fn threads_arg(text: &str) -> Result<[u32; 3], String> {
     let v = shape(text)?;
-    let items: u64 = v.iter().map(|&d| u64::from(d)).product();
-    if items > MAX_GROUP_ITEMS {
-        return Err(format!("a work-group of {items} work-items; the hardware's limit is {MAX_GROUP_ITEMS}"));
-    }
+    amdgpu::loader::check_group(v).map_err(|e| e.to_string())?;
     Ok(v)
 }
 
@@ -125,17 +119,7 @@ fn bytes_arg(text: &str) -> Result<u64, String> {
 
 /// Work-items per dimension of the grid: the dispatch packet holds 32 bits each.
 fn grid(threads: [u32; 3], blocks: [u32; 3]) -> anyhow::Result<[u32; 3]> {
-    let mut grid = [0u32; 3];
-    for (d, (g, (t, b))) in grid.iter_mut().zip(threads.into_iter().zip(blocks)).enumerate() {
-        let items = u64::from(t) * u64::from(b);
-        *g = u32::try_from(items).map_err(|_| {
-            anyhow!(
-                "--threads x --blocks: {items} work-items in dimension {d}; the dispatch packet's limit is {}",
-                u32::MAX
-            )
-        })?;
-    }
-    Ok(grid)
+    amdgpu::loader::launch_grid(threads, blocks).map_err(|e| anyhow!("--threads x --blocks: {e}"))
 }
 
 /// Runs `dojo exec`.

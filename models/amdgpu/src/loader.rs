@@ -128,6 +128,62 @@ pub struct ExecOutcome {
     pub components: simdojo::stats::StatsReport,
 }
 
+/// Most work-items in a work-group on every CDNA part.
+pub const MAX_GROUP_ITEMS: u64 = 1024;
+
+/// Why a launch shape (work-items per group, groups per grid) is out of the hardware's
+/// range.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchShapeError {
+    /// A dimension of zero.
+    #[error("sizes must be positive (work-items {threads:?}, work-groups {blocks:?})")]
+    Zero {
+        /// Work-items per work-group.
+        threads: [u32; 3],
+        /// Work-groups.
+        blocks: [u32; 3],
+    },
+    /// More work-items in a work-group than the hardware runs.
+    #[error("a work-group of {items} work-items; the hardware's limit is {MAX_GROUP_ITEMS}")]
+    GroupTooLarge {
+        /// Work-items in the group.
+        items: u64,
+    },
+    /// A grid dimension the dispatch packet's 32-bit field cannot hold.
+    #[error("{items} work-items in dimension {dim}; the dispatch packet's limit is {}", u32::MAX)]
+    GridTooLarge {
+        /// The dimension (0, 1 or 2).
+        dim: usize,
+        /// Work-items in it (work-items per group times groups).
+        items: u64,
+    },
+}
+
+/// Checks a work-group shape against [`MAX_GROUP_ITEMS`].
+pub fn check_group(threads: [u32; 3]) -> Result<(), LaunchShapeError> {
+    let items: u64 = threads.iter().map(|&d| u64::from(d)).product();
+    if items > MAX_GROUP_ITEMS {
+        return Err(LaunchShapeError::GroupTooLarge { items });
+    }
+    Ok(())
+}
+
+/// The grid (work-items per dimension) of `blocks` work-groups of `threads` work-items,
+/// checked against the hardware's limits.
+pub fn launch_grid(threads: [u32; 3], blocks: [u32; 3]) -> Result<[u32; 3], LaunchShapeError> {
+    if threads.contains(&0) || blocks.contains(&0) {
+        return Err(LaunchShapeError::Zero { threads, blocks });
+    }
+    check_group(threads)?;
+    let mut grid = [0u32; 3];
+    for (dim, g) in grid.iter_mut().enumerate() {
+        let items = u64::from(threads[dim]) * u64::from(blocks[dim]);
+        *g = u32::try_from(items).map_err(|_| LaunchShapeError::GridTooLarge { dim, items })?;
+    }
+    Ok(grid)
+}
+
 /// Why the program could not be run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -144,6 +200,9 @@ pub enum ExecError {
     /// A checkpoint could not be taken or restored.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// The launch shape is out of the hardware's range.
+    #[error("launch: {0}")]
+    Launch(#[from] LaunchShapeError),
 }
 
 /// Name of the GPU's shared state in the standard topologies.
@@ -356,6 +415,7 @@ fn shared_and_poller(opts: &ExecOptions) -> Result<(Resources, Arc<GpuShared>, A
 /// Builds the GPU and loads `image` on it: code object, RPC buffer and client, argv and
 /// envp, the three dispatch packets and the doorbell. See the [module docs](self).
 pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> {
+    launch_grid(opts.threads, opts.blocks)?;
     let code = CodeObject::parse(image).map_err(|e| ExecError::Image(e.to_string()))?;
     let (resources, shared, poller) = shared_and_poller(opts)?;
     let config = sim_config(opts, resources);
@@ -429,7 +489,7 @@ pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> 
     ];
     for (i, (name, threads, blocks, explicit)) in launches.iter().enumerate() {
         let k = kernel(&code, name)?;
-        let grid = [0, 1, 2].map(|d| threads[d].saturating_mul(blocks[d]));
+        let grid = launch_grid(*threads, *blocks)?;
         let config = DispatchConfig::new(grid, *threads);
         let seg = kernarg_segment(k, &config, explicit);
         let kernarg = mem.alloc(seg.len() as u64, 0).map_err(load_err)?;

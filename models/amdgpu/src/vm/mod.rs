@@ -240,11 +240,7 @@ impl Vm {
         blocks: [u32; 3],
     ) -> Result<(), VmError> {
         self.fresh("load_program")?;
-        if threads.contains(&0) || blocks.contains(&0) {
-            return Err(VmError::Argument(
-                "threads and blocks must be positive".into(),
-            ));
-        }
+        crate::loader::launch_grid(threads, blocks).map_err(|e| VmError::Argument(e.to_string()))?;
         let bytes = std::fs::read(image)
             .map_err(|e| VmError::Io(format!("reading {}: {e}", image.display())))?;
         let code = CodeObject::parse(&bytes).map_err(|e| {
