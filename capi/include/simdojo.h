@@ -129,6 +129,20 @@ int dojo_vm_load_program(struct dojo_vm_t *vm,
                          const char *const *argv);
 
 /**
+ * [`dojo_vm_load_program`] with `main` run by a grid, as `dojo exec --threads T --blocks
+ * B` runs it: `threads` points to the work-items per work-group (X, Y, Z; at most 1024
+ * in all) and `blocks` to the work-groups (X, Y, Z); either may be NULL for 1, 1, 1. A
+ * shape out of the hardware's range fails with `DOJO_ERR_ARGUMENT` and the limit in
+ * the message. Thread-safe (serialized per VM).
+ */
+int dojo_vm_load_program_grid(struct dojo_vm_t *vm,
+                              const char *code_object_path,
+                              int argc,
+                              const char *const *argv,
+                              const uint32_t *threads,
+                              const uint32_t *blocks);
+
+/**
  * Handles every event of the next simulated time. `*active` (if not NULL) is 1 while
  * the simulation can go on, 0 once it ended. Thread-safe (serialized per VM).
  */
