@@ -41,9 +41,9 @@ int main(int argc, char **argv) {
     expect("a missing program file", dojo_vm_load_program(vm, "/nonexistent/prog.co", 0, NULL), DOJO_ERR_IO, "reading /nonexistent/prog.co");
     expect("a program that is not a code object", dojo_vm_load_program(vm, topology, 0, NULL), DOJO_ERR_PROGRAM, "not an AMDGPU code object");
     expect("negative argc", dojo_vm_load_program(vm, topology, -1, NULL), DOJO_ERR_ARGUMENT, "argc");
-    const uint32_t too_wide[3] = {64, 32, 1}, one[3] = {1, 1, 1}, huge[3] = {1u << 30, 1, 1}, zero[3] = {0, 1, 1};
+    const uint32_t too_wide[3] = {64, 32, 1}, one[3] = {1, 1, 1}, full[3] = {1024, 1, 1}, huge[3] = {1u << 22, 1, 1}, zero[3] = {0, 1, 1};
     expect("a work-group of 2048 work-items", dojo_vm_load_program_grid(vm, topology, 0, NULL, too_wide, NULL), DOJO_ERR_ARGUMENT, "limit is 1024");
-    expect("a grid past 2^32 work-items", dojo_vm_load_program_grid(vm, topology, 0, NULL, huge, huge), DOJO_ERR_ARGUMENT, "4294967295");
+    expect("a grid past 2^32 work-items", dojo_vm_load_program_grid(vm, topology, 0, NULL, full, huge), DOJO_ERR_ARGUMENT, "4294967295");
     expect("a zero grid dimension", dojo_vm_load_program_grid(vm, topology, 0, NULL, one, zero), DOJO_ERR_ARGUMENT, "positive");
     expect("the exit code before the end", dojo_vm_exit_code(vm, &code), DOJO_ERR_STATE, "not ended");
     expect("a NULL exit code pointer", dojo_vm_exit_code(vm, NULL), DOJO_ERR_NULL, "code");
