@@ -268,7 +268,7 @@ fn phold(a: PholdArgs) -> anyhow::Result<ExitCode> {
         outln!("peak RSS:        {}", rss.map_or("unknown".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0)))?;
         outln!("digest:          {digest}")?;
         if let (true, Some(obs)) = (a.profile, &first.observation) {
-            crate::profile::print(obs, &names, first.sim_end)?;
+            crate::output::out!("{}", crate::profile::render(obs, &names, first.sim_end))?;
         }
     }
     Ok(ExitCode::SUCCESS)

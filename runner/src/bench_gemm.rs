@@ -220,6 +220,7 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
         max_ticks: None,
         capture: true,
         max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+        observe: false,
     };
     let prepared = prepare(&image, &opts).map_err(|e| anyhow!("{e}"))?;
     let mem = prepared.memory().ok_or_else(|| anyhow!("the topology's GPU has no memory"))?;

@@ -124,6 +124,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             max_ticks: None,
             capture: true,
             max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+            observe: false,
         })
     };
     let m = measure(&image, &options(a.workers, a.partitions)?, a.copies)?;

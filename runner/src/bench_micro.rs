@@ -357,6 +357,7 @@ pub fn run(a: MicroArgs) -> anyhow::Result<ExitCode> {
                 max_ticks: None,
                 capture: true,
                 max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+                observe: false,
             };
             let out = run_image(&image, &opts).map_err(|e| anyhow!("{}: {e}", b.name))?;
             if let Some(f) = out.faults.first() {

@@ -75,6 +75,17 @@ pub struct ExecArgs {
     /// field width or precision to 65535.
     #[arg(long, default_value = "1GiB", value_parser = bytes_arg)]
     max_output: u64,
+    /// Observe the run and print on stderr where the host time went: epochs, each
+    /// worker's busy and barrier time, events and host time by component type and the
+    /// busiest components, the parallelism available and the predicted speedup (as
+    /// `dojo sim --profile`). Changes no simulated result.
+    #[arg(long)]
+    profile: bool,
+    /// Observe the run and write a Chrome trace (JSON, which Perfetto loads) to FILE:
+    /// one track per worker with its partitions' windows, barrier waits and sampled
+    /// events named by component path.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
     #[command(flatten)]
     set: crate::set_args::SetArgs,
     /// The GPU program (a code object built by `dojo cc`).
@@ -160,6 +171,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         max_ticks,
         capture: false,
         max_output: a.max_output,
+        observe: a.profile || a.trace.is_some(),
     };
     let interval = match &a.stats_interval {
         Some(text) => Some(simdojo::time::Tick::parse_duration(text).ok().filter(|t| t.0 > 0).ok_or_else(|| anyhow!("--stats-interval {text}: expected a positive duration such as 10us"))?),
@@ -190,6 +202,17 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         if interval.is_some() {
             let csv = path.with_extension("series.csv");
             std::fs::write(&csv, series.to_csv()).with_context(|| format!("writing {}", csv.display()))?;
+        }
+    }
+    if let Some(obs) = &out.observation {
+        let paths: Vec<String> = opts.topology.components.iter().map(|c| c.path.clone()).collect();
+        let types: Vec<String> = opts.topology.components.iter().map(|c| c.type_name.clone()).collect();
+        let names = crate::profile::Names { paths: &paths, types: &types };
+        if let Some(path) = &a.trace {
+            crate::profile::write_trace(path, obs, &names)?;
+        }
+        if a.profile {
+            eprint!("{}", crate::profile::render(obs, &names, out.end));
         }
     }
     Ok(ExitCode::from((out.status & 0xff) as u8))

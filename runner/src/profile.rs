@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use simdojo::engine::Observation;
 use simdojo::time::Tick;
 
-use crate::output::outln;
+use std::fmt::Write as _;
 
 /// Components listed by name in the profile (the most host time first).
 const TOP_COMPONENTS: usize = 10;
@@ -27,20 +27,28 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-/// Prints the profile of an observed run that reached `sim_end`.
-pub fn print(obs: &Observation, names: &Names<'_>, sim_end: Tick) -> anyhow::Result<()> {
+/// The profile of an observed run that reached `sim_end`, as printed text.
+pub fn render(obs: &Observation, names: &Names<'_>, sim_end: Tick) -> String {
+    let mut s = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_profile(&mut s, obs, names, sim_end);
+    s
+}
+
+fn write_profile(s: &mut String, obs: &Observation, names: &Names<'_>, sim_end: Tick) -> std::fmt::Result {
     let events: u64 = obs.components.iter().map(|c| c.events).sum();
     let host: u64 = obs.components.iter().map(|c| c.host_ns).sum();
     let windows = obs.windows.iter().filter(|w| w.events > 0).count() as u64;
-    outln!("profile:")?;
-    outln!(
+    writeln!(s, "profile:")?;
+    writeln!(
+        s,
         "  epochs:          {} ({} windows with events; {:.1} events per window; average window {:.3} ns simulated)",
         obs.epochs,
         windows,
         events as f64 / windows.max(1) as f64,
         sim_end.0 as f64 / 1e3 / obs.epochs.max(1) as f64
     )?;
-    outln!("  events:          {events} in {:.3} ms of handling ({:.1} ns each)", ms(host), host as f64 / events.max(1) as f64)?;
+    writeln!(s, "  events:          {events} in {:.3} ms of handling ({:.1} ns each)", ms(host), host as f64 / events.max(1) as f64)?;
     let mut workers: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
     for w in &obs.windows {
         let e = workers.entry(w.worker).or_default();
@@ -51,7 +59,7 @@ pub fn print(obs: &Observation, names: &Names<'_>, sim_end: Tick) -> anyhow::Res
         workers.entry(b.worker).or_default().1 += b.end_ns.saturating_sub(b.start_ns);
     }
     for (w, (busy, idle, ev)) in &workers {
-        outln!("  worker {w}:        busy {:.3} ms ({ev} events), barrier wait {:.3} ms", ms(*busy), ms(*idle))?;
+        writeln!(s, "  worker {w}:        busy {:.3} ms ({ev} events), barrier wait {:.3} ms", ms(*busy), ms(*idle))?;
     }
     let mut by_type: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
     for (i, c) in obs.components.iter().enumerate() {
@@ -60,19 +68,20 @@ pub fn print(obs: &Observation, names: &Names<'_>, sim_end: Tick) -> anyhow::Res
         e.1 += c.events;
         e.2 += c.host_ns;
     }
-    outln!("  by type:         (components, events, host ms, ns/event)")?;
+    writeln!(s, "  by type:         (components, events, host ms, ns/event)")?;
     for (ty, (n, ev, ns)) in &by_type {
-        outln!("    {ty:<24} {n:>6} {ev:>12} {:>10.3} {:>8.1}", ms(*ns), *ns as f64 / (*ev).max(1) as f64)?;
+        writeln!(s, "    {ty:<24} {n:>6} {ev:>12} {:>10.3} {:>8.1}", ms(*ns), *ns as f64 / (*ev).max(1) as f64)?;
     }
     let mut order: Vec<usize> = (0..obs.components.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(obs.components[i].host_ns));
-    outln!("  top components:  (events, host ms)")?;
+    writeln!(s, "  top components:  (events, host ms)")?;
     for &i in order.iter().take(TOP_COMPONENTS).filter(|&&i| obs.components[i].events > 0) {
         let c = obs.components[i];
-        outln!("    {:<40} {:>12} {:>10.3}", names.paths[i], c.events, ms(c.host_ns))?;
+        writeln!(s, "    {:<40} {:>12} {:>10.3}", names.paths[i], c.events, ms(c.host_ns))?;
     }
     let p = obs.parallelism();
-    outln!(
+    writeln!(
+        s,
         "  parallelism:     work {:.3} ms, critical path {:.3} ms over {} epochs: {:.2} available",
         ms(p.work_ns),
         ms(p.critical_ns),
@@ -81,7 +90,8 @@ pub fn print(obs: &Observation, names: &Names<'_>, sim_end: Tick) -> anyhow::Res
     )?;
     let barrier_ns = median_wait(obs);
     for n in [2, 4, 8] {
-        outln!(
+        writeln!(
+            s,
             "  predicted speedup on {n} workers: {:.2} (barriers free), {:.2} (with this run's median barrier wait, {barrier_ns} ns)",
             obs.predicted_speedup(n, 0),
             obs.predicted_speedup(n, barrier_ns)

@@ -131,7 +131,7 @@ pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
             crate::profile::write_trace(path, &obs, &names)?;
         }
         if a.profile {
-            crate::profile::print(&obs, &names, sim.now())?;
+            out!("{}", crate::profile::render(&obs, &names, sim.now()))?;
         }
     }
     Ok(match status.reason {

@@ -49,6 +49,22 @@ fn the_example_program_runs_on_the_default_mi300x_and_reports_statistics() {
     assert_eq!(start["grid"], serde_json::json!([128, 1, 1]));
     assert!(start["counters"]["classes"].as_array().unwrap().iter().any(|n| n.as_u64().unwrap() > 0));
     assert!(start["cycles"].as_u64().unwrap() > 0);
+    // Observed on two workers (--profile, --trace): the same output, a profile on stderr
+    // and a Chrome trace with a track per worker and events named by component path.
+    let trace = dir.join("trace.json");
+    let observed = dojo(&["exec", "--workers", "2", "--profile", "--trace", trace.to_str().unwrap(), "--threads", "64", "--blocks", "2", image, "world"]);
+    assert_eq!(observed.status.code(), Some(0), "{}", text(&observed.stderr));
+    assert_eq!(text(&observed.stdout), out, "observing changed the program's output");
+    let err = text(&observed.stderr);
+    for needle in ["profile:", "worker 0:", "worker 1:", "amdgpu.cu", "predicted speedup on 2 workers"] {
+        assert!(err.contains(needle), "missing {needle:?} in the profile:\n{err}");
+    }
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let tracks = events.iter().filter(|e| e["name"] == "thread_name").count();
+    assert_eq!(tracks, 2, "one track per worker");
+    assert!(events.iter().any(|e| e["cat"] == "window"), "windows in the trace");
+    assert!(events.iter().any(|e| e["cat"] == "event" && e["name"].as_str().is_some_and(|n| n.starts_with("gpu."))), "GPU component events in the trace");
 }
 
 #[test]

@@ -60,6 +60,10 @@ pub struct ExecOptions {
     /// ([`DEFAULT_MAX_OUTPUT`] by default); more stops the run (see
     /// [`ExecOutcome::output_error`]).
     pub max_output: u64,
+    /// Record what the engine did (`SimConfig::observe`: epochs, each worker's windows
+    /// and barrier waits, per-component host time) into [`ExecOutcome::observation`].
+    /// Changes no simulated result.
+    pub observe: bool,
 }
 
 /// The default of [`ExecOptions::max_output`]: 1 GiB.
@@ -126,6 +130,8 @@ pub struct ExecOutcome {
     /// Every component's statistics at the end (per level: hits, misses, MSHR merges and
     /// stalls, row hits, bytes, busy cycles, ...).
     pub components: simdojo::stats::StatsReport,
+    /// What the engine did, with [`ExecOptions::observe`].
+    pub observation: Option<simdojo::engine::Observation>,
 }
 
 /// Most work-items in a work-group on every CDNA part.
@@ -625,6 +631,7 @@ impl Prepared {
     /// program ended; call it once, `run_seconds` being the wall time the caller measured.
     pub fn conclude(&mut self, status: &ExitStatus, run_seconds: f64) -> ExecOutcome {
         let components = self.sim.stats();
+        let observation = self.sim.observation();
         let (partitions, epochs) = (self.sim.partitions(), self.sim.summary().sync.epochs);
         let _ = self.sim.shutdown();
         let faults = self.shared.faults();
@@ -666,6 +673,7 @@ impl Prepared {
             epochs,
             components,
             output_error,
+            observation,
         }
     }
 }
@@ -682,6 +690,7 @@ fn sim_config(opts: &ExecOptions, resources: Resources) -> SimConfig {
         workers: opts.workers,
         max_ticks: opts.max_ticks,
         resources,
+        observe: opts.observe,
         ..SimConfig::default()
     }
 }

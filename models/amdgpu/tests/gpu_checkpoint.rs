@@ -43,6 +43,7 @@ fn options(workers: u32, strategy: &str) -> ExecOptions {
         max_ticks: None,
         capture: true,
         max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+        observe: false,
     }
 }
 

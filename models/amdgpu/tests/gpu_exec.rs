@@ -46,6 +46,7 @@ fn run(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u32, bl
         max_ticks: None,
         capture: true,
         max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+        observe: false,
     };
     run_image(image, &opts).unwrap()
 }

@@ -55,6 +55,7 @@ fn run_with(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u3
         max_ticks: None,
         capture: true,
         max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+        observe: false,
     };
     let out = run_image(image, &opts).unwrap();
     assert!(out.faults.is_empty(), "{:?}", out.faults);

@@ -285,6 +285,7 @@ impl Vm {
             max_ticks: None,
             capture: false,
             max_output: crate::loader::DEFAULT_MAX_OUTPUT,
+            observe: false,
         })
     }
 
