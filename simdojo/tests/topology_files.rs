@@ -594,6 +594,18 @@ fn the_host_memory_estimate_bounds_a_topology_before_it_is_built() {
     assert_diag(&d, K::TooLarge, "t.toml:2:8", "MiB of host memory");
     assert!(d.to_string().contains("more than the 1 MiB allowed"), "{d}");
     assert!(load("[[component]]\npath = \"a[0..100]\"\ntype = \"test.sink\"\n").is_ok());
+    // The links and fabric members of refused components are not checked one by one
+    // (16 M declarations reported the missing component 16 M times, taking 1 GB).
+    let refused = "[[component]]\npath = \"a[0..1000000]\"\ntype = \"test.lp\"\nparams = { seed = 1 }\n\
+                   [[link]]\nfor = { i = \"0..1000000\" }\nfrom = \"a[$i].out\"\nto = \"a[$i].in\"\nlatency = \"1ns\"\n\
+                   [[fabric]]\nports = \"a[0..1000000].net\"\nlatency = \"1ns\"\n";
+    match load(refused) {
+        Ok(_) => panic!("a million components loaded within 1 MiB"),
+        Err(e) => {
+            assert_eq!(e.total(), 1, "{e}");
+            assert_diag(e.first(), K::TooLarge, "t.toml:2:8", "MiB of host memory");
+        }
+    }
     // The default is half of what the host has available (which moves as others run).
     let available = topology::available_host_memory().expect("Linux reports MemAvailable");
     let default = topology::Limits::default().max_memory;

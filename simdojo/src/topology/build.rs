@@ -42,6 +42,7 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
         types: Vec::new(),
         used: PortUse::default(),
         fabric_members: 0,
+        too_large: false,
     };
     let mut components = Vec::new();
     let mut links = Vec::new();
@@ -77,8 +78,14 @@ pub(crate) fn build(sources: &Sources, docs: &[Node], limits: &Limits, diags: &m
     for decl in components {
         b.component(decl);
     }
+    if b.too_large {
+        return b.topo;
+    }
     for decl in links {
         b.link(decl);
+    }
+    if b.too_large {
+        return b.topo;
     }
     for decl in fabrics {
         b.fabric(decl);
@@ -116,6 +123,10 @@ struct Builder<'a, 'd> {
     types: Vec<Option<&'static ComponentType>>,
     used: PortUse,
     fabric_members: usize,
+    /// A declaration was refused as too large (instances, host memory): the
+    /// declarations that would refer to its instances are not checked (each of
+    /// millions of them would report the missing component again).
+    too_large: bool,
 }
 
 /// A resolved link or fabric end.
@@ -142,10 +153,12 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn report(&mut self, span: Span, p: Problem) {
+        self.too_large |= p.kind == DiagnosticKind::TooLarge;
         self.diags.push(p.place(Some(self.sources.loc(span)), None));
     }
 
     fn report_about(&mut self, span: Span, subject: String, p: Problem) {
+        self.too_large |= p.kind == DiagnosticKind::TooLarge;
         self.diags.push(p.place(Some(self.sources.loc(span)), Some(subject)));
     }
 
