@@ -580,6 +580,17 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
+    /// How many names `pattern` expands to under `env` (reported when it cannot).
+    fn count(&mut self, node: &Node, pattern: &(Pattern, String), env: &Env) -> Option<u64> {
+        match pattern.0.count(env, self.limits.max_range) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                self.report_pattern(node, &pattern.1, e);
+                None
+            }
+        }
+    }
+
     fn expand(&mut self, node: &Node, pattern: &(Pattern, String), env: &Env) -> Option<Vec<String>> {
         match pattern.0.expand(env, self.limits.max_range) {
             Ok(names) => Some(names),
@@ -678,14 +689,16 @@ impl<'a> Builder<'a, '_> {
         let Some(envs) = self.environments(&bindings) else { return };
         let origin = Some(self.sources.loc(path_node.span));
         for env in &envs {
-            let Some(paths) = self.expand(path_node, &pattern, env) else { return };
-            if self.topo.components.len() + paths.len() > self.limits.max_instances {
+            // Counted before the names are made: a refused pattern takes no memory.
+            let Some(n) = self.count(path_node, &pattern, env) else { return };
+            if self.topo.components.len() as u64 + n > self.limits.max_instances as u64 {
                 self.report(path_node.span, too_many("components", self.limits.max_instances));
                 return;
             }
-            if !self.memory_allows(path_node.span, paths.len() as u64 * COMPONENT_BYTES) {
+            if !self.memory_allows(path_node.span, n.saturating_mul(COMPONENT_BYTES)) {
                 return;
             }
+            let Some(paths) = self.expand(path_node, &pattern, env) else { return };
             for path in paths {
                 if let Err(p) = pattern::check_path(&path) {
                     self.report(path_node.span, p);
@@ -939,14 +952,15 @@ impl<'a> Builder<'a, '_> {
         let mut ok = true;
         let by: Rc<str> = format!("the fabric at {}", self.sources.loc(ports.span)).into();
         for env in &envs {
-            let Some(names) = self.expand(ports, &pattern, env) else { return };
-            if self.fabric_members + members.len() + names.len() > self.limits.max_instances {
+            let Some(n) = self.count(ports, &pattern, env) else { return };
+            if (self.fabric_members + members.len()) as u64 + n > self.limits.max_instances as u64 {
                 self.report(ports.span, too_many("fabric members", self.limits.max_instances));
                 return;
             }
-            if !self.memory_allows(ports.span, (members.len() + names.len()) as u64 * MEMBER_BYTES) {
+            if !self.memory_allows(ports.span, (members.len() as u64 + n).saturating_mul(MEMBER_BYTES)) {
                 return;
             }
+            let Some(names) = self.expand(ports, &pattern, env) else { return };
             for name in names {
                 let Some(end) = self.end(ports, &name) else {
                     ok = false;

@@ -110,29 +110,54 @@ impl Group {
                 Item::One(e) => out.push(e.eval(env)?),
                 Item::Range(a, b, offset) => {
                     let (start, end) = (a.eval(env)?, b.eval(env)?);
-                    if start >= end {
-                        return Err(err(
-                            *offset,
-                            DiagnosticKind::Range,
-                            format!("range {start}..{end} is empty or reversed"),
-                            "START..END with START < END (END is excluded)",
-                        ));
-                    }
-                    let len = end.abs_diff(start);
-                    if len > limit as u64 || out.len() as u64 + len > limit as u64 {
-                        return Err(err(
-                            *offset,
-                            DiagnosticKind::TooLarge,
-                            format!("range {start}..{end} has {len} indices"),
-                            format!("at most {limit} indices per range"),
-                        ));
-                    }
+                    range_len(start, end, *offset, out.len() as u64, limit)?;
                     out.extend(start..end);
                 }
             }
         }
         Ok(out)
     }
+
+    /// How many values [`Group::values`] gives, with its checks, without making them.
+    pub(crate) fn count(&self, env: &Env, limit: usize) -> Result<u64, PatternError> {
+        let mut n = 0u64;
+        for item in &self.items {
+            match item {
+                Item::One(e) => {
+                    e.eval(env)?;
+                    n += 1;
+                }
+                Item::Range(a, b, offset) => {
+                    let (start, end) = (a.eval(env)?, b.eval(env)?);
+                    n += range_len(start, end, *offset, n, limit)?;
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// The length of the range `start..end` at `offset`, when it is not empty and, after
+/// `so_far` values, keeps the group within `limit` values.
+fn range_len(start: i64, end: i64, offset: usize, so_far: u64, limit: usize) -> Result<u64, PatternError> {
+    if start >= end {
+        return Err(err(
+            offset,
+            DiagnosticKind::Range,
+            format!("range {start}..{end} is empty or reversed"),
+            "START..END with START < END (END is excluded)",
+        ));
+    }
+    let len = end.abs_diff(start);
+    if len > limit as u64 || so_far + len > limit as u64 {
+        return Err(err(
+            offset,
+            DiagnosticKind::TooLarge,
+            format!("range {start}..{end} has {len} indices"),
+            format!("at most {limit} indices per range"),
+        ));
+    }
+    Ok(len)
 }
 
 /// A parsed pattern.
@@ -189,6 +214,21 @@ impl Pattern {
         Ok(Pattern { segs })
     }
 
+    /// How many names [`Pattern::expand`] gives under `env`, checked as it checks them
+    /// (so a huge pattern can be refused before its names take memory).
+    pub(crate) fn count(&self, env: &Env, limit: usize) -> Result<u64, PatternError> {
+        let mut total: u64 = 1;
+        for seg in &self.segs {
+            if let Seg::Group { group, offset } = seg {
+                total = total.saturating_mul(group.count(env, limit)?);
+                if total > limit as u64 {
+                    return Err(too_many_names(*offset, limit));
+                }
+            }
+        }
+        Ok(total)
+    }
+
     /// Expands the pattern under `env` into at most `limit` strings, row-major.
     pub(crate) fn expand(&self, env: &Env, limit: usize) -> Result<Vec<String>, PatternError> {
         let mut groups: Vec<(Vec<i64>, usize)> = Vec::new();
@@ -206,12 +246,7 @@ impl Pattern {
                 }
                 total = total.saturating_mul(values.len() as u64);
                 if total > limit as u64 {
-                    return Err(err(
-                        *offset,
-                        DiagnosticKind::TooLarge,
-                        format!("the pattern expands to more than {limit} names"),
-                        format!("at most {limit} names per pattern"),
-                    ));
+                    return Err(too_many_names(*offset, limit));
                 }
                 groups.push((values, *offset));
             }
@@ -248,6 +283,15 @@ impl Pattern {
             }
         }
     }
+}
+
+fn too_many_names(offset: usize, limit: usize) -> PatternError {
+    err(
+        offset,
+        DiagnosticKind::TooLarge,
+        format!("the pattern expands to more than {limit} names"),
+        format!("at most {limit} names per pattern"),
+    )
 }
 
 /// Parses the values of a `for` variable: `"0..16"`, `"0,2,5"` or `"[0..4, 8]"`.
