@@ -542,6 +542,19 @@ mod tests {
     }
 
     #[test]
+    fn count_agrees_with_expand_and_refuses_alike() {
+        let env = vec![("i".into(), 3)];
+        for p in ["x", "a[0..2].b[0,5]", "x[1..3, 7]", "m[$i*4+2..$i*4+4].n[0..3]", "y[$i]"] {
+            let pattern = Pattern::parse(p).unwrap();
+            assert_eq!(pattern.count(&env, 100).unwrap(), pattern.expand(&env, 100).unwrap().len() as u64, "{p}");
+        }
+        for (p, limit) in [("a[0..10].b[0..20]", 100), ("a[5..2]", 100), ("a[0..1000]", 100), ("a[$j]", 100)] {
+            let pattern = Pattern::parse(p).unwrap();
+            assert_eq!(pattern.count(&env, limit).unwrap_err(), pattern.expand(&env, limit).unwrap_err(), "{p}");
+        }
+    }
+
+    #[test]
     fn expressions_use_variables_and_wrap() {
         let env = vec![("i".into(), 15)];
         assert_eq!(expand("lp[($i+1)%16].in", &env), ["lp[0].in"]);
