@@ -13,7 +13,7 @@ use std::rc::Rc;
 use crate::topology::error::{DiagnosticKind, Problem};
 
 /// A problem at a byte offset of the pattern text.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct PatternError {
     pub(crate) offset: usize,
     pub(crate) problem: Problem,
