@@ -153,6 +153,24 @@ fn endless_loops_and_stack_overflows_fault_with_a_clear_message() {
     assert!(err.contains("private segment (stack overflow?)"), "{err}");
 }
 
+/// A memory fault in one work-group ends the run at once, while the others spin forever:
+/// the fault is acted on as it happens, not read after a run that never ends (the
+/// watchdog is set low so that a regression ends too, naming the watchdog).
+#[test]
+fn a_fault_ends_the_run_while_other_groups_spin() {
+    let dir = scratch("fault");
+    let fault = build(
+        &dir,
+        "fault",
+        "#include <stdint.h>\nint main(void) { if (__builtin_amdgcn_workgroup_id_x() == 0) { *(volatile int *)(uintptr_t)0x10 = 1; } else { volatile int x = 0; for (;;) x++; } return 0; }\n",
+    );
+    let out = dojo(&["exec", "--threads", "64", "--blocks", "8", "--set", "cu.watchdog=5ms", &fault]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("GPU fault in kernel _start") && err.contains("memory fault at 0x10"), "{err}");
+    assert!(!err.contains("watchdog"), "the run went on until the watchdog: {err}");
+}
+
 /// GPU output is bounded per run (`--max-output`) and every failure to write it is
 /// reported with what was written to; a closed pipe stops quietly.
 #[test]
