@@ -136,7 +136,7 @@ fn grid(threads: [u32; 3], blocks: [u32; 3]) -> anyhow::Result<[u32; 3]> {
 /// Runs `dojo exec`.
 pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     grid(a.threads, a.blocks)?;
-    let bytes = std::fs::read(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
+    let bytes = amdgpu::loader::read_image(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
     let code = CodeObject::parse(&bytes).with_context(|| format!("{} is not an AMDGPU code object", a.image.display()))?;
     let target = amdgpu::isa::exec::program::isa_target(&code).map_err(|e| anyhow!("{}: {e}", a.image.display()))?;
     let mut t = match &a.topology {

@@ -171,6 +171,26 @@ fn a_fault_ends_the_run_while_other_groups_spin() {
     assert!(!err.contains("watchdog"), "the run went on until the watchdog: {err}");
 }
 
+/// A device or a file too large for a code object is refused at once, before it is
+/// read whole (`dojo exec /dev/zero` once read until the machine ran out of memory).
+#[test]
+fn endless_or_huge_images_are_refused_without_reading_them() {
+    for args in [&["exec", "/dev/zero"][..], &["disasm", "/dev/zero"][..]] {
+        let started = std::time::Instant::now();
+        let out = dojo(args);
+        assert_refused(&out, &["/dev/zero", "no ELF magic"]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{args:?} took {:?}", started.elapsed());
+    }
+    // A sparse file past the limit that starts like an ELF file: refused by its size.
+    let dir = scratch("huge");
+    let huge = dir.join("huge.co");
+    let f = std::fs::File::create(&huge).unwrap();
+    std::io::Write::write_all(&mut &f, b"\x7fELF").unwrap();
+    f.set_len((1 << 30) + 1).unwrap();
+    assert_refused(&dojo(&["exec", huge.to_str().unwrap()]), &["huge.co", "larger than 1073741824 bytes"]);
+    let _ = std::fs::remove_file(&huge);
+}
+
 /// GPU output is bounded per run (`--max-output`) and every failure to write it is
 /// reported with what was written to; a closed pipe stops quietly.
 #[test]

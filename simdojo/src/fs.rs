@@ -26,9 +26,40 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Reads the file at `path` whole, refusing one of more than `limit` bytes with an error
+/// of kind `FileTooLarge` that says so: no more than `limit + 1` bytes are read, so a
+/// device such as `/dev/zero` or an endless pipe cannot exhaust memory.
+pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let too_large = || std::io::Error::new(std::io::ErrorKind::FileTooLarge, format!("the file is larger than {limit} bytes"));
+    let meta = file.metadata()?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_bounded_stops_at_the_limit_even_on_an_endless_device() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"12345").unwrap();
+        assert_eq!(read_bounded(&path, 5).unwrap(), b"12345");
+        assert_eq!(read_bounded(&path, 4).unwrap_err().kind(), std::io::ErrorKind::FileTooLarge);
+        let e = read_bounded(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
+        assert!(e.to_string().contains("larger than 1048576 bytes"), "{e}");
+    }
 
     #[test]
     fn replaces_the_file_whole_and_leaves_no_temporary() {

@@ -134,6 +134,25 @@ pub struct ExecOutcome {
     pub observation: Option<simdojo::engine::Observation>,
 }
 
+/// The largest code object read from a file (`dojo exec`, `dojo disasm`, the VM): far
+/// above any real one (a rocBLAS fat binary is a few hundred MiB), and a bound on what a
+/// device such as `/dev/zero` can make the reader take.
+pub const MAX_IMAGE_BYTES: u64 = 1 << 30;
+
+/// Reads a code object from `path`, at most [`MAX_IMAGE_BYTES`]. A file that does not
+/// start with the ELF magic is returned as its first bytes only (parsing them gives the
+/// usual "no ELF magic" error), so `/dev/zero` or a text file costs nothing.
+pub fn read_image(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    const MAGIC: &[u8; 4] = b"\x7fELF";
+    let mut head = Vec::with_capacity(MAGIC.len());
+    std::fs::File::open(path)?.take(MAGIC.len() as u64).read_to_end(&mut head)?;
+    if head != MAGIC {
+        return Ok(head);
+    }
+    simdojo::fs::read_bounded(path, MAX_IMAGE_BYTES)
+}
+
 /// Most work-items in a work-group on every CDNA part.
 pub const MAX_GROUP_ITEMS: u64 = 1024;
 

@@ -241,7 +241,7 @@ impl Vm {
     ) -> Result<(), VmError> {
         self.fresh("load_program")?;
         crate::loader::launch_grid(threads, blocks).map_err(|e| VmError::Argument(e.to_string()))?;
-        let bytes = std::fs::read(image)
+        let bytes = crate::loader::read_image(image)
             .map_err(|e| VmError::Io(format!("reading {}: {e}", image.display())))?;
         let code = CodeObject::parse(&bytes).map_err(|e| {
             VmError::Program(format!(
