@@ -30,7 +30,11 @@ pub(crate) struct LiveSysfs {
 }
 
 impl LiveSysfs {
+    /// Stops the rewriting: once this returns no file is written any more (a rewrite
+    /// under way holds `written`, and a rewrite checks `stopped` under it), so the owner
+    /// can remove the tree.
     pub(crate) fn stop(&self) {
+        let _no_rewrite_under_way = lock(&self.written);
         self.stopped.store(true, Ordering::SeqCst);
     }
 }
@@ -90,6 +94,9 @@ impl Device {
     pub(crate) fn refresh_sysfs(&self) {
         let Some(live) = self.live.get() else { return };
         let mut written = lock(&live.written);
+        if live.stopped.load(Ordering::SeqCst) {
+            return;
+        }
         for (g, gpu) in self.machine.gpus.iter().enumerate() {
             let now = self.live_values(g);
             if written[g] == Some(now) {
