@@ -51,6 +51,12 @@ use clap::{Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "dojo", version, about)]
 struct Cli {
+    /// Most host memory a topology may take to simulate, estimated from its counts of
+    /// components, links and fabric members before anything is built (e.g. `64GiB`;
+    /// default: half of the host's available memory). Reaches the programs `dojo run`
+    /// starts and the daemon through DOJO_MAX_TOPOLOGY_MEMORY.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = simdojo::params::parse_bytes)]
+    max_topology_memory: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -108,6 +114,10 @@ enum Command {
 fn main() -> ExitCode {
     amdgpu::link_components();
     let cli = Cli::parse();
+    if let Some(bytes) = cli.max_topology_memory {
+        // Before any thread starts: every later load (here and in children) reads it.
+        std::env::set_var(simdojo::topology::MAX_MEMORY_VAR, bytes.to_string());
+    }
     let result = match cli.command {
         Command::Plugins { name } => plugins::run(name.as_deref()),
         Command::Topology { file, workers, partitioner, dot } => {

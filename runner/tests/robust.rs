@@ -191,6 +191,22 @@ fn endless_or_huge_images_are_refused_without_reading_them() {
     let _ = std::fs::remove_file(&huge);
 }
 
+/// `--max-topology-memory` sets the bound a topology's estimated memory is checked
+/// against (a global option, so it precedes or follows the subcommand).
+#[test]
+fn the_topology_memory_bound_is_a_flag() {
+    let dir = scratch("topomem");
+    let file = dir.join("lps.toml");
+    let ring = std::fs::read_to_string(repo("topologies/examples/ring.toml")).unwrap();
+    std::fs::write(&file, ring.replace("lp[0..16]", "lp[0..1000]")).unwrap();
+    let file = file.to_str().unwrap();
+    assert!(dojo(&["sim", file]).status.success(), "1000 processes fit the default bound");
+    for args in [&["--max-topology-memory", "1MiB", "sim", file][..], &["topology", file, "--max-topology-memory", "1MiB"][..]] {
+        assert_refused(&dojo(args), &["lps.toml:25:8", "about 2.0 MiB", "more than the 1.0 MiB allowed", "--max-topology-memory"]);
+    }
+    assert!(!dojo(&["--max-topology-memory", "lots", "sim", file]).status.success());
+}
+
 /// GPU output is bounded per run (`--max-output`) and every failure to write it is
 /// reported with what was written to; a closed pipe stops quietly.
 #[test]

@@ -592,7 +592,7 @@ fn the_host_memory_estimate_bounds_a_topology_before_it_is_built() {
     let load = |text: &str| topology::load_str_with(text, Path::new("t.toml"), Format::Toml, &limits);
     let d = first_error(load("[[component]]\npath = \"a[0..1000]\"\ntype = \"test.sink\"\n"));
     assert_diag(&d, K::TooLarge, "t.toml:2:8", "MiB of host memory");
-    assert!(d.to_string().contains("more than the 1 MiB allowed"), "{d}");
+    assert!(d.to_string().contains("about 2.0 MiB") && d.to_string().contains("more than the 1.0 MiB allowed"), "{d}");
     assert!(load("[[component]]\npath = \"a[0..100]\"\ntype = \"test.sink\"\n").is_ok());
     // The links and fabric members of refused components are not checked one by one
     // (16 M declarations reported the missing component 16 M times, taking 1 GB).

@@ -1002,14 +1002,18 @@ impl Builder<'_, '_> {
         if need <= self.limits.max_memory {
             return true;
         }
-        let mib = |b: u64| b >> 20;
+        let size = |b: u64| {
+            let mib = b as f64 / f64::from(1 << 20);
+            if mib >= 100.0 { format!("{mib:.0} MiB") } else { format!("{mib:.1} MiB") }
+        };
         let problem = format!(
-            "the topology would take about {} MiB of host memory to simulate (estimated from its counts of \
-             components, links and fabric members), more than the {} MiB allowed",
-            mib(need),
-            mib(self.limits.max_memory)
+            "the topology would take about {} of host memory to simulate (estimated from its counts of \
+             components, links and fabric members), more than the {} allowed",
+            size(need),
+            size(self.limits.max_memory)
         );
-        let expected = "fewer instances (the limit is half of the host's available memory)";
+        let expected = "fewer instances (the limit is half of the host's available memory unless \
+                        `dojo --max-topology-memory SIZE` sets it)";
         self.report(span, Problem::new(DiagnosticKind::TooLarge, problem, expected));
         false
     }

@@ -59,16 +59,24 @@ pub struct Limits {
     pub max_memory: u64,
 }
 
+/// The environment variable that sets [`Limits::max_memory`] of [`Limits::default`] in
+/// bytes (a plain decimal count), so that one setting reaches every process that loads
+/// the topology (`dojo --max-topology-memory` sets it for itself and its children: the
+/// interposed program, the daemon). A value that is not a count is ignored.
+pub const MAX_MEMORY_VAR: &str = "DOJO_MAX_TOPOLOGY_MEMORY";
+
 impl Default for Limits {
     /// 16 Mi instances and indices, 32 nested includes, 64 MiB files, and half of the
-    /// host's available memory ([`available_host_memory`]; unbounded where it is unknown).
+    /// host's available memory ([`available_host_memory`]; unbounded where it is
+    /// unknown) unless [`MAX_MEMORY_VAR`] says otherwise.
     fn default() -> Limits {
+        let set = std::env::var(MAX_MEMORY_VAR).ok().and_then(|v| v.trim().parse::<u64>().ok());
         Limits {
             max_instances: 16 << 20,
             max_range: 16 << 20,
             max_include_depth: 32,
             max_file_bytes: 64 << 20,
-            max_memory: available_host_memory().map_or(u64::MAX, |bytes| bytes / 2),
+            max_memory: set.unwrap_or_else(|| available_host_memory().map_or(u64::MAX, |bytes| bytes / 2)),
         }
     }
 }

@@ -25,7 +25,7 @@ mod toml_doc;
 pub use check::validate;
 pub use dot::to_dot;
 pub use error::{Diagnostic, DiagnosticKind, TopologyError};
-pub use load::{available_host_memory, load, load_str, load_str_with, Format, Limits};
+pub use load::{available_host_memory, load, MAX_MEMORY_VAR, load_str, load_str_with, Format, Limits};
 pub use summary::{summarize, Summary};
 
 use std::fmt;
