@@ -140,14 +140,16 @@ pub struct ExecOutcome {
 pub const MAX_IMAGE_BYTES: u64 = 1 << 30;
 
 /// Reads a code object from `path`, at most [`MAX_IMAGE_BYTES`]. A file that does not
-/// start with the ELF magic is returned as its first bytes only (parsing them gives the
-/// usual "no ELF magic" error), so `/dev/zero` or a text file costs nothing.
+/// start with the ELF magic is returned as its first 64 bytes only (an ELF header's
+/// worth: parsing them gives the usual "no ELF magic" error), so `/dev/zero` or a text
+/// file costs nothing.
 pub fn read_image(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     const MAGIC: &[u8; 4] = b"\x7fELF";
-    let mut head = Vec::with_capacity(MAGIC.len());
-    std::fs::File::open(path)?.take(MAGIC.len() as u64).read_to_end(&mut head)?;
-    if head != MAGIC {
+    const HEADER: u64 = 64;
+    let mut head = Vec::with_capacity(HEADER as usize);
+    std::fs::File::open(path)?.take(HEADER).read_to_end(&mut head)?;
+    if !head.starts_with(MAGIC) {
         return Ok(head);
     }
     simdojo::fs::read_bounded(path, MAX_IMAGE_BYTES)
