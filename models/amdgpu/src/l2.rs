@@ -34,9 +34,8 @@ use simdojo::time::{ClockDomain, Tick};
 #[derive(Serialize, Deserialize)]
 struct L2State {
     level: TimedLevel,
-    /// Timed fetches below: tag -> the lines they fetch.
-    fetching: BTreeMap<u64, (DispatchSeq, Vec<u64>)>,
-    next_fetch: u64,
+    /// Timed fetches below.
+    fetches: Fetches,
     /// Forwarded requests: home tag -> (CU port index, CU tag).
     forwarded: BTreeMap<u64, (usize, u64)>,
     next_tag: u64,
@@ -81,7 +80,7 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
         clock,
         shared,
         view: None,
-        state: L2State { level, fetching: BTreeMap::new(), next_fetch: 0, forwarded: BTreeMap::new(), next_tag: 0, performed: Counter::default(), forwards: Counter::default() },
+        state: L2State { level, fetches: Fetches::default(), forwarded: BTreeMap::new(), next_tag: 0, performed: Counter::default(), forwards: Counter::default() },
     }))
 }
 
@@ -116,6 +115,37 @@ pub(crate) fn level_timing(p: &simdojo::params::Params) -> Result<LevelTiming, B
 /// Ticks from `now` until cycle `at` of `clock` (zero if it has passed).
 pub(crate) fn delay_until(clock: &ClockDomain, now: Tick, at: Cycle) -> Tick {
     Tick(clock.cycles(at.get()).0.saturating_sub(now.0))
+}
+
+/// The fetches a timed level (the L2 or a memory-side cache slice) has outstanding
+/// below: the dispatch and lines of each, by the tag its answer brings back.
+#[derive(Default, Serialize, Deserialize)]
+pub(crate) struct Fetches {
+    pending: BTreeMap<u64, (DispatchSeq, Vec<u64>)>,
+    next: u64,
+}
+
+impl Fetches {
+    /// Sends one port's share of a timed level's misses and write-backs: write-backs
+    /// unanswered, fetches as one answered access.
+    pub(crate) fn send(&mut self, ctx: &mut Context<'_>, port: &Port<MemMsg>, seq: DispatchSeq, lines: Vec<LineAccess>) {
+        let (reads, writes): (Vec<LineAccess>, Vec<LineAccess>) = lines.into_iter().partition(|l| !l.write);
+        if !writes.is_empty() {
+            ctx.send(port, MemMsg::Access { tag: 0, seq, lines: writes, reply: false });
+        }
+        if !reads.is_empty() {
+            let tag = self.next;
+            self.next += 1;
+            self.pending.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
+            ctx.send(port, MemMsg::Access { tag, seq, lines: reads, reply: true });
+        }
+    }
+
+    /// The dispatch and lines of fetch `tag`, now answered (`None` for a tag it did not
+    /// send).
+    pub(crate) fn answered(&mut self, tag: u64) -> Option<(DispatchSeq, Vec<u64>)> {
+        self.pending.remove(&tag)
+    }
 }
 
 /// Sends `lines` to the ports below, address-interleaved `interleave` bytes at a time.
@@ -192,7 +222,7 @@ impl L2 {
             }
             let peer = self.take_remote(&mut out.below);
             if let (Some(xgmi), false) = (self.xgmi, peer.is_empty()) {
-                self.send_below(ctx, &xgmi, seq, peer);
+                self.state.fetches.send(ctx, &xgmi, seq, peer);
             }
             if out.below.is_empty() {
                 return;
@@ -211,30 +241,15 @@ impl L2 {
             }
             let down = self.down.clone();
             for (port, lines) in down.iter().zip(per) {
-                self.send_below(ctx, port, seq, lines);
+                self.state.fetches.send(ctx, port, seq, lines);
             }
             return;
         }
     }
 
-    /// Sends one port's share of a timed level's misses and write-backs: write-backs
-    /// unanswered, fetches as one answered access.
-    fn send_below(&mut self, ctx: &mut Context<'_>, port: &Port<MemMsg>, seq: DispatchSeq, lines: Vec<LineAccess>) {
-        let (reads, writes): (Vec<LineAccess>, Vec<LineAccess>) = lines.into_iter().partition(|l| !l.write);
-        if !writes.is_empty() {
-            ctx.send(port, MemMsg::Access { tag: 0, seq, lines: writes, reply: false });
-        }
-        if !reads.is_empty() {
-            let tag = self.state.next_fetch;
-            self.state.next_fetch += 1;
-            self.state.fetching.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
-            ctx.send(port, MemMsg::Access { tag, seq, lines: reads, reply: true });
-        }
-    }
-
     /// A fetch below was answered.
     fn on_fetched(&mut self, tag: u64, ctx: &mut Context<'_>) {
-        let Some((seq, lines)) = self.state.fetching.remove(&tag) else { return };
+        let Some((seq, lines)) = self.state.fetches.answered(tag) else { return };
         let now = Cycle(self.clock.to_cycles(ctx.now()));
         let out = self.state.level.filled(now, &lines);
         // Misses a freed MSHR lets go are counted below under the fill's dispatch (they

@@ -9,7 +9,6 @@
 //! bandwidth slot and `hit_latency`, misses take an MSHR and are fetched from the HBM,
 //! whose `Done` arrives at the HBM model's completion time.
 
-use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
@@ -19,7 +18,7 @@ use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::ids::DispatchSeq;
-use crate::l2::{delay_until, timed_level};
+use crate::l2::{delay_until, timed_level, Fetches};
 use crate::line_cache::{LevelOutput, Requester, TimedLevel};
 use crate::messages::MemMsg;
 use crate::timing::Cycle;
@@ -27,9 +26,8 @@ use crate::timing::Cycle;
 #[derive(Serialize, Deserialize)]
 struct MallState {
     level: TimedLevel,
-    /// Timed fetches from the HBM: tag -> their lines.
-    fetching: BTreeMap<u64, (DispatchSeq, Vec<u64>)>,
-    next_fetch: u64,
+    /// Timed fetches from the HBM.
+    fetches: Fetches,
 }
 
 /// See the [module docs](self).
@@ -47,7 +45,7 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
     let up = ctx.port_array::<MemMsg>("up")?;
     let down = if ctx.is_connected("down") { Some(ctx.port::<MemMsg>("down")?) } else { None };
     let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
-    let state = MallState { level, fetching: BTreeMap::new(), next_fetch: 0 };
+    let state = MallState { level, fetches: Fetches::default() };
     Ok(Box::new(MemorySideCache { up, down, soc, clock: p.clock("clock")?, state }))
 }
 
@@ -75,16 +73,7 @@ impl MemorySideCache {
                 out = self.state.level.filled(now, &reads);
                 continue;
             };
-            let (reads, writes): (Vec<_>, Vec<_>) = out.below.drain(..).partition(|l| !l.write);
-            if !writes.is_empty() {
-                ctx.send(down, MemMsg::Access { tag: 0, seq, lines: writes, reply: false });
-            }
-            if !reads.is_empty() {
-                let tag = self.state.next_fetch;
-                self.state.next_fetch += 1;
-                self.state.fetching.insert(tag, (seq, reads.iter().map(|l| l.line).collect()));
-                ctx.send(down, MemMsg::Access { tag, seq, lines: reads, reply: true });
-            }
+            self.state.fetches.send(ctx, down, seq, std::mem::take(&mut out.below));
             return;
         }
     }
@@ -122,7 +111,7 @@ impl Component for MemorySideCache {
                 }
             } else if let Some(down) = &self.down {
                 if let Ok(MemMsg::Done { tag }) = event.take(down) {
-                    if let Some((seq, lines)) = self.state.fetching.remove(&tag) {
+                    if let Some((seq, lines)) = self.state.fetches.answered(tag) {
                         let now = self.now(ctx);
                         let out = self.state.level.filled(now, &lines);
                         self.timed_output(seq, out, ctx);
