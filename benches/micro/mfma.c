@@ -11,6 +11,21 @@ typedef _Float16 v4h __attribute__((ext_vector_type(4)));
 
 #define ROUNDS 64
 
+// ROUNDS rounds of four independent MFMA chains c0..c3 of `mfma` (a builtin), the A
+// operand of chain k being `a + (T)k`, timed into t0..t1, summed into `check`.
+#define FOUR_CHAINS(mfma, a, T)                                                          \
+  do {                                                                                   \
+    t0 = cycles();                                                                       \
+    for (int i = 0; i < ROUNDS; i++) {                                                   \
+      c0 = mfma((a) + (T)0, a, c0, 0, 0, 0);                                             \
+      c1 = mfma((a) + (T)1, a, c1, 0, 0, 0);                                             \
+      c2 = mfma((a) + (T)2, a, c2, 0, 0, 0);                                             \
+      c3 = mfma((a) + (T)3, a, c3, 0, 0, 0);                                             \
+    }                                                                                    \
+    check = c0[0] + c1[1] + c2[2] + c3[3];                                               \
+    t1 = cycles();                                                                       \
+  } while (0)
+
 int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
@@ -20,40 +35,16 @@ int main(int argc, char **argv) {
   float check = 0;
   if (kind[0] == 'f' && kind[1] == '3') {
     v16f c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
-    t0 = cycles();
-    for (int i = 0; i < ROUNDS; i++) {
-      c0 = __builtin_amdgcn_mfma_f32_32x32x2f32(x + 0.0f, x, c0, 0, 0, 0);
-      c1 = __builtin_amdgcn_mfma_f32_32x32x2f32(x + 1.0f, x, c1, 0, 0, 0);
-      c2 = __builtin_amdgcn_mfma_f32_32x32x2f32(x + 2.0f, x, c2, 0, 0, 0);
-      c3 = __builtin_amdgcn_mfma_f32_32x32x2f32(x + 3.0f, x, c3, 0, 0, 0);
-    }
-    check = c0[0] + c1[1] + c2[2] + c3[3];
-    t1 = cycles();
+    FOUR_CHAINS(__builtin_amdgcn_mfma_f32_32x32x2f32, x, float);
   } else if (kind[0] == 'f' && kind[1] == '1') {
     v4h a = {(_Float16)x, 1, 2, 3};
     v4f c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
-    t0 = cycles();
-    for (int i = 0; i < ROUNDS; i++) {
-      c0 = __builtin_amdgcn_mfma_f32_16x16x16f16(a + (_Float16)0, a, c0, 0, 0, 0);
-      c1 = __builtin_amdgcn_mfma_f32_16x16x16f16(a + (_Float16)1, a, c1, 0, 0, 0);
-      c2 = __builtin_amdgcn_mfma_f32_16x16x16f16(a + (_Float16)2, a, c2, 0, 0, 0);
-      c3 = __builtin_amdgcn_mfma_f32_16x16x16f16(a + (_Float16)3, a, c3, 0, 0, 0);
-    }
-    check = c0[0] + c1[1] + c2[2] + c3[3];
-    t1 = cycles();
+    FOUR_CHAINS(__builtin_amdgcn_mfma_f32_16x16x16f16, a, _Float16);
   } else {
 #if defined(__gfx942__) || defined(__gfx950__)
     long a = 0x3c3c3c3c3c3c3c3cl + lane();
     v4f c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
-    t0 = cycles();
-    for (int i = 0; i < ROUNDS; i++) {
-      c0 = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a + 0, a, c0, 0, 0, 0);
-      c1 = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a + 1, a, c1, 0, 0, 0);
-      c2 = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a + 2, a, c2, 0, 0, 0);
-      c3 = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a + 3, a, c3, 0, 0, 0);
-    }
-    check = c0[0] + c1[1] + c2[2] + c3[3];
-    t1 = cycles();
+    FOUR_CHAINS(__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8, a, long);
 #else
     return 3; // no fp8 MFMA on this target
 #endif
