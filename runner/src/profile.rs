@@ -49,17 +49,16 @@ fn write_profile(s: &mut String, obs: &Observation, names: &Names<'_>, sim_end: 
         sim_end.0 as f64 / 1e3 / obs.epochs.max(1) as f64
     )?;
     writeln!(s, "  events:          {events} in {:.3} ms of handling ({:.1} ns each)", ms(host), host as f64 / events.max(1) as f64)?;
-    let mut workers: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
-    for w in &obs.windows {
-        let e = workers.entry(w.worker).or_default();
-        e.0 += w.end_ns.saturating_sub(w.start_ns);
-        e.2 += w.events;
-    }
-    for b in &obs.waits {
-        workers.entry(b.worker).or_default().1 += b.end_ns.saturating_sub(b.start_ns);
-    }
-    for (w, (busy, idle, ev)) in &workers {
-        writeln!(s, "  worker {w}:        busy {:.3} ms ({ev} events), barrier wait {:.3} ms", ms(*busy), ms(*idle))?;
+    // Every worker the run was given, idle ones included: `--workers 2` never hides
+    // that the second one did nothing.
+    for (w, l) in obs.worker_loads().iter().enumerate() {
+        writeln!(
+            s,
+            "  worker {w}:        busy {:.3} ms ({} events), barrier wait {:.3} ms",
+            ms(l.busy_ns),
+            l.events,
+            ms(l.barrier_ns)
+        )?;
     }
     let mut by_type: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
     for (i, c) in obs.components.iter().enumerate() {
@@ -132,10 +131,8 @@ fn us(ns: u64) -> f64 {
 /// event spans (named by component path) inside the windows.
 pub fn write_trace(path: &Path, obs: &Observation, names: &Names<'_>) -> anyhow::Result<()> {
     let mut events = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "simdojo"}})];
-    let mut workers: Vec<u32> = obs.windows.iter().map(|w| w.worker).chain(obs.waits.iter().map(|b| b.worker)).collect();
-    workers.sort_unstable();
-    workers.dedup();
-    for w in &workers {
+    // One track per worker the run was given, idle ones included.
+    for w in 0..obs.worker_loads().len() {
         events.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": w, "args": {"name": format!("worker {w}")}}));
     }
     for w in &obs.windows {

@@ -175,11 +175,10 @@ fn a_fault_ends_the_run_while_other_groups_spin() {
 /// read whole (`dojo exec /dev/zero` once read until the machine ran out of memory).
 #[test]
 fn endless_or_huge_images_are_refused_without_reading_them() {
+    // Reading /dev/zero whole never ends (nor fits in memory): a refusal at all shows
+    // that nothing past the ELF header's worth was read.
     for args in [&["exec", "/dev/zero"][..], &["disasm", "/dev/zero"][..]] {
-        let started = std::time::Instant::now();
-        let out = dojo(args);
-        assert_refused(&out, &["/dev/zero", "no ELF magic"]);
-        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{args:?} took {:?}", started.elapsed());
+        assert_refused(&dojo(args), &["/dev/zero", "no ELF magic"]);
     }
     // A sparse file past the limit that starts like an ELF file: refused by its size.
     let dir = scratch("huge");

@@ -18,7 +18,7 @@ use std::time::Duration;
 use common::*;
 
 /// Time limit of one program (start-up included).
-const PROGRAM_LIMIT: Duration = Duration::from_secs(300);
+const PROGRAM_LIMIT: Duration = Duration::from_secs(1200);
 
 /// Programs that stop on an unsupported instruction, with the instruction's mnemonic
 /// as the simulator's fault message names it.

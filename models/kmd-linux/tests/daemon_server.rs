@@ -11,7 +11,7 @@ use kmd_linux::backend::DeviceNode;
 use kmd_linux::config::{load_topology, DriverConfig};
 use kmd_linux::daemon::protocol::*;
 use kmd_linux::daemon::server::{ConnectionEnd, Daemon};
-use kmd_linux::daemon::transport::{Transport, UnixTransport};
+use kmd_linux::daemon::transport::{Transport, TransportError, UnixTransport};
 use kmd_linux::identity::SystemIdentity;
 use kmd_linux::kfd::abi::{self, alloc_flags, request};
 use kmd_linux::kfd::user::OwnMemory;
@@ -201,10 +201,10 @@ fn a_blocked_wait_ends_when_its_client_goes() {
     // Other calls of the same client are still answered meanwhile.
     let mut v = abi::GetVersion::default();
     c.ioctl(DeviceNode::Kfd, request::GET_VERSION, &mut v).unwrap();
-    let started = std::time::Instant::now();
+    // The connection ends with the client, its wait included (a wait that kept it
+    // open would hang here; the suite's time limit catches that).
     drop(c);
-    assert!(matches!(served.join().unwrap(), ConnectionEnd::Closed));
-    assert!(started.elapsed() < Duration::from_secs(10), "the connection ended with its wait");
+    assert!(matches!(served.join().unwrap(), ConnectionEnd::Closed), "the connection ended with its wait");
     device.stop();
 }
 
@@ -270,18 +270,18 @@ fn silent_connections_and_idle_clients_are_disconnected() {
     let serving = d.clone();
     std::thread::spawn(move || serving.accept_loop(&listener));
 
+    // The daemon closes the connection (an orderly end, not our receive timeout,
+    // which is far longer than the daemon's, however slow the machine).
     let silent = UnixTransport::new(std::os::unix::net::UnixStream::connect(&socket).unwrap());
-    silent.set_recv_timeout(Some(Duration::from_secs(20))).unwrap();
-    let started = std::time::Instant::now();
-    assert!(silent.recv().is_err(), "the daemon hung up on a connection without a handshake");
-    assert!(started.elapsed() < Duration::from_secs(10));
+    silent.set_recv_timeout(Some(Duration::from_secs(300))).unwrap();
+    let end = silent.recv().map(|_| ()).unwrap_err();
+    assert!(matches!(end, TransportError::Closed), "the daemon hung up on a connection without a handshake: {end}");
 
     let idle = UnixTransport::new(std::os::unix::net::UnixStream::connect(&socket).unwrap());
-    idle.set_recv_timeout(Some(Duration::from_secs(20))).unwrap();
+    idle.set_recv_timeout(Some(Duration::from_secs(300))).unwrap();
     assert!(matches!(handshake(&idle), HandshakeReply::Accepted(_)));
-    let started = std::time::Instant::now();
-    assert!(idle.recv().is_err(), "the daemon hung up on an idle client");
-    assert!(started.elapsed() < Duration::from_secs(10));
+    let end = idle.recv().map(|_| ()).unwrap_err();
+    assert!(matches!(end, TransportError::Closed), "the daemon hung up on an idle client: {end}");
     assert!(d.log().iter().any(|l| l.contains("sent nothing for") && l.contains("disconnected")), "{:?}", d.log());
     let _ = std::fs::remove_dir_all(&dir);
 }

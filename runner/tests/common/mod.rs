@@ -14,12 +14,17 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use kmd_linux::identity::GpuIdentity;
+// The time limits are hang guards, not speed requirements: no assertion depends on how
+// fast the machine is, so they are several times what the slowest case takes on one
+// CPU shared with a busy loop (`scripts/test-stress`). A test asserts what happened
+// (output, status, the fault's or the watchdog's message), never how long it took.
 /// Time limit of one ROCm program (start-up included).
-pub const PROGRAM_LIMIT: Duration = Duration::from_secs(120);
-/// Time limit of the faulting program: the fault must end it within seconds.
-pub const FAULT_LIMIT: Duration = Duration::from_secs(60);
+pub const PROGRAM_LIMIT: Duration = Duration::from_secs(600);
+/// Time limit of a faulting program (the fault's message, not the time, shows that the
+/// fault ended it rather than the watchdog).
+pub const FAULT_LIMIT: Duration = Duration::from_secs(300);
 /// Time limit of a run that does not start the simulator.
-pub const PLAIN_LIMIT: Duration = Duration::from_secs(30);
+pub const PLAIN_LIMIT: Duration = Duration::from_secs(180);
 
 pub fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)

@@ -32,7 +32,7 @@ pub use checkpoint::Checkpoint;
 pub use context::Context;
 pub use control::{ExitReason, ExitStatus};
 pub use exec::SyncStats;
-pub use observe::{ComponentCost, EventSpan, Observation, Parallelism, WaitSpan, WindowSpan};
+pub use observe::{ComponentCost, EventSpan, Observation, Parallelism, WaitSpan, WindowSpan, WorkerLoad};
 pub use external::{ExternalSender, StopHandle};
 
 use crate::component::{BuildContext, BuildError, Component, Event};
@@ -214,6 +214,9 @@ pub struct Simulation {
     resources: Resources,
     /// The recorder, when `SimConfig::observe`.
     observer: Option<Arc<observe::Observer>>,
+    /// The worker threads the run was given: `SimConfig::workers`, at most one per
+    /// partition of the plan (what an observation reports, idle workers included).
+    requested_workers: usize,
 }
 
 impl Simulation {
@@ -423,6 +426,7 @@ impl Simulation {
             workers: config.workers.unwrap_or(usize::MAX).max(1),
             resources: config.resources.clone(),
             observer: config.observe.then(|| Arc::new(observe::Observer::new())),
+            requested_workers: config.workers.unwrap_or(n_parts).clamp(1, n_parts.max(1)),
         })
     }
 
@@ -620,7 +624,8 @@ impl Simulation {
             spans.extend_from_slice(&part.log.spans);
         }
         spans.sort_by_key(|s| (s.worker, s.start_ns));
-        Some(Observation { components, windows, waits, spans, epochs: self.summary.sync.epochs })
+        let workers = u32::try_from(self.requested_workers).unwrap_or(u32::MAX);
+        Some(Observation { components, windows, waits, spans, epochs: self.summary.sync.epochs, workers })
     }
 
     /// Decomposition-dependent counters of all runs so far.

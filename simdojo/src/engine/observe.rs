@@ -158,6 +158,21 @@ pub struct Observation {
     pub spans: Vec<EventSpan>,
     /// Epochs run.
     pub epochs: u64,
+    /// The worker threads the run was given (`SimConfig::workers`, at most one per
+    /// partition): workers `0..workers`, whether or not each ran a window. A worker
+    /// that never claimed a partition (a short run, a merged one) still counts.
+    pub workers: u32,
+}
+
+/// What one worker did in an observed run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkerLoad {
+    /// Nanoseconds inside windows.
+    pub busy_ns: u64,
+    /// Nanoseconds waiting at barriers.
+    pub barrier_ns: u64,
+    /// Events handled.
+    pub events: u64,
 }
 
 /// The available parallelism of an observed run (see the [module docs](self)).
@@ -179,6 +194,23 @@ impl Parallelism {
 }
 
 impl Observation {
+    /// Every worker's load, indexed by worker: `0..workers`, and any worker a window
+    /// or wait names beyond that. Idle workers have zero figures.
+    pub fn worker_loads(&self) -> Vec<WorkerLoad> {
+        let named = self.windows.iter().map(|w| w.worker).chain(self.waits.iter().map(|b| b.worker)).max();
+        let n = named.map_or(0, |w| w as usize + 1).max(self.workers as usize);
+        let mut loads = vec![WorkerLoad::default(); n];
+        for w in &self.windows {
+            let l = &mut loads[w.worker as usize];
+            l.busy_ns += w.end_ns.saturating_sub(w.start_ns);
+            l.events += w.events;
+        }
+        for b in &self.waits {
+            loads[b.worker as usize].barrier_ns += b.end_ns.saturating_sub(b.start_ns);
+        }
+        loads
+    }
+
     /// The work and critical path of the windows.
     pub fn parallelism(&self) -> Parallelism {
         let (work, critical, epochs) = self.per_epoch().fold((0, 0, 0), |(w, c, e), (work, longest)| {
@@ -259,6 +291,16 @@ mod tests {
         assert!((o.predicted_speedup(2, 0) - 100.0 / 70.0).abs() < 1e-12);
         assert!((o.predicted_speedup(2, 5) - 100.0 / 85.0).abs() < 1e-12);
         assert!((o.predicted_speedup(1, 5) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn idle_workers_are_listed() {
+        let o = Observation { windows: vec![window(0, 0, 10, 3)], workers: 3, ..Observation::default() };
+        let loads = o.worker_loads();
+        assert_eq!(loads.len(), 3);
+        assert_eq!(loads[0], WorkerLoad { busy_ns: 10, barrier_ns: 0, events: 3 });
+        assert_eq!(loads[1], WorkerLoad::default());
+        assert_eq!(loads[2], WorkerLoad::default());
     }
 
     #[test]
