@@ -4,10 +4,10 @@
 use amdgpu_isa::exec::{GroupPlace, MemFault, VmemRequest, VmemResponse};
 use serde::{Deserialize, Serialize};
 
-use crate::aql::KernelDispatch;
-use crate::ids::{DispatchSeq, GpuAddr};
-use crate::shared::GpuFault;
-use crate::stats::{CacheCounts, DispatchCounters};
+use crate::gpu::aql::KernelDispatch;
+use crate::gpu::ids::{DispatchSeq, GpuAddr};
+use crate::gpu::shared::GpuFault;
+use crate::gpu::stats::{CacheCounts, DispatchCounters};
 
 /// A dispatch as the SoC's packet processor hands it to each XCD's command processor.
 #[derive(Clone, Debug, Serialize, Deserialize)]

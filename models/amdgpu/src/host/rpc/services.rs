@@ -5,7 +5,7 @@
 
 use super::error::RpcError;
 
-pub use crate::ids::GpuAddr;
+pub use crate::gpu::ids::GpuAddr;
 
 /// GPU memory as the server sees it. The shared buffer must be coherent
 /// with what the GPU's waves see at the system scope.

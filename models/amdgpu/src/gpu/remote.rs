@@ -1,6 +1,6 @@
 //! Which GPU addresses are another GPU's memory (peer VRAM mapped on this GPU), so
 //! that the traffic of lines there leaves through the GPU's XGMI block
-//! ([`crate::xgmi`]) instead of going to the local memory-side caches and HBM.
+//! (the `amdgpu.xgmi` component) instead of going to the local memory-side caches and HBM.
 //!
 //! The driver that maps a buffer of GPU A on GPU B records it in B's table with A's
 //! name (the SoC `name`, the `gpu` parameter of A's components); unmapping removes it.

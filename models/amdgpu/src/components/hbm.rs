@@ -6,7 +6,7 @@
 //! pseudo-channel, banks, open rows), and answers a dispatch's statistics flush only when
 //! the dispatch's last transfer (write-backs included) has moved. Either way it reports
 //! the bytes it moves, and its peak bandwidth, to the GPU's clock
-//! ([`crate::clock::GpuClock::memory_moved`]) for the driver's memory-activity figures. The part's geometry can be shrunk per topology
+//! ([`crate::gpu::clock::GpuClock::memory_moved`]) for the driver's memory-activity figures. The part's geometry can be shrunk per topology
 //! (`stacks`, `channels_per_stack`, `memory_clock`) for small test systems.
 
 use std::collections::BTreeMap;
@@ -19,10 +19,10 @@ use simdojo::params::ParamKind;
 use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 
-use crate::ids::DispatchSeq;
-use crate::messages::MemMsg;
-use crate::shared::GpuShared;
-use crate::stats::CacheCounts;
+use crate::gpu::ids::DispatchSeq;
+use crate::gpu::messages::MemMsg;
+use crate::gpu::shared::GpuShared;
+use crate::gpu::stats::CacheCounts;
 use crate::timing::{ByteAddr, Cycle, HbmConfig, HbmModel, Part};
 
 #[derive(Serialize, Deserialize)]
@@ -72,7 +72,7 @@ impl Hbm {
 
     /// A timed access: every line goes through the model; the answer leaves when the
     /// last one has moved.
-    fn access(&mut self, port: usize, tag: u64, seq: DispatchSeq, lines: &[crate::messages::LineAccess], reply: bool, ctx: &mut Context<'_>) {
+    fn access(&mut self, port: usize, tag: u64, seq: DispatchSeq, lines: &[crate::gpu::messages::LineAccess], reply: bool, ctx: &mut Context<'_>) {
         let now = Cycle(self.clock.to_cycles(ctx.now()));
         let d = self.state.per_dispatch.entry(seq).or_default();
         let mut done = now;
@@ -92,7 +92,7 @@ impl Hbm {
         let last = self.state.last_done.entry(seq).or_insert(done);
         *last = (*last).max(done);
         if reply {
-            let extra = crate::l2::delay_until(&self.clock, ctx.now(), done);
+            let extra = crate::components::l2::delay_until(&self.clock, ctx.now(), done);
             ctx.send_after(&self.up[port], extra, MemMsg::Done { tag });
         }
     }
@@ -129,7 +129,7 @@ impl Component for Hbm {
                     // included) has moved, so a kernel's time covers its memory traffic.
                     let (r, w) = self.state.per_dispatch.remove(&seq).unwrap_or_default();
                     let extra = match self.state.last_done.remove(&seq) {
-                        Some(done) => crate::l2::delay_until(&self.clock, ctx.now(), done),
+                        Some(done) => crate::components::l2::delay_until(&self.clock, ctx.now(), done),
                         None => simdojo::time::Tick(0),
                     };
                     ctx.send_after(soc, extra, MemMsg::Counters { seq, l2: CacheCounts::default(), read_bytes: r, write_bytes: w });

@@ -5,8 +5,8 @@
 //! symbol names the descriptor. Everything read is bounds-checked: a corrupt image
 //! gives no name, never a fault.
 
-use crate::ids::GpuAddr;
-use crate::memory::GpuMemory;
+use crate::gpu::ids::GpuAddr;
+use crate::gpu::memory::GpuMemory;
 
 /// How far below a descriptor the image's ELF header is looked for.
 const MAX_IMAGE_BYTES: u64 = 64 << 20;

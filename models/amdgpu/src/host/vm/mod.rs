@@ -24,7 +24,7 @@ use simdojo::topology::overrides::{self, Override};
 use simdojo::topology::{self, Format, Topology};
 
 use crate::isa::code_object::CodeObject;
-use crate::loader::{prepare, ExecOptions, ExecOutcome, Prepared};
+use crate::host::loader::{prepare, ExecOptions, ExecOutcome, Prepared};
 
 /// Why a VM call failed; each kind is one error code of the C API and one exception
 /// class of the Python module.
@@ -240,8 +240,8 @@ impl Vm {
         blocks: [u32; 3],
     ) -> Result<(), VmError> {
         self.fresh("load_program")?;
-        crate::loader::launch_grid(threads, blocks).map_err(|e| VmError::Argument(e.to_string()))?;
-        let bytes = crate::loader::read_image(image)
+        crate::host::loader::launch_grid(threads, blocks).map_err(|e| VmError::Argument(e.to_string()))?;
+        let bytes = crate::host::loader::read_image(image)
             .map_err(|e| VmError::Io(format!("reading {}: {e}", image.display())))?;
         let code = CodeObject::parse(&bytes).map_err(|e| {
             VmError::Program(format!(
@@ -284,7 +284,7 @@ impl Vm {
                 .collect(),
             max_ticks: None,
             capture: false,
-            max_output: crate::loader::DEFAULT_MAX_OUTPUT,
+            max_output: crate::host::loader::DEFAULT_MAX_OUTPUT,
             observe: false,
         })
     }

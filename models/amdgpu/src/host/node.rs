@@ -1,16 +1,16 @@
 //! Multi-GPU nodes: choosing one GPU of a node topology for a host that drives a single
 //! GPU by the standard name (`dojo exec --gpu N`, whose loader uses
-//! [`crate::loader::GPU`]).
+//! [`crate::host::loader::GPU`]).
 //!
 //! GPU `N` is the `N`-th `amdgpu.soc` in component order (the order the KFD emulation
-//! numbers its nodes in). Selecting it swaps its name with [`crate::loader::GPU`]
+//! numbers its nodes in). Selecting it swaps its name with [`crate::host::loader::GPU`]
 //! everywhere a component names a GPU (the SoC's `name`, the others' `gpu`), so the
 //! node stays consistent: its XGMI blocks still know each other by their names.
 
 use simdojo::params::ParamValue;
 use simdojo::topology::Topology;
 
-use crate::loader::GPU;
+use crate::host::loader::GPU;
 
 /// Why a GPU could not be selected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

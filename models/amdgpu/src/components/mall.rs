@@ -17,10 +17,10 @@ use simdojo::params::ParamKind;
 use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 
-use crate::ids::DispatchSeq;
-use crate::l2::{delay_until, timed_level, Fetches};
-use crate::line_cache::{LevelOutput, Requester, TimedLevel};
-use crate::messages::MemMsg;
+use crate::gpu::ids::DispatchSeq;
+use crate::components::l2::{delay_until, timed_level, Fetches};
+use crate::components::line_cache::{LevelOutput, Requester, TimedLevel};
+use crate::gpu::messages::MemMsg;
 use crate::timing::Cycle;
 
 #[derive(Serialize, Deserialize)]
@@ -184,7 +184,7 @@ const STATS: &[StatSpec] = &[
 
 simdojo::register_component!(ComponentType {
     name: "amdgpu.mall.lru",
-    doc: "A memory-side cache slice with LRU replacement (see amdgpu::mall).",
+    doc: "A memory-side cache slice with LRU replacement (see amdgpu::components::mall).",
     params: PARAMS,
     ports: PORTS,
     stats: STATS,

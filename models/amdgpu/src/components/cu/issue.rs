@@ -22,7 +22,7 @@ use amdgpu_isa::exec::{mfma_work, MfmaClass, MfmaWork};
 use amdgpu_isa::Target;
 
 use super::lds_banks::LdsShape;
-use crate::stats::class_of;
+use crate::gpu::stats::class_of;
 
 /// Cycles per instruction class (component parameters of `amdgpu.cu`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

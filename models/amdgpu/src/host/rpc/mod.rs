@@ -1,7 +1,7 @@
 //! Host side of LLVM libc's GPU RPC protocol: the server that answers a GPU
 //! program's `printf`, `malloc`, `exit`, ... requests.
 //!
-//! A GPU program built by [`crate::cc`] carries a device runtime whose RPC
+//! A GPU program built by [`crate::host::cc`] carries a device runtime whose RPC
 //! client is wire-compatible with LLVM libc's (`libc/shared/rpc.h`): a global
 //! `__llvm_rpc_client` holds an `rpc::Client` (port count, pointers into one
 //! shared buffer, lock bits). The loader allocates that buffer in GPU memory
@@ -24,7 +24,7 @@
 //! model implements [`RpcMemory`] over its own memory instead):
 //!
 //! ```
-//! use amdgpu::rpc::{GpuAddr, HostBuffer, HostError, HostServices, OutputStream, RpcLayout, RpcServer};
+//! use amdgpu::host::rpc::{GpuAddr, HostBuffer, HostError, HostServices, OutputStream, RpcLayout, RpcServer};
 //!
 //! struct Console;
 //! impl HostServices for Console {
@@ -42,11 +42,11 @@
 //! let buffer = HostBuffer::new(layout.allocation_size())?;
 //! let mut server = RpcServer::new(layout, buffer.base());
 //! let image = server.client_image(); // copy into `__llvm_rpc_client`
-//! assert_eq!(image.len(), amdgpu::rpc::CLIENT_IMAGE_SIZE);
+//! assert_eq!(image.len(), amdgpu::host::rpc::CLIENT_IMAGE_SIZE);
 //! // While kernels run:
 //! let served = server.poll(&buffer, &mut Console)?;
 //! assert_eq!(served, 0); // no client has sent anything
-//! # Ok::<(), amdgpu::rpc::RpcError>(())
+//! # Ok::<(), amdgpu::host::rpc::RpcError>(())
 //! ```
 //!
 //! **Architecture Invariant:** `poll` never blocks and never waits for the

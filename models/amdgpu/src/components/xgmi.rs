@@ -1,6 +1,6 @@
 //! `amdgpu.xgmi`: a GPU's XGMI (Infinity Fabric) block, the end of its links to peer
 //! GPUs. The GPU's L2s send it the line traffic of peer memory (addresses the driver
-//! recorded in [`crate::remote`]); it carries each line to the GPU that owns it over
+//! recorded in [`crate::gpu::remote`]); it carries each line to the GPU that owns it over
 //! the engine link to that GPU's XGMI block (the link's latency is the wire's), and
 //! that block serves it as the line's home.
 //!
@@ -18,7 +18,7 @@
 //!
 //! **Determinism:** a block's state changes only in its own events, in event order;
 //! the route of a line depends on the driver's mappings, which the program sets up
-//! before its kernels touch the memory (see [`crate::remote`]).
+//! before its kernels touch the memory (see [`crate::gpu::remote`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -35,8 +35,8 @@ use simdojo::registry::{
 use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::{ClockDomain, Tick};
 
-use crate::messages::{LineAccess, MemMsg};
-use crate::shared::GpuShared;
+use crate::gpu::messages::{LineAccess, MemMsg};
+use crate::gpu::shared::GpuShared;
 use crate::timing::{Bandwidth, BandwidthPort, Cycle};
 
 /// XGMI block <-> XGMI block, over one link.
@@ -179,7 +179,7 @@ impl Xgmi {
     fn transmit(&mut self, k: usize, now: Tick, bytes: u64) -> Tick {
         let at = self.state.tx[k].reserve(Cycle(self.clock.to_cycles(now)), bytes);
         self.state.tx_bytes.add(bytes);
-        crate::l2::delay_until(&self.clock, now, at)
+        crate::components::l2::delay_until(&self.clock, now, at)
     }
 
     fn on_l2(&mut self, l2: usize, msg: MemMsg, ctx: &mut Context<'_>) {
@@ -321,7 +321,7 @@ impl Component for Xgmi {
 
 simdojo::register_component!(ComponentType {
     name: "amdgpu.xgmi",
-    doc: "A GPU's XGMI / Infinity Fabric block: carries peer-memory lines of its L2s to the GPUs that own them (see the module docs of amdgpu::xgmi).",
+    doc: "A GPU's XGMI / Infinity Fabric block: carries peer-memory lines of its L2s to the GPUs that own them (see the module docs of amdgpu::components::xgmi).",
     params: &[
         ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
         ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "line size of the L2s above (bytes per line moved)" },

@@ -23,8 +23,8 @@
 //!   touch resources that are not its process's);
 //! - a `ds_gws_barrier` that waits for more waves than the dispatch can have resident at
 //!   once on the empty GPU (the command processors' placement of its work-groups on
-//!   every compute unit, [`crate::cp`]): waves wait at a barrier in their slots, so that
-//!   barrier could never open. This is the guard for a cooperative grid that is too
+//!   every compute unit, [`crate::gpu::occupancy`]): waves wait at a barrier in their
+//!   slots, so that barrier could never open. This is the guard for a cooperative grid that is too
 //!   large; HIP refuses such a launch itself (`hipErrorCooperativeLaunchTooLarge`), from
 //!   the same occupancy limits.
 //!
@@ -44,36 +44,18 @@ use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec
 use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::Tick;
 
-use crate::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
-use crate::ids::{DispatchSeq, GpuAddr, QueueId};
-use crate::memory::{MemView, MemorySnapshot};
-use crate::messages::{CuCapacity, DispatchOrder, MemMsg, XcdMsg};
-use crate::shared::{GpuFault, GpuShared, QueueDesc};
-use crate::stats::KernelStats;
+use crate::gpu::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
+use crate::gpu::ids::{DispatchSeq, GpuAddr, QueueId};
+use crate::gpu::memory::{MemView, MemorySnapshot};
+use crate::gpu::messages::{CuCapacity, DispatchOrder, MemMsg, XcdMsg};
+use crate::gpu::shared::{GpuFault, GpuShared, QueueDesc};
+use crate::gpu::stats::KernelStats;
 
 /// Input from outside the simulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SocInput {
     /// The producer advanced the write index of this queue.
     Doorbell(QueueId),
-}
-
-/// Host work polled by the SoC while dispatches run (the RPC server of `dojo exec`).
-pub trait HostPoller: Send + Sync {
-    /// Serves whatever is pending; returns a fault message to stop the GPU.
-    fn poll(&self) -> Result<(), String>;
-    /// Whether the host asked the simulation to stop (the program called `exit`).
-    fn exit_requested(&self) -> Option<i32> {
-        None
-    }
-    /// The poller's state for a checkpoint (`None`: it has none worth keeping).
-    fn save(&self) -> Option<Vec<u8>> {
-        None
-    }
-    /// Restores what [`HostPoller::save`] returned.
-    fn restore(&self, _state: &[u8]) -> Result<(), String> {
-        Ok(())
-    }
 }
 
 /// Token of the poll timer.
@@ -222,13 +204,13 @@ impl Soc {
         }))
     }
 
-    fn memory(&self) -> &crate::memory::GpuMemory {
+    fn memory(&self) -> &crate::gpu::memory::GpuMemory {
         // Built in `build`; the SoC cannot exist without it.
         self.shared.memory().expect("the SoC creates the memory at build")
     }
 
     /// Arms the poll timer: the host services' poll and the heartbeat that keeps the
-    /// host-visible clock ([`crate::clock::GpuClock`]) moving during a dispatch.
+    /// host-visible clock ([`crate::gpu::clock::GpuClock`]) moving during a dispatch.
     fn arm_poll(&mut self, ctx: &mut Context<'_>) {
         if self.state.poll_timer.is_none() {
             self.state.poll_timer = Some(ctx.schedule(self.poll_every, POLL));
@@ -290,7 +272,7 @@ impl Soc {
                         return;
                     }
                     let values: Vec<i64> = b.deps.iter().filter(|a| a.0 != 0).map(|a| self.memory().read_u64(GpuAddr(a.0 + signal::VALUE)).map_or(0, |v| v as i64)).collect();
-                    let and = matches!(b.header.kind, crate::aql::PacketType::BarrierAnd);
+                    let and = matches!(b.header.kind, crate::gpu::aql::PacketType::BarrierAnd);
                     let met = if and { values.iter().all(|&v| v == 0) } else { values.is_empty() || values.contains(&0) };
                     if !self.complete_barrier(qid, met, b.completion_signal, ctx) {
                         return;
@@ -328,7 +310,7 @@ impl Soc {
     /// send (the caches are coherent with the packet processor's view, so an
     /// instruction-cache invalidate drops the decoded programs: new code may have been
     /// loaded where old code was). Other commands are reported, not ignored.
-    fn run_pm4(&self, p: &crate::aql::Pm4Ib) -> Result<(), String> {
+    fn run_pm4(&self, p: &crate::gpu::aql::Pm4Ib) -> Result<(), String> {
         const MAX_DWORDS: u32 = 1 << 14;
         if p.dwords > MAX_DWORDS {
             return Err(format!("a PM4 buffer of {} dwords (most {MAX_DWORDS})", p.dwords));
@@ -362,7 +344,7 @@ impl Soc {
         Ok(())
     }
 
-    fn launch(&mut self, qid: QueueId, desc: &QueueDesc, at: GpuAddr, d: crate::aql::KernelDispatch, ctx: &mut Context<'_>) {
+    fn launch(&mut self, qid: QueueId, desc: &QueueDesc, at: GpuAddr, d: crate::gpu::aql::KernelDispatch, ctx: &mut Context<'_>) {
         self.state.next_seq += 1;
         let seq = DispatchSeq(self.state.next_seq);
         self.state.dispatches.inc();
@@ -425,8 +407,8 @@ impl Soc {
     /// share of the grid (group `g` on XCD `g % xcds`) placed on its compute units as
     /// its command processor places work-groups. `None` when the kernel cannot be placed
     /// at all (the command processors fault it themselves).
-    fn resident_waves(&self, descriptor: &[u8], packet: &crate::aql::KernelDispatch, kernel: &str) -> Option<u64> {
-        let (needs, _) = crate::cp::needs_of_kernel(descriptor, packet, kernel).ok()?;
+    fn resident_waves(&self, descriptor: &[u8], packet: &crate::gpu::aql::KernelDispatch, kernel: &str) -> Option<u64> {
+        let (needs, _) = crate::gpu::occupancy::needs_of_kernel(descriptor, packet, kernel).ok()?;
         let total: u64 = (0..3).map(|d| u64::from(packet.grid[d].div_ceil(packet.block[d].max(1)))).product();
         let n = self.state.xcd_caps.len().max(1) as u64;
         let groups: u64 = self
@@ -436,7 +418,7 @@ impl Soc {
             .enumerate()
             .map(|(i, caps)| {
                 let share = total / n + u64::from((i as u64) < total % n);
-                crate::cp::resident_groups(caps, &needs, share)
+                crate::gpu::occupancy::resident_groups(caps, &needs, share)
             })
             .sum();
         Some(groups * u64::from(needs.waves))
@@ -663,7 +645,7 @@ impl Soc {
                     return self.on_gws(i, tag, seq, *req, ctx);
                 }
                 self.state.coherent.inc();
-                let result = crate::memory::perform(self.view.as_mut(), &req);
+                let result = crate::gpu::memory::perform(self.view.as_mut(), &req);
                 ctx.send(&self.l2[i], MemMsg::Response { tag, result });
             }
             MemMsg::Counters { seq, l2, read_bytes, write_bytes } => self.on_counters(seq, &l2, read_bytes, write_bytes, ctx),
@@ -673,7 +655,7 @@ impl Soc {
 
     /// A level's per-dispatch counters. HBM bytes are the HBM's own counts when an HBM
     /// is linked, else the last cache level's traffic below it.
-    fn on_counters(&mut self, seq: DispatchSeq, counts: &crate::stats::CacheCounts, read: u64, write: u64, ctx: &mut Context<'_>) {
+    fn on_counters(&mut self, seq: DispatchSeq, counts: &crate::gpu::stats::CacheCounts, read: u64, write: u64, ctx: &mut Context<'_>) {
         let (has_mall, has_hbm) = (!self.mall.is_empty(), !self.hbm.is_empty());
         if let Some(r) = self.state.running.get_mut(&seq) {
             let last_cache = (r.stage == 1 && !has_mall) || r.stage == 2;

@@ -34,11 +34,11 @@ use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec
 use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::{ClockDomain, Tick};
 
-use crate::ids::DispatchSeq;
-use crate::memory::MemView;
-use crate::messages::{CuCapacity, CuMsg, GroupLaunch, LineAccess, MemMsg};
-use crate::shared::{GpuFault, GpuShared};
-use crate::stats::{class_of, DispatchCounters};
+use crate::gpu::ids::DispatchSeq;
+use crate::gpu::memory::MemView;
+use crate::gpu::messages::{CuCapacity, CuMsg, GroupLaunch, LineAccess, MemMsg};
+use crate::gpu::shared::{GpuFault, GpuShared};
+use crate::gpu::stats::{class_of, DispatchCounters};
 use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, ReplacementPolicy, WritePolicy};
 
 pub mod issue;
@@ -520,7 +520,7 @@ impl ComputeUnit {
                         next_wake = next_wake.min(slot.wake);
                         continue;
                     }
-                    let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: cycle, realtime: crate::clock::reference_ticks(now), counts: Some(&mut counts.1) };
+                    let mut env = StepEnv { mem: &mut mem, lds: &mut group.lds, clock: cycle, realtime: crate::gpu::clock::reference_ticks(now), counts: Some(&mut counts.1) };
                     match step(&mut slot.wave, &program, &mut env, self.quantum) {
                         Ok(out) => {
                             self.state.instructions.add(out.executed);
@@ -721,7 +721,7 @@ simdojo::register_component!(ComponentType {
     doc: "A compute unit: SIMDs with wave slots, registers and LDS allocated per the kernel descriptor by the \
           command processor, barriers, s_sleep, coherent accesses deferred to their home. Functional mode runs \
           waves in quanta of `quantum` instructions; timing mode issues one instruction per SIMD per cycle with \
-          per-class issue cycles and timed memory (see amdgpu::cu).",
+          per-class issue cycles and timed memory (see amdgpu::components::cu).",
     params: &[
         ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
         ParamSpec { name: "mode", kind: ParamKind::String, default: Some("\"functional\""), doc: "simulation mode: functional or timing" },

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use amdgpu_isa::exec::{AtomicOp, DeviceMemory, MemFault, MemFaultKind, VmemRequest, VmemResponse};
 use serde::{Deserialize, Serialize};
 
-use crate::ids::GpuAddr;
+use crate::gpu::ids::GpuAddr;
 
 /// Allocation granule and alignment (the GPU's 4 KiB page).
 pub const PAGE: u64 = 4096;

@@ -51,9 +51,9 @@ use simdojo::time::{ClockDomain, Tick};
 use super::issue::{waitcnt_limits, IssueInfo, IssueTable, IssueUnit, MemClass};
 use super::lds_banks::lds_cycles;
 use super::{goes_to_home, ComputeUnit, CuMemory, CuState, Slot, OPCODES, SCALAR_LINE};
-use crate::ids::DispatchSeq;
-use crate::messages::{CuMsg, LineAccess, MemMsg};
-use crate::stats::DispatchCounters;
+use crate::gpu::ids::DispatchSeq;
+use crate::gpu::messages::{CuMsg, LineAccess, MemMsg};
+use crate::gpu::stats::DispatchCounters;
 use crate::timing::{AccessKind as LineKind, CacheModel, LineAddr};
 
 /// Latencies of timing mode (component parameters of `amdgpu.cu`).
@@ -648,7 +648,7 @@ impl ComputeUnit {
                         issue.timed.stall_waitcnt += waited;
                         counts.0.timing.stall_waitcnt += waited;
                     }
-                    let realtime = crate::clock::reference_ticks(self.clock.cycles(c));
+                    let realtime = crate::gpu::clock::reference_ticks(self.clock.cycles(c));
                     let mut env = StepEnv {
                         mem: &mut mem,
                         lds: &mut group.lds,

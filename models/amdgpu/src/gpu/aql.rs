@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::GpuAddr;
+use crate::gpu::ids::GpuAddr;
 
 /// Bytes of one AQL packet.
 pub const PACKET_BYTES: u64 = 64;

@@ -1,5 +1,5 @@
 //! The GPU program loader behind `dojo exec`: runs a `main()`-style GPU program (built
-//! with the device runtime, see [`crate::cc`]) on a simulated GPU, the way LLVM's GPU
+//! with the device runtime, see [`crate::host::cc`]) on a simulated GPU, the way LLVM's GPU
 //! loader runs one on hardware.
 //!
 //! 1. Load the code object into GPU memory (relocated) and register its decoded program.
@@ -26,13 +26,13 @@ use simdojo::resources::Resources;
 use simdojo::time::Tick;
 use simdojo::topology::Topology;
 
-use crate::aql::{FenceScope, Header, KernelDispatch, PacketType, PACKET_BYTES};
-use crate::ids::GpuAddr;
-use crate::memory::GpuMemory;
-use crate::rpc::{HostError, HostServices, OutputStream, RpcError, RpcLayout, RpcMemory, RpcServer};
-use crate::shared::{GpuFault, GpuShared, QueueDesc};
-use crate::soc::HostPoller;
-use crate::stats::KernelStats;
+use crate::gpu::aql::{FenceScope, Header, KernelDispatch, PacketType, PACKET_BYTES};
+use crate::gpu::ids::GpuAddr;
+use crate::gpu::memory::GpuMemory;
+use crate::host::rpc::{HostError, HostServices, OutputStream, RpcError, RpcLayout, RpcMemory, RpcServer};
+use crate::gpu::shared::{GpuFault, GpuShared, QueueDesc};
+use crate::gpu::shared::HostPoller;
+use crate::gpu::stats::KernelStats;
 
 /// What to run and how.
 #[derive(Clone, Debug)]
@@ -469,14 +469,14 @@ pub fn prepare(image: &[u8], opts: &ExecOptions) -> Result<Prepared, ExecError> 
 
     // 2. RPC.
     let layout = RpcLayout::new(64, RPC_PORTS).map_err(|e| ExecError::Load(e.to_string()))?;
-    let buffer = mem.alloc_kind(layout.allocation_size(), 0, crate::memory::MemKind::Fine).map_err(load_err)?;
+    let buffer = mem.alloc_kind(layout.allocation_size(), 0, crate::gpu::memory::MemKind::Fine).map_err(load_err)?;
     let server = RpcServer::new(layout, buffer.0);
     if let Some(sym) = code.symbol("__llvm_rpc_client") {
         let client = server.client_image();
         mem.write(GpuAddr(base.0 + sym.value.0), &client).map_err(load_err)?;
     }
-    let signal = mem.alloc(crate::aql::signal::BYTES, 0).map_err(load_err)?;
-    mem.write_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE), 1).map_err(load_err)?;
+    let signal = mem.alloc(crate::gpu::aql::signal::BYTES, 0).map_err(load_err)?;
+    mem.write_u64(GpuAddr(signal.0 + crate::gpu::aql::signal::VALUE), 1).map_err(load_err)?;
     let ret = mem.alloc(8, 0).map_err(load_err)?;
     {
         let mut guard = poller.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -667,7 +667,7 @@ impl Prepared {
         };
         let mem = self.shared.memory();
         let code_ret = mem.and_then(|m| m.read_u64(ret).ok()).map_or(1, |v| v as i32);
-        let finished = mem.and_then(|m| m.read_u64(GpuAddr(signal.0 + crate::aql::signal::VALUE)).ok()) == Some(0);
+        let finished = mem.and_then(|m| m.read_u64(GpuAddr(signal.0 + crate::gpu::aql::signal::VALUE)).ok()) == Some(0);
         let status_code = match exit {
             Some(c) => c,
             None if output_error.is_some() => 1,

@@ -20,18 +20,18 @@ use sha2::{Digest, Sha256};
 
 /// The runtime sources, by path relative to the runtime directory.
 const RUNTIME_FILES: &[(&str, &str)] = &[
-    ("include/__dojo_config.h", include_str!("../runtime/include/__dojo_config.h")),
-    ("include/stdio.h", include_str!("../runtime/include/stdio.h")),
-    ("include/stdlib.h", include_str!("../runtime/include/stdlib.h")),
-    ("include/string.h", include_str!("../runtime/include/string.h")),
-    ("src/rpc_lane.h", include_str!("../runtime/src/rpc_lane.h")),
-    ("src/rpc_client.h", include_str!("../runtime/src/rpc_client.h")),
-    ("src/rpc_port.h", include_str!("../runtime/src/rpc_port.h")),
-    ("src/rpc_client.c", include_str!("../runtime/src/rpc_client.c")),
-    ("src/start.c", include_str!("../runtime/src/start.c")),
-    ("src/stdio.c", include_str!("../runtime/src/stdio.c")),
-    ("src/stdlib.c", include_str!("../runtime/src/stdlib.c")),
-    ("src/string.c", include_str!("../runtime/src/string.c")),
+    ("include/__dojo_config.h", include_str!("../../runtime/include/__dojo_config.h")),
+    ("include/stdio.h", include_str!("../../runtime/include/stdio.h")),
+    ("include/stdlib.h", include_str!("../../runtime/include/stdlib.h")),
+    ("include/string.h", include_str!("../../runtime/include/string.h")),
+    ("src/rpc_lane.h", include_str!("../../runtime/src/rpc_lane.h")),
+    ("src/rpc_client.h", include_str!("../../runtime/src/rpc_client.h")),
+    ("src/rpc_port.h", include_str!("../../runtime/src/rpc_port.h")),
+    ("src/rpc_client.c", include_str!("../../runtime/src/rpc_client.c")),
+    ("src/start.c", include_str!("../../runtime/src/start.c")),
+    ("src/stdio.c", include_str!("../../runtime/src/stdio.c")),
+    ("src/stdlib.c", include_str!("../../runtime/src/stdlib.c")),
+    ("src/string.c", include_str!("../../runtime/src/string.c")),
 ];
 
 /// Optimization level passed to clang (and to LTO).

@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::DispatchSeq;
-use crate::messages::LineAccess;
-use crate::stats::CacheCounts;
+use crate::gpu::ids::DispatchSeq;
+use crate::gpu::messages::LineAccess;
+use crate::gpu::stats::CacheCounts;
 use crate::timing::{
     AccessKind, Bandwidth, BandwidthPort, CacheConfig, CacheModel, ConfigError, Cycle, LineAddr,
     MshrAllocation, MshrConfig, MshrFile, ReplacementPolicy, WritePolicy,

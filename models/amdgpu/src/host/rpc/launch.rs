@@ -1,5 +1,5 @@
 //! What a loader needs to start a `main()`-style program built by
-//! [`crate::cc`]: the kernel names, the argv/envp block, and the explicit
+//! [`crate::host::cc`]: the kernel names, the argv/envp block, and the explicit
 //! kernel arguments of each entry kernel.
 //!
 //! Launch protocol (the same as LLVM's GPU loader):

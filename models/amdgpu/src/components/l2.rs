@@ -10,7 +10,7 @@
 //! or HBM, address-interleaved over `down`) as one `Access` per port, and the answer
 //! leaves when the last fill is back ([`TimedLevel`]). Both kinds share one tag model,
 //! so statistics mean the same in both modes. Lines of a peer GPU's memory
-//! ([`crate::remote`]) go to the `xgmi` port instead of `down`, when it is linked.
+//! ([`crate::gpu::remote`]) go to the `xgmi` port instead of `down`, when it is linked.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,12 +22,12 @@ use simdojo::params::ParamKind;
 use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 
-use crate::ids::DispatchSeq;
-use crate::memory::MemView;
-use crate::messages::MemMsg;
-use crate::shared::GpuShared;
-use crate::line_cache::{LevelOutput, LevelTiming, LineCache, Requester, TimedLevel};
-use crate::messages::LineAccess;
+use crate::gpu::ids::DispatchSeq;
+use crate::gpu::memory::MemView;
+use crate::gpu::messages::MemMsg;
+use crate::gpu::shared::GpuShared;
+use crate::components::line_cache::{LevelOutput, LevelTiming, LineCache, Requester, TimedLevel};
+use crate::gpu::messages::LineAccess;
 use crate::timing::Cycle;
 use simdojo::time::{ClockDomain, Tick};
 
@@ -87,7 +87,7 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
 /// A cache level (its tags with `policy`, and its timing) from its component
 /// parameters (`size`, `ways`, `line_bytes` and those of [`level_timing`]).
 /// `slicing`: (interleave granule, slices) when the level is one slice of an
-/// address-interleaved cache (see [`crate::line_cache::Slicing`]).
+/// address-interleaved cache (see [`crate::components::line_cache::Slicing`]).
 pub(crate) fn timed_level(p: &simdojo::params::Params, policy: &str, slicing: Option<(u64, u64)>) -> Result<TimedLevel, BuildError> {
     let ways = u32::try_from(p.uint("ways")?).unwrap_or(u32::MAX);
     let mut cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
@@ -191,7 +191,7 @@ impl L2 {
                     }
                 }
                 self.state.performed.inc();
-                let result = crate::memory::perform(self.view.as_mut(), &req);
+                let result = crate::gpu::memory::perform(self.view.as_mut(), &req);
                 ctx.send(&self.cu[c], MemMsg::Response { tag, result });
             }
             MemMsg::Lines { seq, lines } => {
@@ -366,7 +366,7 @@ const STATS: &[StatSpec] = &[
 
 simdojo::register_component!(ComponentType {
     name: "amdgpu.l2.lru",
-    doc: "An XCD's L2 with least-recently-used replacement (see the module docs of amdgpu::l2).",
+    doc: "An XCD's L2 with least-recently-used replacement (see the module docs of amdgpu::components::l2).",
     params: PARAMS,
     ports: PORTS,
     stats: STATS,

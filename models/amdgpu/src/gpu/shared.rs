@@ -10,9 +10,9 @@ use amdgpu_isa::exec::Program;
 use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{GpuAddr, QueueId};
-use crate::memory::GpuMemory;
-use crate::stats::KernelStats;
+use crate::gpu::ids::{GpuAddr, QueueId};
+use crate::gpu::memory::GpuMemory;
+use crate::gpu::stats::KernelStats;
 
 /// Most bytes of GPU memory decoded at once for code nobody registered.
 pub const LAZY_DECODE_MAX: u64 = 4 << 20;
@@ -61,11 +61,29 @@ pub trait HostHooks: Send + Sync {
     fn dispatch_done(&self, _stats: &KernelStats) {}
     /// The value of the GPU's timestamp counter written into completion signals at
     /// simulated time `sim_ps` (default: the 100 MHz reference clock of simulated
-    /// time, [`crate::clock::reference_ticks`], the counter a driver reports in
+    /// time, [`crate::gpu::clock::reference_ticks`], the counter a driver reports in
     /// GET_CLOCK_COUNTERS and `s_memrealtime` reads). A host with another clock
     /// overrides it, and then owes its runtimes a consistent GPU clock reading.
     fn timestamp(&self, sim_ps: u64) -> u64 {
-        crate::clock::reference_ticks(simdojo::time::Tick(sim_ps))
+        crate::gpu::clock::reference_ticks(simdojo::time::Tick(sim_ps))
+    }
+}
+
+/// Host work polled by the SoC while dispatches run (the RPC server of `dojo exec`).
+pub trait HostPoller: Send + Sync {
+    /// Serves whatever is pending; returns a fault message to stop the GPU.
+    fn poll(&self) -> Result<(), String>;
+    /// Whether the host asked the simulation to stop (the program called `exit`).
+    fn exit_requested(&self) -> Option<i32> {
+        None
+    }
+    /// The poller's state for a checkpoint (`None`: it has none worth keeping).
+    fn save(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// Restores what [`HostPoller::save`] returned.
+    fn restore(&self, _state: &[u8]) -> Result<(), String> {
+        Ok(())
     }
 }
 
@@ -83,9 +101,9 @@ pub struct GpuShared {
     kernels: Mutex<Vec<KernelStats>>,
     names: Mutex<BTreeMap<u64, String>>,
     hooks: RwLock<Option<Arc<dyn HostHooks>>>,
-    poller: RwLock<Option<Arc<dyn crate::soc::HostPoller>>>,
-    clock: crate::clock::GpuClock,
-    remote: crate::remote::RemoteRanges,
+    poller: RwLock<Option<Arc<dyn HostPoller>>>,
+    clock: crate::gpu::clock::GpuClock,
+    remote: crate::gpu::remote::RemoteRanges,
 }
 
 impl std::fmt::Debug for GpuShared {
@@ -101,7 +119,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl GpuShared {
     /// Creates the memory on first call (the SoC does at build); later calls return it.
-    pub fn init_memory(&self, bytes: u64) -> Result<Arc<GpuMemory>, crate::memory::AllocError> {
+    pub fn init_memory(&self, bytes: u64) -> Result<Arc<GpuMemory>, crate::gpu::memory::AllocError> {
         if let Some(m) = self.memory.get() {
             return Ok(m.clone());
         }
@@ -116,7 +134,7 @@ impl GpuShared {
 
     /// The ranges of this GPU's address space that are peer GPUs' memory (the driver
     /// fills it when it maps a peer's buffer; the L2s and the XGMI block read it).
-    pub fn remote(&self) -> &crate::remote::RemoteRanges {
+    pub fn remote(&self) -> &crate::gpu::remote::RemoteRanges {
         &self.remote
     }
 
@@ -201,7 +219,7 @@ impl GpuShared {
     }
 
     /// The kernel name at a descriptor address: registered by the loader, else read
-    /// from the code object a runtime loaded there (see [`crate::loaded_image`]), else
+    /// from the code object a runtime loaded there (see [`crate::gpu::loaded_image`]), else
     /// the address in hex. Remembered per descriptor.
     pub fn kernel_name(&self, descriptor: GpuAddr) -> String {
         if let Some(n) = lock(&self.names).get(&descriptor.0) {
@@ -209,7 +227,7 @@ impl GpuShared {
         }
         let name = self
             .memory()
-            .and_then(|m| crate::loaded_image::kernel_name(m, descriptor))
+            .and_then(|m| crate::gpu::loaded_image::kernel_name(m, descriptor))
             .unwrap_or_else(|| format!("{descriptor}"));
         lock(&self.names).insert(descriptor.0, name.clone());
         name
@@ -238,8 +256,8 @@ impl GpuShared {
 
     /// Gives queue `id` the GPU's global wave sync resources (`on`) or takes them back:
     /// the driver's `ALLOC_QUEUE_GWS`. Dispatches the packet processor starts from the
-    /// queue afterwards may run `ds_gws_*`; those of a queue without GWS fault (see
-    /// [`crate::soc`]).
+    /// queue afterwards may run `ds_gws_*`; those of a queue without GWS fault (the
+    /// SoC, `amdgpu.soc`, checks it).
     pub fn set_queue_gws(&self, id: QueueId, on: bool) {
         let mut gws = lock(&self.gws);
         if on {
@@ -280,17 +298,17 @@ impl GpuShared {
     }
 
     /// Installs the host-service poller the SoC runs while dispatches are in flight.
-    pub fn set_poller(&self, p: Arc<dyn crate::soc::HostPoller>) {
+    pub fn set_poller(&self, p: Arc<dyn HostPoller>) {
         *self.poller.write().unwrap_or_else(|e| e.into_inner()) = Some(p);
     }
 
-    pub(crate) fn poller(&self) -> Option<Arc<dyn crate::soc::HostPoller>> {
+    pub(crate) fn poller(&self) -> Option<Arc<dyn HostPoller>> {
         self.poller.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The GPU's time as the host sees it: the packet processor's clock and recent
     /// activity.
-    pub fn clock(&self) -> &crate::clock::GpuClock {
+    pub fn clock(&self) -> &crate::gpu::clock::GpuClock {
         &self.clock
     }
 
@@ -298,7 +316,7 @@ impl GpuShared {
     pub fn timestamp(&self, sim_ps: u64) -> u64 {
         match self.hooks() {
             Some(h) => h.timestamp(sim_ps),
-            None => crate::clock::reference_ticks(simdojo::time::Tick(sim_ps)),
+            None => crate::gpu::clock::reference_ticks(simdojo::time::Tick(sim_ps)),
         }
     }
 
