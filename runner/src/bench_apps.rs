@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::Instant;
 
-use amdgpu::stats::KernelStats;
+use amdgpu::gpu::stats::KernelStats;
 use anyhow::Context as _;
 use clap::Args;
 

@@ -15,7 +15,7 @@ mod common;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use amdgpu::stats::KernelStats;
+use amdgpu::gpu::stats::KernelStats;
 use common::*;
 use serde_json::Value;
 
