@@ -20,7 +20,7 @@ use crate::numeric::valu::{fma_f32_rne, max_f32, min_f32};
 use crate::numeric::{DenormMode, RoundMode};
 
 use super::fast::{FastOp, Kind, Src};
-use super::interp::scalar_src;
+use super::operands::scalar_src;
 use super::program::Program;
 use super::wave::{Wave, WaveStatus, WAVE_LANES};
 

@@ -22,7 +22,8 @@ use crate::decode::{Encoding, Opcode};
 use crate::numeric::Mode;
 
 use super::gws::FunctionalGws;
-use super::interp::{run_wave, Ctx, Stop, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::interp::{run_wave, Stop};
+use super::operands::{Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::device::DeviceMemory;
 use super::hwreg::GroupPlace;
 use super::memory::Memory;

@@ -20,7 +20,7 @@
 
 use crate::decode::{Encoding, Opcode};
 
-use super::interp::{PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::operands::{PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::{CachedInst, Extension, Slot};
 
 /// A pre-decoded 32-bit source operand.
@@ -225,7 +225,7 @@ fn scalar_src_static(code: u32) -> u32 {
     match code {
         128..=192 => code - 128,
         193..=208 => (192i32 - code as i32) as u32,
-        _ => super::interp::inline_f32(code),
+        _ => super::operands::inline_f32(code),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::numeric::valu::{max_f32, max_f64, min_f32, min_f64, output_f16, outpu
 use crate::numeric::{dot, fp8, int, transcendental, valu, Fp8Format, Mode};
 use crate::Target;
 
-use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, VCC};
+use super::operands::{inline_f64, scalar_src, scalar_src64, unsupported, VCC};
 use super::program::{CachedInst, Extension};
 use super::reg_file::RegFile;
 use super::wave::{VReg, Wave, WAVE_LANES};

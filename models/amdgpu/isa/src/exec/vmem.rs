@@ -1,5 +1,5 @@
-//! Vector memory handlers: the dispatch to DS ([`super::ds`]) and MUBUF/MTBUF
-//! ([`super::buffer`]), FLAT/GLOBAL/SCRATCH, and the load/store/atomic machinery they share.
+//! Vector memory: the FLAT/GLOBAL/SCRATCH handler, and the load/store/atomic machinery it
+//! shares with DS ([`super::ds`]) and MUBUF/MTBUF ([`super::buffer`]).
 //!
 //! Global/flat/buffer instructions are described at load time by [`mem_aux`] (kind,
 //! width, atomic operation) so the hot path does not look at mnemonics. LDS accesses out
@@ -16,7 +16,7 @@ use crate::decode::{Encoding, Opcode};
 use crate::Target;
 
 use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest};
-use super::interp::{unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::operands::{unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::CachedInst;
 use super::reg_file::RegFile;
 use super::wave::{PendingAccess, VReg, Wave, WaveStatus, M0, WAVE_LANES};
@@ -241,15 +241,6 @@ pub(super) enum LaneAddr {
     Global(u64),
     Lds(u32),
     Private(u64),
-}
-
-pub(crate) fn execute<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
-    match c.enc {
-        Encoding::Ds => super::ds::ds(w, c, pc, ctx),
-        Encoding::Flat | Encoding::Global | Encoding::Scratch => flat(w, c, pc, ctx),
-        Encoding::Mubuf | Encoding::Mtbuf => super::buffer::mubuf(w, c, pc, ctx),
-        _ => Err(unsupported(&c.inst, pc)),
-    }
 }
 
 /// Per-lane addresses of a FLAT/GLOBAL/SCRATCH instruction.
@@ -558,7 +549,8 @@ fn flat_policy(w0: u32) -> CachePolicy {
     CachePolicy { sc0: (w0 >> 16) & 1 != 0, nt: (w0 >> 17) & 1 != 0, sc1: (w0 >> 25) & 1 != 0 }
 }
 
-fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
+/// A FLAT, GLOBAL or SCRATCH instruction.
+pub(crate) fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     let aux = c.aux;
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
     if let Some((element, count)) = flat_lds_element(c.op) {
