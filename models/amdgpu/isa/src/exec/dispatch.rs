@@ -477,7 +477,7 @@ fn resume_functionally<M: DeviceMemory>(w: &mut Wave, tag: u64, mem: &mut M, gws
         WaveStatus::WaitMemory => {
             if let Some(request) = w.take_request() {
                 if FunctionalGws::is_gws(&request) {
-                    return gws.submit(tag, w, request);
+                    return gws.submit(tag, w, *request);
                 }
                 match request.perform(mem) {
                     Ok(resp) => w.complete(&resp)?,

@@ -141,3 +141,22 @@ pub(crate) fn scalar_src64_signed(wave: &Wave, v: u32, literal: u32) -> u64 {
 
 /// `vcc_lo` slot, shared with the vector handlers.
 pub(crate) const VCC: usize = VCC_LO;
+
+/// Whether an integer compare's condition (a compare descriptor's: 1 lt, 2 eq, 3 le, 4 gt,
+/// 5 ne, 6 ge; `always`: true) holds for the ordering `o` of its operands.
+#[inline]
+pub(crate) fn icmp(o: std::cmp::Ordering, cond: u32, always: bool) -> bool {
+    use std::cmp::Ordering::*;
+    if always {
+        return true;
+    }
+    match cond {
+        1 => o == Less,
+        2 => o == Equal,
+        3 => o != Greater,
+        4 => o == Greater,
+        5 => o != Equal,
+        6 => o != Less,
+        _ => false,
+    }
+}
