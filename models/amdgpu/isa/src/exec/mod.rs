@@ -11,7 +11,11 @@
 //! - `fast`: pre-resolved forms of the hottest instructions, built per program slot, and
 //!   their straight-line runs.
 //! - `burst`: runs those runs (AVX2-compiled when the host has it).
-//! - `interp`: the interpreter loop and the scalar ALU and control (SOP*) handlers.
+//! - `interp`: the interpreter loop and the dispatch to the handlers by encoding family
+//!   (the only module that imports the handlers).
+//! - `operands`: what every handler shares (the handler context, inline constants, scalar
+//!   sources, the unsupported-instruction fault, the flat apertures), below the handlers.
+//! - `salu`: the scalar ALU and control (SOP*) handlers.
 //! - `scalar_flow`: `s_cbranch_*_fork`/`join` (the fork/join stack) and M0-relative SGPR
 //!   indexing (`s_movrels`/`s_movreld`).
 //! - `smem`: scalar memory (SMEM): loads, stores, scratch, atomics, cache operations.
@@ -20,7 +24,7 @@
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3, SDWA, GPR indexing mode); `vop3p`:
 //!   packed math, dot products and mixed-precision FMA; `dpp`: the DPP lane permutations;
 //!   `cvt`: the gfx950 block-scaled conversions (`v_cvt_scalef32_*`), called from `valu`.
-//! - `vmem`: FLAT/GLOBAL/SCRATCH handlers and the load/store/atomic machinery shared
+//! - `vmem`: the FLAT/GLOBAL/SCRATCH handler and the load/store/atomic machinery shared
 //!   with `buffer` (MUBUF/MTBUF addressing, formats and loads into LDS; conversions in
 //!   `buffer_format`) and `ds` (LDS; the gfx950 transposing loads in `ds_transpose`).
 //! - [`gws`]: global wave sync requests and the device-wide [`GwsUnit`] that performs them.
@@ -81,8 +85,10 @@ pub mod hwreg;
 mod interp;
 mod mfma;
 pub mod memory;
+mod operands;
 pub mod program;
 pub mod reg_file;
+mod salu;
 mod scalar_flow;
 mod smem;
 pub mod step;
