@@ -108,10 +108,10 @@ pub(crate) fn execute<M: DeviceMemory>(wave: &mut Wave, c: &CachedInst, pc: u64,
         // VSKIP skips vector ALU instructions; GPR indexing mode is the VALU's to apply.
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p if wave.mode_bits & MODE_VSKIP != 0 => Ok(()),
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu::execute(wave, c, pc, ctx.target),
-        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf if wave.mode_bits & VECTOR_MODES != 0 => {
+        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg if wave.mode_bits & VECTOR_MODES != 0 => {
             vector_mode(wave, &c.inst, pc)
         }
-        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => {
+        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => {
             vmem::execute(wave, c, pc, ctx)
         }
         _ => Err(unsupported(&c.inst, pc)),

@@ -248,6 +248,7 @@ pub(crate) fn execute<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ct
         Encoding::Ds => super::ds::ds(w, c, pc, ctx),
         Encoding::Flat | Encoding::Global | Encoding::Scratch => flat(w, c, pc, ctx),
         Encoding::Mubuf | Encoding::Mtbuf => super::buffer::mubuf(w, c, pc, ctx),
+        Encoding::Mimg => super::image::execute(w, c, pc, ctx),
         _ => Err(unsupported(&c.inst, pc)),
     }
 }
