@@ -1,13 +1,13 @@
-//! Timing mode end to end: main() programs built by the real clang (`amdgpu::cc`) run on a
+//! Timing mode end to end: main() programs built by the real clang (`amdgpu::host::cc`) run on a
 //! small gfx942 GPU with small caches (`topologies/test-timing.toml`): latency steps at
 //! each cache capacity, the HBM bandwidth bound, determinism across workers, and the
 //! same output as functional mode.
 
 use std::path::{Path, PathBuf};
 
-use amdgpu::cc::{compile, CcOptions, OptLevel};
+use amdgpu::host::cc::{compile, CcOptions, OptLevel};
 use amdgpu::isa::Target;
-use amdgpu::loader::{run_image, ExecOptions, ExecOutcome};
+use amdgpu::host::loader::{run_image, ExecOptions, ExecOutcome};
 use amdgpu::timing::{HbmConfig, Part};
 use simdojo::params::ParamValue;
 use simdojo::partition::{plan, Strategy};
@@ -54,7 +54,7 @@ fn run_with(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u3
         env: Vec::new(),
         max_ticks: None,
         capture: true,
-        max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+        max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
     };
     let out = run_image(image, &opts).unwrap();

@@ -3,10 +3,10 @@
 //! and copied back for `_IOR` commands. Pointers inside arguments go through
 //! [`UserMemory`]; nothing the application passes is trusted.
 
-use amdgpu::aql::PACKET_BYTES;
-use amdgpu::ids::GpuAddr;
-use amdgpu::memory::MemKind;
-use amdgpu::shared::QueueDesc;
+use amdgpu::gpu::aql::PACKET_BYTES;
+use amdgpu::gpu::ids::GpuAddr;
+use amdgpu::gpu::memory::MemKind;
+use amdgpu::gpu::shared::QueueDesc;
 use bytemuck::Pod;
 
 use crate::backend::Errno;
