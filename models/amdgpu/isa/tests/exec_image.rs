@@ -685,3 +685,280 @@ fn anisotropic_filtering_is_refused_by_name() {
         other => panic!("expected Unsupported, got {other:?}"),
     }
 }
+
+// ------------------------------------------------------------------- more modes
+
+const FMT_8_8: u32 = 3;
+const FMT_5_6_5: u32 = 16;
+const NUM_SRGB: u32 = 9;
+const TYPE_CUBE: u32 = 11;
+const CLAMP_HALF_BORDER: u32 = 4;
+const MIRROR_ONCE_HALF_BORDER: u32 = 5;
+const MIRROR_ONCE_BORDER: u32 = 7;
+
+/// Runs `text` on a wave over `img` (and sampler `s`) with `setup` filling its VGPRs.
+fn run_with(img: &Image, s: Option<&Samp>, exec: u64, mem: &mut Memory, text: &str, setup: impl Fn(&mut Wave)) -> Wave {
+    let mut w = wave(img, s, exec);
+    setup(&mut w);
+    run(text, &mut w, mem).expect("runs");
+    w
+}
+
+#[test]
+fn a16_packs_two_coordinates_per_register_and_lwe_writes_no_status() {
+    let img = Image::linear_2d(FMT_32, NUM_UINT, 8, 8);
+    let mut mem = memory();
+    for y in 0..8 {
+        for x in 0..8 {
+            put(&mut mem, &img, x, y, 0, &(10 * y + x).to_le_bytes());
+        }
+    }
+    let w = run_with(&img, None, 0b11, &mut mem, "image_load v4, v0, s[8:15] dmask:0x1 unorm a16 lwe", |w| {
+        w.vgpr[0][0] = 3 | 5 << 16;
+        w.vgpr[0][1] = 7 | 1 << 16;
+        w.vgpr[5][0] = 0xdead;
+        w.vgpr[5][1] = 0xdead;
+    });
+    assert_eq!([w.vgpr[4][0], w.vgpr[4][1]], [53, 17]);
+    assert_eq!([w.vgpr[5][0], w.vgpr[5][1]], [0xdead, 0xdead], "no status dword after the data");
+    // a16 sample coordinates are f16: (0.5, 0.25) -> texel (4, 2) of the float view.
+    let mut fimg = img;
+    fimg.num_format = NUM_FLOAT;
+    for y in 0..8 {
+        for x in 0..8 {
+            put(&mut mem, &fimg, x, y, 0, &((10 * y + x) as f32).to_le_bytes());
+        }
+    }
+    let w = run_with(&fimg, Some(&Samp::new(CLAMP_LAST_TEXEL, POINT)), 1, &mut mem, "image_sample v4, v0, s[8:15], s[16:19] dmask:0x1 a16", |w| {
+        w.vgpr[0][0] = 0x3800 | 0x3400 << 16;
+    });
+    assert_eq!(f(w.vgpr[4][0]), 24.0);
+}
+
+/// The reference of the border-limited modes on one axis: the texel of index `i`, or
+/// `None` for the border; half-border modes first clamp the coordinate `c` to half a
+/// texel past the edge (mirror-once modes mirror it about 0 first).
+fn mirror_once_or_border(mode: u32, c: f32, n: i64, bilinear: bool) -> Vec<(Option<i64>, f32)> {
+    let c = match mode {
+        CLAMP_HALF_BORDER => c.clamp(-0.5, n as f32 + 0.5),
+        MIRROR_ONCE_HALF_BORDER => c.abs().min(n as f32 + 0.5),
+        _ => c,
+    };
+    let texel = |i: i64| -> Option<i64> {
+        let m = if matches!(mode, MIRROR_ONCE_LAST_TEXEL | MIRROR_ONCE_HALF_BORDER | MIRROR_ONCE_BORDER) && i < 0 { -1 - i } else { i };
+        match mode {
+            MIRROR_ONCE_LAST_TEXEL => Some(m.clamp(0, n - 1)),
+            _ => (0..n).contains(&m).then_some(m),
+        }
+    };
+    if !bilinear {
+        return vec![(texel(c.floor() as i64), 1.0)];
+    }
+    let s = c - 0.5;
+    let i0 = s.floor();
+    let a = s - i0;
+    vec![(texel(i0 as i64), 1.0 - a), (texel(i0 as i64 + 1), a)]
+}
+
+#[test]
+fn mirror_once_and_half_border_address_modes() {
+    // A 1D image of 4 floats: 1, 2, 4, 8; border opaque white (1.0).
+    let mut img = Image::linear_2d(FMT_32, NUM_FLOAT, 4, 1);
+    img.ty = TYPE_1D;
+    let texels = [1.0f32, 2.0, 4.0, 8.0];
+    let mut mem = memory();
+    for (x, v) in texels.iter().enumerate() {
+        put(&mut mem, &img, x as u32, 0, 0, &v.to_le_bytes());
+    }
+    let coords: Vec<f32> = (0..64).map(|i| -1.6 + 0.05 * i as f32).collect();
+    for mode in [MIRROR_ONCE_LAST_TEXEL, CLAMP_HALF_BORDER, MIRROR_ONCE_HALF_BORDER, MIRROR_ONCE_BORDER] {
+        for filter in [POINT, BILINEAR] {
+            let mut s = Samp::new(mode, filter);
+            s.border = 2;
+            let w = run_with(&img, Some(&s), u64::MAX, &mut mem, "image_sample v4, v0, s[8:15], s[16:19] dmask:0x1", |w| {
+                for (lane, u) in coords.iter().enumerate() {
+                    w.vgpr[0][lane] = u.to_bits();
+                }
+            });
+            for (lane, u) in coords.iter().enumerate() {
+                let want: f32 = mirror_once_or_border(mode, u * 4.0, 4, filter == BILINEAR)
+                    .iter()
+                    .map(|(t, weight)| weight * t.map_or(1.0, |i| texels[i as usize]))
+                    .sum();
+                let got = f(w.vgpr[4][lane]);
+                assert!((got - want).abs() <= 1e-5, "mode {mode} filter {filter} u {u}: got {got}, want {want}");
+            }
+        }
+    }
+}
+
+#[test]
+fn min_and_max_filter_modes_take_the_extreme_of_the_footprint() {
+    let img = Image::linear_2d(FMT_32, NUM_FLOAT, 2, 2);
+    let mut mem = memory();
+    for (i, v) in [3.0f32, -1.0, 7.0, 2.0].iter().enumerate() {
+        put(&mut mem, &img, i as u32 % 2, i as u32 / 2, 0, &v.to_le_bytes());
+    }
+    let mut out = Vec::new();
+    for mode in [1u32, 2, 0] {
+        let mut words = Samp::new(CLAMP_LAST_TEXEL, BILINEAR).words();
+        words[0] |= mode << 29; // FILTER_MODE
+        let mut w = wave(&img, None, 1);
+        for (i, d) in words.iter().enumerate() {
+            w.sgpr[16 + i] = *d;
+        }
+        w.vgpr[0][0] = 0.5f32.to_bits();
+        w.vgpr[1][0] = 0.5f32.to_bits();
+        run("image_sample v4, v[0:1], s[8:15], s[16:19] dmask:0x1", &mut w, &mut mem).expect("runs");
+        out.push(f(w.vgpr[4][0]));
+    }
+    assert_eq!(out, [-1.0, 7.0, 2.75], "min, max, blend");
+}
+
+#[test]
+fn the_border_color_follows_bc_swizzle_into_the_texel_channels() {
+    // An RA8 image read as (R, 0, 0, A) from channels (X, Y): BC_SWIZZLE XWYZ puts the
+    // border's alpha in channel Y, so opaque black reads alpha 1.
+    let mut img = Image::linear_2d(FMT_8_8, NUM_UNORM, 2, 2);
+    img.dst_sel = [SEL_X, SEL_0, SEL_0, SEL_Y];
+    let mut s = Samp::new(CLAMP_BORDER, POINT);
+    s.border = 1;
+    let mut mem = memory();
+    let sample = |bc: u32, mem: &mut Memory| -> [f32; 4] {
+        let mut words = img.words();
+        words[4] |= bc << 29;
+        let mut w = wave(&img, Some(&s), 1);
+        for (i, d) in words.iter().enumerate() {
+            w.sgpr[8 + i] = *d;
+        }
+        w.vgpr[0][0] = (-0.5f32).to_bits();
+        w.vgpr[1][0] = 0.5f32.to_bits();
+        run("image_sample v[4:7], v[0:1], s[8:15], s[16:19] dmask:0xf", &mut w, mem).expect("runs");
+        [f(w.vgpr[4][0]), f(w.vgpr[5][0]), f(w.vgpr[6][0]), f(w.vgpr[7][0])]
+    };
+    assert_eq!(sample(1, &mut mem), [0.0, 0.0, 0.0, 1.0], "BC_SWIZZLE XWYZ");
+    assert_eq!(sample(0, &mut mem), [0.0, 0.0, 0.0, 0.0], "BC_SWIZZLE XYZW leaves alpha in channel W, which dst_sel does not read");
+}
+
+#[test]
+fn srgb_and_packed_16_bit_formats() {
+    // sRGB: R, G, B decode with the sRGB curve, A is linear; stores encode.
+    let srgb = |c: f64| if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) };
+    let img = Image::linear_2d(FMT_8_8_8_8, NUM_SRGB, 2, 1);
+    let mut mem = memory();
+    put(&mut mem, &img, 0, 0, 0, &[188, 10, 255, 128]);
+    let w = run_with(&img, None, 0b11, &mut mem, "image_load v[4:7], v0, s[8:15] dmask:0xf unorm\nimage_store v[8:11], v0, s[8:15] dmask:0xf unorm", |w| {
+        w.vgpr[0][1] = 1;
+        for (c, v) in [0.5f32, 0.0, 1.0, 0.5].iter().enumerate() {
+            w.vgpr[8 + c][1] = v.to_bits();
+        }
+    });
+    let want = [srgb(188.0 / 255.0) as f32, srgb(10.0 / 255.0) as f32, 1.0, (128.0f64 / 255.0) as f32];
+    assert_eq!([f(w.vgpr[4][0]), f(w.vgpr[5][0]), f(w.vgpr[6][0]), f(w.vgpr[7][0])], want);
+    let mut b = [0u8; 4];
+    mem.read(IMAGE + 4, &mut b).expect("read");
+    // 0.5 linear is 0.7354 in sRGB: 187.5 -> 188; alpha 0.5 -> 127.5 -> 128.
+    assert_eq!(b, [188, 0, 255, 128]);
+    // 5_6_5 unorm: X is the low 5 bits, Y the middle 6, Z the top 5.
+    let img = Image::linear_2d(FMT_5_6_5, NUM_UNORM, 1, 1);
+    put(&mut mem, &img, 0, 0, 0, &(31u16 | 21 << 5 | 1 << 11).to_le_bytes());
+    let w = run_with(&img, None, 1, &mut mem, "image_load v[4:7], v0, s[8:15] dmask:0xf unorm", |_| {});
+    assert_eq!(
+        [f(w.vgpr[4][0]), f(w.vgpr[5][0]), f(w.vgpr[6][0]), f(w.vgpr[7][0])],
+        [1.0, (21.0f64 / 63.0) as f32, (1.0f64 / 31.0) as f32, 1.0]
+    );
+}
+
+#[test]
+fn integer_formats_sample_the_nearest_texel() {
+    let img = Image::linear_2d(FMT_32, NUM_UINT, 2, 1);
+    let mut mem = memory();
+    put(&mut mem, &img, 0, 0, 0, &10u32.to_le_bytes());
+    put(&mut mem, &img, 1, 0, 0, &20u32.to_le_bytes());
+    let mut s = Samp::new(CLAMP_LAST_TEXEL, BILINEAR);
+    s.unnormalized = true;
+    let w = run_with(&img, Some(&s), 0b11, &mut mem, "image_sample v4, v[0:1], s[8:15], s[16:19] dmask:0x1", |w| {
+        w.vgpr[0][0] = 0.9f32.to_bits();
+        w.vgpr[0][1] = 1.2f32.to_bits();
+    });
+    assert_eq!([w.vgpr[4][0], w.vgpr[4][1]], [10, 20]);
+}
+
+#[test]
+fn views_start_at_base_level_and_base_array() {
+    // A 2D array of 4 slices of 4 x 4 with 2 levels, linear; the view starts at level 1
+    // and slice 2.
+    let mut img = Image::linear_2d(FMT_32, NUM_UINT, 4, 4);
+    img.ty = TYPE_2D_ARRAY;
+    img.depth = 4;
+    img.pitch = 64;
+    img.last_level = 1;
+    img.base_level = 1;
+    let mut words = img.words();
+    words[5] |= 2; // BASE_ARRAY
+    // Slice stride: pitch * (4 + 2 rows of the two levels) elements.
+    let slice = 64 * 6 * 4u64;
+    let mut mem = memory();
+    for z in 0..4u64 {
+        for y in 0..2u64 {
+            for x in 0..2u64 {
+                mem.write(IMAGE + z * slice + ((4 + y) * 64 + x) * 4, &(1000 * z + 10 * y + x).to_le_bytes()[..4]).expect("write");
+            }
+        }
+    }
+    let mut w = wave(&img, None, 0b111);
+    for (i, d) in words.iter().enumerate() {
+        w.sgpr[8 + i] = *d;
+    }
+    for (lane, (x, y, z)) in [(1u32, 1u32, 0u32), (0, 1, 1), (0, 0, 2)].iter().enumerate() {
+        w.vgpr[0][lane] = *x;
+        w.vgpr[1][lane] = *y;
+        w.vgpr[2][lane] = *z;
+    }
+    run("image_load v4, v[0:2], s[8:15] dmask:0x1 unorm da", &mut w, &mut mem).expect("runs");
+    // Slice 2 is out of the view's two slices (2, 3).
+    assert_eq!([w.vgpr[4][0], w.vgpr[4][1], w.vgpr[4][2]], [2011, 3010, 0]);
+}
+
+#[test]
+fn cube_faces_and_layers_select_their_slice() {
+    // A cube array of two cubes of 1 x 1 faces: slice 6 l + f holds 10 l + f.
+    let mut img = Image::linear_2d(FMT_32, NUM_FLOAT, 1, 1);
+    img.ty = TYPE_CUBE;
+    img.depth = 12;
+    let mut mem = memory();
+    for z in 0..12u32 {
+        put(&mut mem, &img, 0, 0, z, &((10 * (z / 6) + z % 6) as f32).to_le_bytes());
+    }
+    let w = run_with(&img, Some(&Samp::new(CLAMP_LAST_TEXEL, POINT)), 0xfff, &mut mem, "image_sample v4, v[0:2], s[8:15], s[16:19] dmask:0x1 da", |w| {
+        for lane in 0..12 {
+            w.vgpr[0][lane] = 0.5f32.to_bits();
+            w.vgpr[1][lane] = 0.5f32.to_bits();
+            // The face coordinate is 8 * layer + face.
+            w.vgpr[2][lane] = ((8 * (lane / 6) + lane % 6) as f32).to_bits();
+        }
+    });
+    let got: Vec<f32> = (0..12).map(|l| f(w.vgpr[4][l])).collect();
+    assert_eq!(got, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]);
+}
+
+#[test]
+fn d16_stores_and_atomics_outside_the_image() {
+    let img = Image::linear_2d(FMT_16_16_16_16, NUM_FLOAT, 1, 1);
+    let mut mem = memory();
+    run_with(&img, None, 1, &mut mem, "image_store v[4:5], v0, s[8:15] dmask:0xf unorm d16", |w| {
+        w.vgpr[4][0] = 0x4000_3c00; // 2.0, 1.0
+        w.vgpr[5][0] = 0xc000_3800; // -2.0, 0.5
+    });
+    let mut b = [0u8; 8];
+    mem.read(IMAGE, &mut b).expect("read");
+    assert_eq!(u64::from_le_bytes(b), 0xc000_3800_4000_3c00);
+    let img = Image::linear_2d(FMT_32, NUM_UINT, 2, 1);
+    put(&mut mem, &img, 0, 0, 0, &5u32.to_le_bytes());
+    let w = run_with(&img, None, 0b11, &mut mem, "image_atomic_add v2, v0, s[8:15] dmask:0x1 unorm glc", |w| {
+        w.vgpr[0][1] = 9; // outside
+        w.vgpr[2][0] = 1;
+        w.vgpr[2][1] = 1;
+    });
+    assert_eq!([w.vgpr[2][0], w.vgpr[2][1]], [5, 0], "an out-of-range lane returns 0");
+}

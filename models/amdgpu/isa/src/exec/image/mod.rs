@@ -46,8 +46,10 @@
 //!   from `dmask`: `image_atomic_cmpswap` is 32-bit (data, compare) unless 4 components
 //!   are enabled (64-bit data and compare); the others are 32-bit with at most one
 //!   component, 64-bit with two or more.
-//! - **`lwe`** writes one more dword after the data: the texture-fail / LOD-warning
-//!   status, always 0 (no partially resident resource is modelled).
+//! - **`lwe`** has no effect: no partially resident resource is modelled, so no LOD
+//!   warning is ever raised, and no status dword is written (gfx90a has no `tfe`, and
+//!   LLVM allots no register for an `lwe` status: its assembler and disassembler count
+//!   the data registers without it).
 //! - **Level of detail** of `image_sample`: per quad of lanes (0 top-left, 1 top-right,
 //!   2 bottom-left; coarse derivatives), whatever EXEC holds; see `sample`.
 //! - **Memory order.** Loads, samples and stores access memory at once (a sample reads
@@ -133,7 +135,6 @@ struct Fields {
     glc: bool,
     a16: bool,
     acc: bool,
-    lwe: bool,
     d16: bool,
     vaddr: usize,
     vdata: usize,
@@ -150,7 +151,6 @@ impl Fields {
             glc: (w0 >> 13) & 1 != 0,
             a16: (w0 >> 15) & 1 != 0,
             acc: (w0 >> 16) & 1 != 0,
-            lwe: (w0 >> 17) & 1 != 0,
             d16: w1 >> 31 != 0,
             vaddr: (w1 & 0xff) as usize,
             vdata: ((w1 >> 8) & 0xff) as usize,
@@ -232,11 +232,10 @@ fn channels(dmask: u32) -> impl Iterator<Item = usize> {
 }
 
 /// Writes one lane's result: the `dmask` components of `values` (32-bit register values,
-/// or 16-bit when `d16`), packed two per register with `d16`, then the `lwe` status.
+/// or 16-bit when `d16`), packed two per register with `d16`.
 fn write_result(w: &mut Wave, f: &Fields, lane: usize, values: [u32; 4]) {
     let regs = file(w, f.acc);
-    let mut n = 0usize;
-    for c in channels(f.dmask) {
+    for (n, c) in channels(f.dmask).enumerate() {
         let v = values[c];
         if f.d16 {
             let r = &mut regs[(f.vdata + n / 2) & 255][lane];
@@ -244,11 +243,6 @@ fn write_result(w: &mut Wave, f: &Fields, lane: usize, values: [u32; 4]) {
         } else {
             regs[(f.vdata + n) & 255][lane] = v;
         }
-        n += 1;
-    }
-    if f.lwe {
-        let used = if f.d16 { n.div_ceil(2) } else { n };
-        regs[(f.vdata + used) & 255][lane] = 0;
     }
 }
 
@@ -281,8 +275,9 @@ fn unbound(w: &mut Wave, f: &Fields, act: Action, res: &ImageResource) {
     let exec = w.exec();
     let one = super::buffer_format::one(res.num_format, f.d16);
     let values = match act {
-        Action::Load { .. } | Action::Sample => apply_dst_sel(res, one, [0; 4]),
-        Action::Resinfo => [0; 4],
+        Action::Load { pck: false, .. } | Action::Sample => apply_dst_sel(res, one, [0; 4]),
+        // `_pck` loads return raw channels, without dst_sel.
+        Action::Load { pck: true, .. } | Action::Resinfo => [0; 4],
         Action::Atomic(_) => {
             if f.glc {
                 let dwords = atomic_dwords(f, act);

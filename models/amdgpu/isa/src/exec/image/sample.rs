@@ -14,7 +14,8 @@
 //! 5. each texel index goes through the axis's clamp mode; a texel outside the image
 //!    under a border mode reads the border color;
 //! 6. texels combine by `FILTER_MODE`: blend (weighted sum), min or max per channel of
-//!    the texels with a non-zero weight.
+//!    the texels with a non-zero weight (the reserved mode 3 blends); FORCE_DEGAMMA
+//!    decodes each texel's R, G, B as sRGB first.
 //!
 //! Cube images: coordinates (s, t, face) with s, t normalized in the face and `face`
 //! = 8 × layer + face index (ROCm's device library convention); the texel slice is
@@ -229,9 +230,11 @@ pub(crate) fn sample<M: DeviceMemory>(mem: &mut M, img: &Image<'_>, s: &Sampler,
         ZFilter::Linear => !integer,
     };
     let (base, last) = (res.base_level, res.last_level.max(res.base_level));
-    let levels: [(u32, f32); 2] = match s.mip_filter {
+    // Integer texels are never blended: a linear mip filter takes the nearest level.
+    let mip_filter = if integer && s.mip_filter == MipFilter::Linear { MipFilter::Point } else { s.mip_filter };
+    let levels: [(u32, f32); 2] = match mip_filter {
         MipFilter::Point if lod > 0.5 => [((base as f32 + (lod + 0.5).ceil() - 1.0).min(last as f32) as u32, 1.0), (base, 0.0)],
-        MipFilter::Linear if lod > 0.0 && !integer => {
+        MipFilter::Linear if lod > 0.0 => {
             let d = lod.floor();
             let lo = (base as f32 + d).min(last as f32) as u32;
             let hi = (lo + 1).min(last);
@@ -278,7 +281,14 @@ pub(crate) fn sample<M: DeviceMemory>(mem: &mut M, img: &Image<'_>, s: &Sampler,
                         nearest.get_or_insert(texel);
                         continue;
                     }
-                    let v = texel.map(f32::from_bits);
+                    let mut v = texel.map(f32::from_bits);
+                    if s.force_degamma {
+                        // FORCE_DEGAMMA decodes R, G, B of every texel as sRGB before
+                        // filtering.
+                        for c in v.iter_mut().take(3) {
+                            *c = super::format::srgb_to_linear(*c as f64) as f32;
+                        }
+                    }
                     for c in 0..4 {
                         acc[c] += weight * v[c];
                     }
@@ -299,15 +309,6 @@ pub(crate) fn sample<M: DeviceMemory>(mem: &mut M, img: &Image<'_>, s: &Sampler,
     let out = match (s.filter_mode, min_max) {
         (FilterMode::Min | FilterMode::Max, Some(m)) => m,
         _ => acc,
-    };
-    let out = if s.force_degamma {
-        let mut o = out;
-        for c in o.iter_mut().take(3) {
-            *c = super::format::srgb_to_linear(*c as f64) as f32;
-        }
-        o
-    } else {
-        out
     };
     Ok(out.map(f32::to_bits))
 }
