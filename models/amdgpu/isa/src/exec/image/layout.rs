@@ -113,17 +113,31 @@ const MICRO_3D_LOG2: [(u32, u32, u32); 5] = [(4, 3, 3), (3, 3, 3), (3, 3, 2), (3
 const MIP_TAIL_OFFSET_256B: [u32; 16] = [2048, 1024, 512, 256, 128, 64, 32, 16, 8, 6, 5, 4, 3, 2, 1, 0];
 
 /// A block equation: the source of each address bit from the element bits up to the
-/// block size.
-#[derive(Clone, Debug)]
+/// block size (at most 16 bits: a 64 KiB block of 1-byte elements). Fixed capacity, so
+/// that addressing an image allocates nothing.
+#[derive(Clone, Copy, Debug)]
 struct Equation {
-    bits: Vec<Src>,
+    bits: [Src; 16],
+    len: usize,
 }
 
 impl Equation {
+    fn new() -> Equation {
+        Equation { bits: [x(0); 16], len: 0 }
+    }
+
+    fn push(&mut self, s: Src) {
+        // Block sizes are at most 2^16 bytes: at most 16 equation bits.
+        if self.len < self.bits.len() {
+            self.bits[self.len] = s;
+            self.len += 1;
+        }
+    }
+
     /// The byte offset inside a block of element (x, y, z), shifted by the element size.
     fn offset(&self, coords: [u32; 3], log2_bytes: u32) -> u64 {
         let mut out = 0u64;
-        for (i, s) in self.bits.iter().enumerate() {
+        for (i, s) in self.bits[..self.len].iter().enumerate() {
             let bit = (coords[s.coord as usize] >> s.bit) & 1;
             out |= (bit as u64) << (log2_bytes as usize + i);
         }
@@ -160,8 +174,9 @@ pub(crate) struct Surface {
 
 #[derive(Clone, Debug)]
 enum Layout {
-    /// Row pitch in elements, rows before each level, bytes per slice.
-    Linear { pitch: u64, level_rows: Vec<u64>, slice_bytes: u64 },
+    /// Row pitch in elements, rows before each level (at most 16 levels: the T# level
+    /// fields have 4 bits), bytes per slice.
+    Linear { pitch: u64, level_rows: [u64; 16], slice_bytes: u64 },
     Tiled(Tiling),
 }
 
@@ -178,10 +193,10 @@ impl Surface {
         if res.swizzle == super::descriptor::SwizzleMode::LINEAR {
             // Each level's rows follow the previous level's; the level heights of the
             // chain halve rounding up (addrlib's RoundHalf), unlike the level sizes.
-            let mut level_rows = Vec::with_capacity(levels as usize);
+            let mut level_rows = [0u64; 16];
             let (mut rows, mut height) = (0u64, h0 as u64);
-            for _ in 0..levels {
-                level_rows.push(rows);
+            for at in level_rows.iter_mut().take(levels as usize) {
+                *at = rows;
                 rows += height;
                 height = height.div_ceil(2).max(1);
             }
@@ -430,7 +445,7 @@ fn first_level_in_tail(thick: bool, three_d: bool, dims0: [u32; 3], block: [u32;
 
 /// The equation and block dimensions (log2) of a thin mode.
 fn thin_equation(kind: SwizzleKind, e: usize, block_log2: u32) -> (Equation, [u32; 3]) {
-    let mut bits = Vec::with_capacity(16);
+    let mut bits = Equation::new();
     let (mut xi, mut yi, low) = if kind == SwizzleKind::Z {
         // x and y alternate from the element bits up to bit 6.
         let (mut xi, mut yi) = (0u8, 0u8);
@@ -450,7 +465,9 @@ fn thin_equation(kind: SwizzleKind, e: usize, block_log2: u32) -> (Equation, [u3
             SwizzleKind::Display => MICRO_DISPLAY[e],
             _ => MICRO_ROTATED[e.min(3)],
         };
-        bits.extend_from_slice(micro);
+        for &s in micro {
+            bits.push(s);
+        }
         let (mw, mh) = MICRO_2D_LOG2[e];
         (mw as u8, mh as u8, 8u32)
     };
@@ -467,13 +484,16 @@ fn thin_equation(kind: SwizzleKind, e: usize, block_log2: u32) -> (Equation, [u3
     let (mw, mh) = MICRO_2D_LOG2[e];
     let amp = block_log2 - 8;
     let width_amp = amp / 2;
-    (Equation { bits }, [mw + width_amp, mh + (amp - width_amp), 0])
+    (bits, [mw + width_amp, mh + (amp - width_amp), 0])
 }
 
 /// The equation and block dimensions (log2) of a thick mode (3D, `_Z` or `_S`).
 fn thick_equation(kind: SwizzleKind, e: usize, block_log2: u32) -> (Equation, [u32; 3]) {
     let micro = if kind == SwizzleKind::Z { MICRO_THICK_Z[e] } else { MICRO_THICK_STANDARD[e] };
-    let mut bits = micro.to_vec();
+    let mut bits = Equation::new();
+    for &s in micro {
+        bits.push(s);
+    }
     let (mw, mh, md) = MICRO_3D_LOG2[e];
     let (mut xi, mut yi, mut zi) = (mw as u8, mh as u8, md as u8);
     for i in 10..block_log2 {
@@ -494,5 +514,5 @@ fn thick_equation(kind: SwizzleKind, e: usize, block_log2: u32) -> (Equation, [u
     }
     let amp = block_log2 - 10;
     let (avg, rest) = (amp / 3, amp % 3);
-    (Equation { bits }, [mw + avg, mh + avg + rest / 2, md + avg + u32::from(rest != 0)])
+    (bits, [mw + avg, mh + avg + rest / 2, md + avg + u32::from(rest != 0)])
 }
