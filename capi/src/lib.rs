@@ -1,7 +1,7 @@
 //! The C API of simdojo (`libsimdojo.so`, `libsimdojo.a`, header `include/simdojo.h`,
 //! generated from this file by cbindgen and kept fresh by `tests/header.rs`).
 //!
-//! A `dojo_vm_t *` is an opaque, reference-counted handle on an `amdgpu::vm::Vm`. It is
+//! A `dojo_vm_t *` is an opaque, reference-counted handle on an `amdgpu::host::vm::Vm`. It is
 //! not a pointer to memory: it names an entry of a process-wide table, and every call
 //! looks it up, so a destroyed, released-twice, never-created or NULL handle is the
 //! error `DOJO_ERR_HANDLE` (or `DOJO_ERR_NULL`), never a crash. Handles are never reused.
@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use amdgpu::vm::{Vm, VmError};
+use amdgpu::host::vm::{Vm, VmError};
 
 /// A simulated machine (opaque; see the crate docs).
 pub struct dojo_vm_t {

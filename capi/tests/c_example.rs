@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use amdgpu::cc::{compile, CcOptions, OptLevel};
+use amdgpu::host::cc::{compile, CcOptions, OptLevel};
 use amdgpu::isa::Target;
 
 /// A GPU program that prints, allocates, touches memory and exits with status 3.

@@ -32,6 +32,23 @@ static inline int report_mismatch(int *failures, const char *what, long index, d
     return ++*failures;
 }
 
+// FNV-1a (64-bit) over `bytes` bytes at `data`, continuing from `hash` (start with
+// DIGEST_START): a fingerprint of a program's output, which runs on other simulator
+// versions or worker counts must reproduce bit for bit.
+#define DIGEST_START 0xcbf29ce484222325ull
+static inline unsigned long long digest_bytes(unsigned long long hash, const void *data, size_t bytes) {
+    const unsigned char *p = (const unsigned char *)data;
+    for (size_t i = 0; i < bytes; i++) {
+        hash = (hash ^ p[i]) * 0x100000001b3ull;
+    }
+    return hash;
+}
+
+// Prints `digest <16 hex digits>`, the line `dojo bench apps` reads.
+static inline void print_digest(unsigned long long hash) {
+    printf("digest %016llx\n", hash);
+}
+
 // Prints the verdict and returns the exit status.
 static inline int verdict(int failures) {
     if (failures == 0) {

@@ -1,6 +1,6 @@
-// Transposes a 300 x 200 float matrix through 32 x 32 tiles in LDS (padded by one
-// column against bank conflicts); sizes that are not multiples of the tile exercise
-// the edge checks.
+// Transposes a ROWS x COLS float matrix (argv[1] and argv[2], default 300 x 200)
+// through 32 x 32 tiles in LDS (padded by one column against bank conflicts); sizes
+// that are not multiples of the tile exercise the edge checks.
 #include "check.h"
 
 #define TILE 32
@@ -25,8 +25,12 @@ __global__ void transpose(const float *in, float *out, int rows, int cols) {
     }
 }
 
-int main() {
-    const int rows = 300, cols = 200;
+int main(int argc, char **argv) {
+    const int rows = argc > 2 ? atoi(argv[1]) : 300, cols = argc > 2 ? atoi(argv[2]) : 200;
+    if (rows <= 0 || cols <= 0 || (long)rows * cols > 1L << 28) {
+        fprintf(stderr, "usage: %s [ROWS COLS]\n", argv[0]);
+        return 2;
+    }
     size_t bytes = (size_t)rows * cols * sizeof(float);
     float *in = (float *)malloc(bytes), *out = (float *)malloc(bytes);
     for (int r = 0; r < rows; r++) {
@@ -53,6 +57,7 @@ int main() {
         }
     }
     printf("transpose: %d x %d\n", rows, cols);
+    print_digest(digest_bytes(DIGEST_START, out, bytes));
     HIP_CHECK(hipFree(din));
     HIP_CHECK(hipFree(dout));
     free(in);

@@ -44,6 +44,7 @@ int main(int argc, char **argv) {
         }
     }
     printf("vector_add: %ld elements\n", n);
+    print_digest(digest_bytes(DIGEST_START, c, bytes));
     HIP_CHECK(hipFree(da));
     HIP_CHECK(hipFree(db));
     HIP_CHECK(hipFree(dc));

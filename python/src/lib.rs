@@ -1,5 +1,5 @@
 //! The Python module `simdojo` (its Rust part, `simdojo._simdojo`): the embeddable VM of
-//! `amdgpu::vm` as `simdojo.Vm`, in-process PHOLD benchmarks (`bench_phold`) and
+//! `amdgpu::host::vm` as `simdojo.Vm`, in-process PHOLD benchmarks (`bench_phold`) and
 //! parameter studies (`sweep`). Every simulation runs with the GIL released, so other
 //! Python threads go on meanwhile. Errors are `simdojo.Error` subclasses carrying the
 //! `dojo` command's message for the same mistake.
@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use amdgpu::vm::{metrics, Vm as Machine, VmError};
+use amdgpu::host::vm::{metrics, Vm as Machine, VmError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;

@@ -28,6 +28,10 @@ pub enum BenchCommand {
     /// The timing model's microbenchmarks (latency of each level, stream, L2 and LDS
     /// bandwidth, MFMA and atomic throughput) against the published figures of the part.
     Micro(crate::bench_micro::MicroArgs),
+    /// Real applications (HIP programs: SGEMM, convolution, histogram, scan, sorts,
+    /// SpMV...) under `dojo run` in functional and timing mode: wall time, simulated
+    /// wave-instructions/s and kernel time.
+    Apps(crate::bench_apps::AppsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -108,6 +112,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Gemm(a) => crate::bench_gemm::run(a),
         BenchCommand::Micro(a) => crate::bench_micro::run(a),
         BenchCommand::Run(a) => crate::bench_run::run(a),
+        BenchCommand::Apps(a) => crate::bench_apps::run(a),
     }
 }
 

@@ -13,9 +13,9 @@
 
 use std::process::ExitCode;
 
-use amdgpu::cc::{CcOptions, OptLevel};
+use amdgpu::host::cc::{CcOptions, OptLevel};
 use amdgpu::isa::Target;
-use amdgpu::loader::{prepare, ExecOptions};
+use amdgpu::host::loader::{prepare, ExecOptions};
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use rand_core::{Rng as _, SeedableRng};
@@ -201,7 +201,7 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
         inputs: vec![src],
         extra_flags: vec![format!("-DSIZE={}", a.size), format!("-DFORM={}", f.id)],
     };
-    amdgpu::cc::compile(&cc).map_err(|e| anyhow!("{e}"))?;
+    amdgpu::host::cc::compile(&cc).map_err(|e| anyhow!("{e}"))?;
     let image = std::fs::read(&image_path)?;
 
     let fnuz = a.mcpu == Target::Gfx942;
@@ -219,7 +219,7 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
         env: Vec::new(),
         max_ticks: None,
         capture: true,
-        max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+        max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
     };
     let prepared = prepare(&image, &opts).map_err(|e| anyhow!("{e}"))?;

@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use amdgpu::cc::{CcOptions, OptLevel};
+use amdgpu::host::cc::{CcOptions, OptLevel};
 use amdgpu::isa::Target;
-use amdgpu::loader::{run_image, ExecOptions};
+use amdgpu::host::loader::{run_image, ExecOptions};
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use serde_json::json;
@@ -89,7 +89,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             _ => None,
         })
         .unwrap_or(Target::Gfx942);
-    amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
+    amdgpu::components::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
     a.set.apply(&mut t)?;
     let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
     let blocks = a.blocks.unwrap_or(4 * cus.max(1));
@@ -106,7 +106,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         inputs: vec![src],
         extra_flags: vec![format!("-DITERATIONS={}", a.iterations)],
     };
-    amdgpu::cc::compile(&cc).map_err(|e| anyhow!("{e}"))?;
+    amdgpu::host::cc::compile(&cc).map_err(|e| anyhow!("{e}"))?;
     let image = std::fs::read(&image_path)?;
     let _ = std::fs::remove_dir_all(&dir);
 
@@ -123,7 +123,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             env: Vec::new(),
             max_ticks: None,
             capture: true,
-            max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+            max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
             observe: false,
         })
     };
@@ -185,7 +185,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
 /// What one measurement (all its copies) gave.
 struct Measured {
     /// The first copy's outcome (all copies agree).
-    out: amdgpu::loader::ExecOutcome,
+    out: amdgpu::host::loader::ExecOutcome,
     digest: u64,
     instructions: u64,
     /// The longest copy's run time.

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use amdgpu::cc::{CcOptions, OptLevel};
+use amdgpu::host::cc::{CcOptions, OptLevel};
 use amdgpu::isa::Target;
-use amdgpu::loader::{run_image, ExecOptions};
+use amdgpu::host::loader::{run_image, ExecOptions};
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use serde::Deserialize;
@@ -279,7 +279,7 @@ fn build(
         inputs: vec![src],
         extra_flags: defines.to_vec(),
     };
-    amdgpu::cc::compile(&cc).map_err(|e| anyhow!("compiling {program}: {e}"))?;
+    amdgpu::host::cc::compile(&cc).map_err(|e| anyhow!("compiling {program}: {e}"))?;
     let image = std::fs::read(&output).with_context(|| format!("reading {}", output.display()))?;
     cache.insert(key, image.clone());
     Ok(image)
@@ -317,7 +317,7 @@ pub fn run(a: MicroArgs) -> anyhow::Result<ExitCode> {
             topology::load_str(text, Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
         }
     };
-    amdgpu::cu::mode::set_mode(&mut t, "timing").map_err(|e| anyhow!("{e}"))?;
+    amdgpu::components::cu::mode::set_mode(&mut t, "timing").map_err(|e| anyhow!("{e}"))?;
     a.set.apply(&mut t)?;
     let machine = Machine::of(&t)?;
     let references: BTreeMap<String, BTreeMap<String, Reference>> =
@@ -356,7 +356,7 @@ pub fn run(a: MicroArgs) -> anyhow::Result<ExitCode> {
                 env: Vec::new(),
                 max_ticks: None,
                 capture: true,
-                max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+                max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
                 observe: false,
             };
             let out = run_image(&image, &opts).map_err(|e| anyhow!("{}: {e}", b.name))?;

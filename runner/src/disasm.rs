@@ -11,7 +11,7 @@ use amdgpu::isa::Target;
 use crate::output::{out, outln};
 
 pub fn run(file: &Path, mcpu: Option<&str>) -> anyhow::Result<ExitCode> {
-    let bytes = amdgpu::loader::read_image(file).with_context(|| format!("reading {}", file.display()))?;
+    let bytes = amdgpu::host::loader::read_image(file).with_context(|| format!("reading {}", file.display()))?;
     let co = CodeObject::parse(&bytes).with_context(|| format!("{}", file.display()))?;
     let target: Target = match mcpu {
         Some(m) => m.parse()?,

@@ -1,13 +1,13 @@
-//! `dojo exec`: run a `main()` GPU program on a simulated GPU (see `amdgpu::loader`),
-//! and `dojo cc`: build one with the device runtime (see `amdgpu::cc`).
+//! `dojo exec`: run a `main()` GPU program on a simulated GPU (see `amdgpu::host::loader`),
+//! and `dojo cc`: build one with the device runtime (see `amdgpu::host::cc`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use amdgpu::cc::{CcOptions, OptLevel};
+use amdgpu::host::cc::{CcOptions, OptLevel};
 use amdgpu::isa::code_object::CodeObject;
 use amdgpu::isa::Target;
-use amdgpu::loader::ExecOptions;
+use amdgpu::host::loader::ExecOptions;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use simdojo::topology::{self, Format};
@@ -111,10 +111,10 @@ fn shape(text: &str) -> Result<[u32; 3], String> {
     Ok(v)
 }
 
-/// `--threads`: a shape of at most [`amdgpu::loader::MAX_GROUP_ITEMS`] work-items.
+/// `--threads`: a shape of at most [`amdgpu::host::loader::MAX_GROUP_ITEMS`] work-items.
 fn threads_arg(text: &str) -> Result<[u32; 3], String> {
     let v = shape(text)?;
-    amdgpu::loader::check_group(v).map_err(|e| e.to_string())?;
+    amdgpu::host::loader::check_group(v).map_err(|e| e.to_string())?;
     Ok(v)
 }
 
@@ -130,13 +130,13 @@ fn bytes_arg(text: &str) -> Result<u64, String> {
 
 /// Work-items per dimension of the grid: the dispatch packet holds 32 bits each.
 fn grid(threads: [u32; 3], blocks: [u32; 3]) -> anyhow::Result<[u32; 3]> {
-    amdgpu::loader::launch_grid(threads, blocks).map_err(|e| anyhow!("--threads x --blocks: {e}"))
+    amdgpu::host::loader::launch_grid(threads, blocks).map_err(|e| anyhow!("--threads x --blocks: {e}"))
 }
 
 /// Runs `dojo exec`.
 pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     grid(a.threads, a.blocks)?;
-    let bytes = amdgpu::loader::read_image(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
+    let bytes = amdgpu::host::loader::read_image(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
     let code = CodeObject::parse(&bytes).with_context(|| format!("{} is not an AMDGPU code object", a.image.display()))?;
     let target = amdgpu::isa::exec::program::isa_target(&code).map_err(|e| anyhow!("{}: {e}", a.image.display()))?;
     let mut t = match &a.topology {
@@ -147,9 +147,9 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(n) = a.gpu {
-        amdgpu::node::select_gpu(&mut t, n).map_err(|e| anyhow!("--gpu {n}: {e}"))?;
+        amdgpu::host::node::select_gpu(&mut t, n).map_err(|e| anyhow!("--gpu {n}: {e}"))?;
     }
-    amdgpu::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
+    amdgpu::components::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
     a.set.apply(&mut t)?;
     let (partitions, workers) = plan::gpu_partitions(&t, a.workers, a.partitions);
     let plan = plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
@@ -178,7 +178,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let mut series = crate::stats_series::Series::default();
-    let out = amdgpu::loader::prepare(&bytes, &opts)
+    let out = amdgpu::host::loader::prepare(&bytes, &opts)
         .map_err(|e| anyhow!("{}: {e}", a.image.display()))?
         .finish_sampled(interval, |at, report| series.sample(at, report));
     if let Some(e) = &out.output_error {
@@ -195,7 +195,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         eprintln!("dojo exec: {}", out.reason);
     }
     if let Some(path) = &a.stats {
-        eprint!("{}", amdgpu::stats::table(&out.kernels));
+        eprint!("{}", amdgpu::gpu::stats::table(&out.kernels));
         eprint!("{}", out.components.to_table());
         let json = serde_json::json!({ "kernels": out.kernels, "components": out.components.to_json() });
         std::fs::write(path, serde_json::to_string_pretty(&json)?).with_context(|| format!("writing {}", path.display()))?;
@@ -249,6 +249,6 @@ pub fn cc(a: CcArgs) -> anyhow::Result<ExitCode> {
         other => bail!("-O{other}: expected -O0, -O1, -O2 or -O3"),
     };
     let opts = CcOptions { mcpu, opt, output: a.output, inputs: a.inputs, extra_flags: a.extra };
-    amdgpu::cc::compile(&opts).map_err(|e| anyhow!("{e}"))?;
+    amdgpu::host::cc::compile(&opts).map_err(|e| anyhow!("{e}"))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -22,6 +22,7 @@ macro_rules! eprint {
 }
 
 mod bench;
+mod bench_apps;
 mod bench_gemm;
 mod bench_gpu;
 mod bench_micro;

@@ -28,7 +28,7 @@ pub fn choose(t: &Topology, workers: Option<u32>, partitioner: Option<&str>) -> 
 }
 
 /// Partitions and worker threads for a GPU run (`dojo exec`, `dojo bench gpu`): see
-/// `amdgpu::vm::gpu_partitions`, which the embedding APIs share.
+/// `amdgpu::host::vm::gpu_partitions`, which the embedding APIs share.
 pub fn gpu_partitions(t: &Topology, workers: Option<u32>, partitions: Option<u32>) -> (u32, u32) {
-    amdgpu::vm::gpu_partitions(t, workers, partitions)
+    amdgpu::host::vm::gpu_partitions(t, workers, partitions)
 }

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use amdgpu::stats::KernelStats;
+use amdgpu::gpu::stats::KernelStats;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use kmd_linux::config::{self, DEFAULT_TOPOLOGY};
@@ -151,7 +151,7 @@ impl Session {
             None => DEFAULT_TOPOLOGY.0.to_string(),
         };
         if let Some(mode) = &options.mode {
-            amdgpu::cu::mode::set_mode(&mut topology, mode).map_err(|e| anyhow!("--mode {e}"))?;
+            amdgpu::components::cu::mode::set_mode(&mut topology, mode).map_err(|e| anyhow!("--mode {e}"))?;
         }
         // Overrides come last: the most specific setting wins.
         options.set.apply(&mut topology)?;
@@ -498,7 +498,7 @@ fn report_stats(path: &Path, before: FileVersion) {
             serde_json::from_slice::<Vec<KernelStats>>(&bytes).map_err(|e| e.to_string())
         });
     match parsed {
-        Ok(kernels) => eprint!("{}", amdgpu::stats::table(&kernels)),
+        Ok(kernels) => eprint!("{}", amdgpu::gpu::stats::table(&kernels)),
         Err(e) => eprintln!(
             "dojo run: reading the statistics in {}: {e}",
             path.display()

@@ -133,9 +133,9 @@ fn run_point(exe: &Path, command: &[String], report: Report, point: &Point, dir:
         };
         if report == Report::Kernels {
             // Each counter summed over the kernels, and their number.
-            metrics = amdgpu::vm::metrics::kernel_columns(&json);
+            metrics = amdgpu::host::vm::metrics::kernel_columns(&json);
         } else {
-            amdgpu::vm::metrics::flatten("", &json, &mut metrics);
+            amdgpu::host::vm::metrics::flatten("", &json, &mut metrics);
         }
     }
     Ok(Outcome { status: out.status.code(), metrics })

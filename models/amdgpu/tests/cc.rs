@@ -1,13 +1,13 @@
-//! `amdgpu::cc::compile` builds real code objects for every target with the
+//! `amdgpu::host::cc::compile` builds real code objects for every target with the
 //! device runtime, and they carry what `dojo exec` needs: the kernels
 //! `_begin`, `_start`, `_end` and the 552-byte `__llvm_rpc_client`.
 
 use std::path::{Path, PathBuf};
 
-use amdgpu::cc::{compile, CcError, CcOptions, OptLevel};
+use amdgpu::host::cc::{compile, CcError, CcOptions, OptLevel};
 use amdgpu::isa::code_object::CodeObject;
 use amdgpu::isa::Target;
-use amdgpu::rpc::CLIENT_IMAGE_SIZE;
+use amdgpu::host::rpc::CLIENT_IMAGE_SIZE;
 
 const HELLO: &str = r#"
 #include <stdio.h>
@@ -130,11 +130,11 @@ fn errors_name_the_failing_command_and_its_stderr() {
 
 #[test]
 fn runtime_cache_holds_every_header() {
-    let dir = amdgpu::cc::runtime_dir().expect("cache is writable");
+    let dir = amdgpu::host::cc::runtime_dir().expect("cache is writable");
     for header in ["stdio.h", "stdlib.h", "string.h", "__dojo_config.h"] {
         assert!(Path::new(&dir).join("include").join(header).is_file(), "{header}");
     }
-    assert_eq!(amdgpu::cc::runtime_dir().expect("second call"), dir, "keyed by content");
+    assert_eq!(amdgpu::host::cc::runtime_dir().expect("second call"), dir, "keyed by content");
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn concurrent_first_installs_of_the_runtime_agree() {
     let root = std::env::temp_dir().join(format!("simdojo-cc-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let dirs: Vec<PathBuf> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..8).map(|_| s.spawn(|| amdgpu::cc::runtime_dir_in(&root).expect("install"))).collect();
+        let handles: Vec<_> = (0..8).map(|_| s.spawn(|| amdgpu::host::cc::runtime_dir_in(&root).expect("install"))).collect();
         handles.into_iter().map(|h| h.join().expect("no panic")).collect()
     });
     assert!(dirs.windows(2).all(|w| w[0] == w[1]), "{dirs:?}");

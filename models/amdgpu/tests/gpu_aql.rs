@@ -8,13 +8,13 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use amdgpu::aql::{amd_format, encode_header, signal, Barrier, FenceScope, Header, KernelDispatch, PacketType, PACKET_BYTES, PM4_INDIRECT_BUFFER};
-use amdgpu::ids::{GpuAddr, QueueId};
+use amdgpu::gpu::aql::{amd_format, encode_header, signal, Barrier, FenceScope, Header, KernelDispatch, PacketType, PACKET_BYTES, PM4_INDIRECT_BUFFER};
+use amdgpu::gpu::ids::{GpuAddr, QueueId};
 use amdgpu::isa::code_object::CodeObject;
 use amdgpu::isa::exec::{kernarg_segment, DispatchConfig, Program};
-use amdgpu::memory::GpuMemory;
-use amdgpu::shared::{GpuShared, HostHooks, QueueDesc};
-use amdgpu::soc::SocInput;
+use amdgpu::gpu::memory::GpuMemory;
+use amdgpu::gpu::shared::{GpuShared, HostHooks, QueueDesc};
+use amdgpu::components::soc::SocInput;
 use simdojo::engine::{SimConfig, Simulation};
 use simdojo::ids::ComponentId;
 use simdojo::time::Tick;
@@ -35,7 +35,7 @@ fn code_object() -> Vec<u8> {
 }
 
 /// Two kernels exported as dynamic symbols (protected visibility, as HIP kernels are):
-/// what a runtime's loader leaves in GPU memory for [`amdgpu::loaded_image`] to read.
+/// what a runtime's loader leaves in GPU memory for [`amdgpu::gpu::loaded_image`] to read.
 const NAMED_KERNELS: &str = r#"
 void __attribute__((amdgpu_kernel)) fill(unsigned *out, unsigned value) {
   unsigned i = __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() + __builtin_amdgcn_workitem_id_x();
@@ -477,15 +477,15 @@ fn kernel_names_come_from_the_loaded_code_object() {
     mem.write(base, &code.load_image(base.0).unwrap()).unwrap();
     for name in ["fill", "second_kernel_with_a_longer_name"] {
         let kd = GpuAddr(base.0 + code.kernel(name).unwrap().descriptor_address.0);
-        assert_eq!(amdgpu::loaded_image::kernel_name(&mem, kd).as_deref(), Some(name));
+        assert_eq!(amdgpu::gpu::loaded_image::kernel_name(&mem, kd).as_deref(), Some(name));
     }
     // The code entry is a symbol too, but not a kernel descriptor.
     let entry = code.kernel("fill").unwrap().descriptor_address.0 + 8;
-    assert_eq!(amdgpu::loaded_image::kernel_name(&mem, GpuAddr(base.0 + entry)), None);
+    assert_eq!(amdgpu::gpu::loaded_image::kernel_name(&mem, GpuAddr(base.0 + entry)), None);
     // Memory without an image, and addresses outside any allocation.
     let plain = mem.alloc(1 << 16, 0).unwrap();
-    assert_eq!(amdgpu::loaded_image::kernel_name(&mem, GpuAddr(plain.0 + 0x100)), None);
-    assert_eq!(amdgpu::loaded_image::kernel_name(&mem, GpuAddr(0x10)), None);
+    assert_eq!(amdgpu::gpu::loaded_image::kernel_name(&mem, GpuAddr(plain.0 + 0x100)), None);
+    assert_eq!(amdgpu::gpu::loaded_image::kernel_name(&mem, GpuAddr(0x10)), None);
 }
 
 /// Damages a loaded image in place.
@@ -535,7 +535,7 @@ fn a_corrupt_loaded_image_gives_no_name_and_no_panic() {
         let mut bytes = code.load_image(base.0).unwrap();
         corrupt(&mut bytes);
         mem.write(base, &bytes).unwrap();
-        match std::panic::catch_unwind(|| amdgpu::loaded_image::kernel_name(&mem, GpuAddr(base.0 + kd_off))) {
+        match std::panic::catch_unwind(|| amdgpu::gpu::loaded_image::kernel_name(&mem, GpuAddr(base.0 + kd_off))) {
             Ok(name) => assert_eq!(name, None, "{what}"),
             Err(_) => panicked.push(*what),
         }

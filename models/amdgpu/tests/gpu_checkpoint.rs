@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use amdgpu::cc::{compile, CcOptions, OptLevel};
+use amdgpu::host::cc::{compile, CcOptions, OptLevel};
 use amdgpu::isa::Target;
-use amdgpu::loader::{prepare, ExecOptions, Prepared};
+use amdgpu::host::loader::{prepare, ExecOptions, Prepared};
 use simdojo::partition::{plan, Strategy};
 use simdojo::time::Tick;
 use simdojo::topology;
@@ -42,7 +42,7 @@ fn options(workers: u32, strategy: &str) -> ExecOptions {
         env: Vec::new(),
         max_ticks: None,
         capture: true,
-        max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+        max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
     }
 }

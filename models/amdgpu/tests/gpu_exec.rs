@@ -1,12 +1,12 @@
 //! End-to-end: main() GPU programs built by the real clang with the device runtime
-//! (`amdgpu::cc`) run on whole simulated GPUs (`amdgpu::loader`), through the SoC's AQL
+//! (`amdgpu::host::cc`) run on whole simulated GPUs (`amdgpu::host::loader`), through the SoC's AQL
 //! queue, the command processors, compute units, caches and the RPC server.
 
 use std::path::{Path, PathBuf};
 
-use amdgpu::cc::{compile, CcOptions, OptLevel};
+use amdgpu::host::cc::{compile, CcOptions, OptLevel};
 use amdgpu::isa::Target;
-use amdgpu::loader::{run_image, ExecOptions, ExecOutcome};
+use amdgpu::host::loader::{run_image, ExecOptions, ExecOutcome};
 use simdojo::partition::{plan, Strategy};
 use simdojo::topology::{self, Topology};
 
@@ -45,7 +45,7 @@ fn run(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u32, bl
         env: vec!["DOJO_TEST=1".into()],
         max_ticks: None,
         capture: true,
-        max_output: amdgpu::loader::DEFAULT_MAX_OUTPUT,
+        max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
     };
     run_image(image, &opts).unwrap()

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use amdgpu::rpc::{
+use amdgpu::host::rpc::{
     format_printf_packed, GpuAddr, HostBuffer, HostError, HostServices, Opcode, OutputStream, PortIndex,
     RpcError, RpcLayout, RpcMemory, RpcServer, RpcStatus, CLIENT_IMAGE_SIZE,
 };
@@ -516,7 +516,7 @@ fn printf_formatting_matches_the_c_library() {
 
 #[test]
 fn printf_with_a_huge_width_or_precision_fails_instead_of_exhausting_the_host() {
-    use amdgpu::rpc::{PrintfError, PRINTF_MAX_FIELD};
+    use amdgpu::host::rpc::{PrintfError, PRINTF_MAX_FIELD};
     // Written widths and precisions, and `*` ones from the arguments.
     let star = |v: i32| v.to_le_bytes().to_vec();
     for (fmt, args) in [
@@ -536,7 +536,7 @@ fn printf_with_a_huge_width_or_precision_fails_instead_of_exhausting_the_host() 
 
 #[test]
 fn printf_whose_output_passes_the_per_call_limit_fails() {
-    use amdgpu::rpc::{PrintfError, PRINTF_MAX_FIELD, PRINTF_MAX_OUTPUT};
+    use amdgpu::host::rpc::{PrintfError, PRINTF_MAX_FIELD, PRINTF_MAX_OUTPUT};
     // Each conversion is within the field limit; together they pass the call's limit.
     let n = PRINTF_MAX_OUTPUT / PRINTF_MAX_FIELD + 1;
     let fmt = format!("{}\0", format!("%{PRINTF_MAX_FIELD}d").repeat(n));
@@ -555,7 +555,7 @@ mod printf_fuzz {
     //! Fuzzing the printf formatter: any format, argument block and strings give text or
     //! an error, never a panic, and never more than the per-call limit. The case count is
     //! proptest's (`PROPTEST_CASES`, 256 by default; raise it for a long run).
-    use amdgpu::rpc::{format_printf_packed, PRINTF_MAX_OUTPUT};
+    use amdgpu::host::rpc::{format_printf_packed, PRINTF_MAX_OUTPUT};
     use proptest::prelude::*;
 
     /// Conversion characters, flags, digits and `*`, so that formats parse deep.
@@ -582,7 +582,7 @@ mod printf_fuzz {
 
 #[test]
 fn argv_block_and_kernel_arguments() {
-    use amdgpu::rpc::launch::{end_kernargs, ArgBlock};
+    use amdgpu::host::rpc::launch::{end_kernargs, ArgBlock};
     let block = ArgBlock::new(0x1000, &["prog", "-x"], &["A=1"]);
     assert_eq!((block.argc, block.argv, block.envp), (2, 0x1000, 0x1018));
     let word = |i: usize| u64::from_le_bytes(block.bytes[8 * i..8 * i + 8].try_into().expect("8 bytes"));

@@ -1,6 +1,6 @@
 //! The device runtime running on the ISA crate's functional executor, served
 //! by the Rust RPC server: compiled by `cc`, loaded, launched as
-//! `_begin` / `_start` / `_end` with the protocol of [`amdgpu::rpc::launch`],
+//! `_begin` / `_start` / `_end` with the protocol of [`amdgpu::host::rpc::launch`],
 //! polled between slices of wave execution. This is the whole path `dojo
 //! exec` takes, minus the timed GPU model.
 
@@ -8,12 +8,12 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use amdgpu::cc::{compile, CcOptions, OptLevel};
+use amdgpu::host::cc::{compile, CcOptions, OptLevel};
 use amdgpu::isa::code_object::{ArgValueKind, CodeObject, InitialSgpr, WorkitemIdVgprs};
 use amdgpu::isa::exec::{self, ExecFault, MemFault, Memory, Program, Wave, WaveStatus};
 use amdgpu::isa::Target;
-use amdgpu::rpc::launch::{end_kernargs, ArgBlock, BEGIN_KERNEL, CLIENT_SYMBOL, END_KERNEL, START_KERNEL};
-use amdgpu::rpc::{GpuAddr, HostError, HostServices, OutputStream, RpcError, RpcLayout, RpcMemory, RpcServer};
+use amdgpu::host::rpc::launch::{end_kernargs, ArgBlock, BEGIN_KERNEL, CLIENT_SYMBOL, END_KERNEL, START_KERNEL};
+use amdgpu::host::rpc::{GpuAddr, HostError, HostServices, OutputStream, RpcError, RpcLayout, RpcMemory, RpcServer};
 
 const RPC_BUFFER: u64 = 0x1000_0000;
 const ARGS: u64 = 0x2000_0000;

@@ -64,17 +64,17 @@ pub const VDDGFX_MV: u64 = 800;
 pub struct LiveValues {
     /// Bytes of VRAM allocated (every process's buffers).
     pub vram_used: u64,
-    /// `gpu_busy_percent` (see `amdgpu::clock::GpuClock::busy_percent`).
+    /// `gpu_busy_percent` (see `amdgpu::gpu::clock::GpuClock::busy_percent`).
     pub busy_percent: u32,
     /// Simulated time with a dispatch in flight so far, ps
-    /// (`amdgpu::clock::GpuClock::busy_time`).
+    /// (`amdgpu::gpu::clock::GpuClock::busy_time`).
     pub busy_ps: u64,
-    /// `mem_busy_percent` (`amdgpu::clock::GpuClock::memory_percent`).
+    /// `mem_busy_percent` (`amdgpu::gpu::clock::GpuClock::memory_percent`).
     pub memory_percent: u32,
     /// The HBM's bytes so far as time at its peak bandwidth, ps
-    /// (`amdgpu::clock::GpuClock::memory_busy_time`).
+    /// (`amdgpu::gpu::clock::GpuClock::memory_busy_time`).
     pub memory_busy_ps: u64,
-    /// The GPU's simulated time, ps (`amdgpu::clock::GpuClock::now`).
+    /// The GPU's simulated time, ps (`amdgpu::gpu::clock::GpuClock::now`).
     pub now_ps: u64,
 }
 

@@ -12,14 +12,14 @@
 //! `firmware_timestamp * 10` as the sample's time in nanoseconds.
 //!
 //! Values ([`GpuMetrics::of`]): activity from the simulated dispatches and the HBM
-//! model's traffic ([`amdgpu::clock::GpuClock`], the shares `gpu_busy_percent` and
+//! model's traffic ([`amdgpu::gpu::clock::GpuClock`], the shares `gpu_busy_percent` and
 //! `mem_busy_percent` show), clocks the DPM levels the device files publish,
 //! temperatures, power and gfx voltage the documented constants of the hwmon
 //! ([`crate::amdgpu_sysfs`]), timestamps simulated time. A field the simulator has no
 //! value for holds all ones, as the driver leaves a field the firmware does not fill
 //! (it initialises the table with `0xff` bytes).
 
-use amdgpu::clock::reference_ticks;
+use amdgpu::gpu::clock::reference_ticks;
 use simdojo::time::Tick;
 
 use crate::amdgpu_sysfs::{LiveValues, POWER_AVERAGE_UW, TEMPERATURES_MC, VDDGFX_MV};

@@ -131,7 +131,7 @@ fn a_client_shares_buffers_with_the_gpu_and_is_reclaimed_when_it_goes() {
     // SAFETY: inside the mapping.
     unsafe { *(p as *mut u64).add(2) = 0x5eed };
     let mem = device.machine().gpus[0].memory.clone();
-    assert_eq!(mem.read_u64(amdgpu::ids::GpuAddr(va + 16)).unwrap(), 0x5eed, "the GPU sees the client's store");
+    assert_eq!(mem.read_u64(amdgpu::gpu::ids::GpuAddr(va + 16)).unwrap(), 0x5eed, "the GPU sees the client's store");
     // An mmap of a range no buffer holds is refused.
     let bad = MmapCall { offset: mmap.offset + (1 << 30), ..mmap };
     assert!(c.call(&Request::Mmap(bad)).0.result().is_err());
@@ -142,7 +142,7 @@ fn a_client_shares_buffers_with_the_gpu_and_is_reclaimed_when_it_goes() {
     assert!(matches!(served.join().unwrap(), ConnectionEnd::Closed));
     assert!(d.status().starts_with("0 client(s)"), "{}", d.status());
     assert!(d.log().iter().any(|l| l.contains("reclaimed") && l.contains("(1 buffers")), "{:?}", d.log());
-    assert!(mem.read_u64(amdgpu::ids::GpuAddr(va + 16)).is_err(), "the buffer is gone from the GPU");
+    assert!(mem.read_u64(amdgpu::gpu::ids::GpuAddr(va + 16)).is_err(), "the buffer is gone from the GPU");
     device.stop();
 }
 

@@ -6,7 +6,7 @@
 //! reference clock's period and a translated duration is a simulated duration:
 //!
 //! - `gpu_clock_counter`: the 100 MHz reference clock
-//!   ([`amdgpu::clock::reference_ticks`]) of the packet processor's simulated time, the
+//!   ([`amdgpu::gpu::clock::reference_ticks`]) of the packet processor's simulated time, the
 //!   counter that stamps completion signals;
 //! - `system_clock_counter` and `cpu_clock_counter`: the simulated machine's boot clock,
 //!   simulated nanoseconds since the simulation started, 10 ns per GPU tick
@@ -22,7 +22,7 @@
 //! readings it took. The host's wall clocks never enter, so every figure is
 //! deterministic.
 
-use amdgpu::clock::{reference_ticks, REFERENCE_PERIOD};
+use amdgpu::gpu::clock::{reference_ticks, REFERENCE_PERIOD};
 
 use crate::backend::Errno;
 use crate::kfd::{abi, lock, Kfd};

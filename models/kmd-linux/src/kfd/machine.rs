@@ -6,10 +6,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use amdgpu::ids::QueueId;
-use amdgpu::memory::GpuMemory;
-use amdgpu::shared::{GpuShared, HostHooks};
-use amdgpu::soc::SocInput;
+use amdgpu::gpu::ids::QueueId;
+use amdgpu::gpu::memory::GpuMemory;
+use amdgpu::gpu::shared::{GpuShared, HostHooks};
+use amdgpu::components::soc::SocInput;
 use simdojo::engine::{ExitStatus, ExternalSender, SimConfig, Simulation, StopHandle};
 use simdojo::ids::ComponentId;
 use simdojo::resources::Resources;

@@ -30,9 +30,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use amdgpu::ids::{GpuAddr, QueueId};
-use amdgpu::memory::GpuMemory;
-use amdgpu::shared::{GpuFault, HostHooks};
+use amdgpu::gpu::ids::{GpuAddr, QueueId};
+use amdgpu::gpu::memory::GpuMemory;
+use amdgpu::gpu::shared::{GpuFault, HostHooks};
 
 use crate::config::DriverConfig;
 use crate::identity::SystemIdentity;
@@ -240,7 +240,7 @@ impl Device {
     }
 
     /// Stops the simulation; returns every GPU's per-kernel statistics.
-    pub fn stop(&self) -> Vec<amdgpu::stats::KernelStats> {
+    pub fn stop(&self) -> Vec<amdgpu::gpu::stats::KernelStats> {
         if let Some(l) = self.live.get() {
             l.stop();
         }

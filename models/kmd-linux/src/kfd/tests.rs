@@ -1,12 +1,12 @@
 //! The driver through its ioctl interface, on this process's memory.
 
 use super::abi::{self, alloc_flags, request};
-use amdgpu::shared::{GpuFault, HostHooks};
+use amdgpu::gpu::shared::{GpuFault, HostHooks};
 use super::user::OwnMemory;
 use super::*;
 use crate::config::{load_topology, DriverConfig};
 use crate::identity::SystemIdentity;
-use amdgpu::ids::GpuAddr;
+use amdgpu::gpu::ids::GpuAddr;
 
 pub(crate) fn open() -> Kfd {
     amdgpu::link_components();

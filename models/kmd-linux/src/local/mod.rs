@@ -234,7 +234,7 @@ impl KfdBackend for LocalDriver {
         // (the application's remaining threads may still touch their mappings).
         let kernels = kfd.device().stop();
         if let Some(path) = &self.config.stats {
-            eprint!("{}", amdgpu::stats::table(&kernels));
+            eprint!("{}", amdgpu::gpu::stats::table(&kernels));
             match serde_json::to_string_pretty(&kernels) {
                 Ok(json) => {
                     if let Err(e) = std::fs::write(path, json) {

@@ -97,7 +97,7 @@ pub struct HbmConfig {
     pub timing: DramTiming,
     /// Memory clock (data rate / 2), MHz.
     pub memory_clock_mhz: u32,
-    /// Clock of the caller's [`Cycle`](crate::timing::Cycle)s, MHz.
+    /// Clock of the caller's [`Cycle`](crate::timing::units::Cycle)s, MHz.
     pub caller_clock_mhz: u32,
     /// Address interleave.
     pub mapping: AddressMapping,

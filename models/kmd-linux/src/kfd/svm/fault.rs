@@ -17,7 +17,7 @@
 
 use std::sync::Weak;
 
-use amdgpu::memory::{FaultResolver, PageFault};
+use amdgpu::gpu::memory::{FaultResolver, PageFault};
 
 use super::ranges::SvmRange;
 use super::{overlaps, SvmShared};

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use amdgpu::ids::GpuAddr;
-use amdgpu::memory::{GpuMemory, HostMapping, MemKind};
+use amdgpu::gpu::ids::GpuAddr;
+use amdgpu::gpu::memory::{GpuMemory, HostMapping, MemKind};
 
 use crate::backend::Errno;
 

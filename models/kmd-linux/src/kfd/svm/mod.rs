@@ -33,7 +33,7 @@ mod fault;
 
 use std::sync::{Arc, Mutex};
 
-use amdgpu::memory::{GpuMemory, MemKind};
+use amdgpu::gpu::memory::{GpuMemory, MemKind};
 
 use crate::backend::Errno;
 use crate::identity::cap;

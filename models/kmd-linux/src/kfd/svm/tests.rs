@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use amdgpu::ids::GpuAddr;
-use amdgpu::memory::GpuMemory;
+use amdgpu::gpu::ids::GpuAddr;
+use amdgpu::gpu::memory::GpuMemory;
 
 use crate::kfd::abi::svm::{attr, flag, LOCATION_SYSMEM, LOCATION_UNDEFINED, OP_GET_ATTR, OP_SET_ATTR};
 use crate::kfd::abi::{self, alloc_flags, request, SvmArgs, SvmAttribute};
@@ -293,7 +293,7 @@ fn buffer_objects_are_not_svm_memory() {
 
 #[test]
 fn a_store_to_read_only_memory_is_reported_as_one() {
-    use amdgpu::shared::{GpuFault, HostHooks};
+    use amdgpu::gpu::shared::{GpuFault, HostHooks};
     let (k, gpu, mem) = setup();
     let ro = Area::new(1, rustix::mm::ProtFlags::READ);
     svm(&k, OP_SET_ATTR, ro.addr, P, &mut [a(attr::ACCESS, gpu)]).unwrap();
