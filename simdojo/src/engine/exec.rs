@@ -29,6 +29,7 @@ use crate::component::Event;
 use crate::engine::board::{Board, Claimed, Parts};
 use crate::engine::control::{ExitRequest, ExitStatus};
 use crate::engine::external::ExternalInbox;
+use crate::engine::hooks::Hooks;
 use crate::engine::mailbox::{Mailbox, OUTSIDE};
 use crate::engine::observe::{self, Observer, WindowSpan};
 use crate::engine::partition_state::{PartitionState, WindowEnd};
@@ -143,6 +144,9 @@ pub(crate) struct Shared<'a> {
     pub deadline: Option<Instant>,
     /// Whether one thread runs the segment (no atomic read-modify-writes needed).
     pub solo: bool,
+    /// The synchronisation hooks, and the rounds of them finished before the segment.
+    pub hooks: &'a Hooks,
+    rounds_before: u64,
 }
 
 /// What a segment needs besides its partitions.
@@ -156,6 +160,7 @@ pub(crate) struct SegmentSetup<'a> {
     pub ext_seq: u64,
     pub workers: usize,
     pub measure_work: bool,
+    pub hooks: &'a Hooks,
 }
 
 impl<'a> Shared<'a> {
@@ -194,6 +199,8 @@ impl<'a> Shared<'a> {
             deadline: budgeted.then(|| Instant::now() + SERIAL_SEGMENT_BUDGET),
             solo: setup.workers <= 1,
             limits: setup.limits,
+            rounds_before: setup.hooks.rounds(),
+            hooks: setup.hooks,
         }
     }
 
@@ -312,6 +319,8 @@ struct WorkerState {
     /// waiting for others spends at most a third of its time passing, and the
     /// partitions whose progress it reads are not slowed by its reads).
     next_pass: Instant,
+    /// The last round of synchronisation hooks this worker served.
+    served: u64,
 }
 
 /// One worker: runs ready partitions, passes when none is, until the segment ends.
@@ -321,10 +330,13 @@ fn worker(w: usize, workers: usize, parts: &Parts<'_>, sh: &Shared<'_>) {
     let home = (w * n / workers)..((w + 1) * n / workers);
     let now = Instant::now();
     let seen = (0..workers).map(|v| (sh.idle.of(v), now)).collect();
-    let mut ws = WorkerState { cursor: home.start, home, windows: 0, seen, next_pass: now };
+    let mut ws = WorkerState { cursor: home.start, home, windows: 0, seen, next_pass: now, served: sh.rounds_before };
     loop {
         if sh.is_stopped() {
             break;
+        }
+        if serve_hooks(sh, &mut ws, w, workers) {
+            continue;
         }
         if let Some(claimed) = find_own(sh, parts, &mut ws) {
             serve(sh, claimed, &mut ws);
@@ -334,6 +346,9 @@ fn worker(w: usize, workers: usize, parts: &Parts<'_>, sh: &Shared<'_>) {
         if now >= ws.next_pass {
             if pass::pass(sh, true) == Outcome::Stopped {
                 break;
+            }
+            if serve_hooks(sh, &mut ws, w, workers) {
+                continue;
             }
             if let Some(claimed) = find_own(sh, parts, &mut ws) {
                 serve(sh, claimed, &mut ws);
@@ -349,6 +364,17 @@ fn worker(w: usize, workers: usize, parts: &Parts<'_>, sh: &Shared<'_>) {
         sh.idle.wait(&sh.stopped, sh.observer);
     }
     sh.windows.fetch_add(ws.windows, Ordering::Relaxed);
+}
+
+/// Runs this worker's shares of the synchronisation hooks' round in progress, if it has
+/// not yet, and tells the waiting workers. Returns whether it ran any.
+fn serve_hooks(sh: &Shared<'_>, ws: &mut WorkerState, w: usize, workers: usize) -> bool {
+    if !sh.hooks.serve(&mut ws.served, w, workers) {
+        return false;
+    }
+    sh.idle.bump();
+    sh.idle.wake();
+    true
 }
 
 /// Activates claimed partition `c`, releases it and tells waiting workers.

@@ -15,6 +15,7 @@ mod context;
 mod control;
 mod exec;
 mod external;
+mod hooks;
 mod horizon;
 mod mailbox;
 mod observe;
@@ -36,6 +37,7 @@ pub use control::{ExitReason, ExitStatus};
 pub use exec::SyncStats;
 pub use observe::{ComponentCost, EventSpan, Observation, Parallelism, WaitSpan, WindowSpan, WorkerLoad};
 pub use external::{ExternalSender, StopHandle};
+pub use hooks::{SyncHook, SyncPoint, SyncShare, MAX_SYNC_HOOKS};
 
 use crate::component::{BuildContext, BuildError, Component, Event};
 use crate::engine::context::Emitter;
@@ -220,6 +222,9 @@ pub struct Simulation {
     /// The worker threads the run was given: `SimConfig::workers`, at most one per
     /// partition of the plan (what an observation reports, idle workers included).
     requested_workers: usize,
+    /// The synchronisation hooks the components registered; their shares are the
+    /// requested workers.
+    hooks: Arc<hooks::Hooks>,
 }
 
 impl Simulation {
@@ -281,6 +286,7 @@ impl Simulation {
         // Build every component.
         let mut built: Vec<(Box<dyn Component>, OpenedPorts)> = Vec::with_capacity(n);
         let mut ends_run = Vec::with_capacity(n);
+        let mut hooks: Vec<Arc<dyn SyncHook>> = Vec::new();
         for (i, decl) in topology.components.iter().enumerate() {
             let ty = registry::lookup(&decl.type_name).ok_or_else(|| EngineError::UnknownType {
                 component: decl.path.clone(),
@@ -292,6 +298,18 @@ impl Simulation {
             let comp = (ty.build)(&mut ctx)
                 .map_err(|reason| EngineError::Build { component: decl.path.clone(), origin: decl.origin.clone(), reason })?;
             ends_run.push(ctx.ends_run);
+            for hook in ctx.hooks {
+                if !hooks.iter().any(|h| Arc::ptr_eq(h, &hook)) {
+                    if hooks.len() == MAX_SYNC_HOOKS {
+                        return Err(EngineError::Build {
+                            component: decl.path.clone(),
+                            origin: decl.origin.clone(),
+                            reason: BuildError::Invalid(format!("more than {MAX_SYNC_HOOKS} synchronisation hooks")),
+                        });
+                    }
+                    hooks.push(hook);
+                }
+            }
             built.push((comp, ctx.opened));
         }
 
@@ -430,6 +448,7 @@ impl Simulation {
             resources: config.resources.clone(),
             observer: config.observe.then(|| Arc::new(observe::Observer::new())),
             requested_workers: config.workers.unwrap_or(n_parts).clamp(1, n_parts.max(1)),
+            hooks: Arc::new(hooks::Hooks::new(hooks, config.workers.unwrap_or(n_parts).clamp(1, n_parts.max(1)), Tick::ZERO)),
         })
     }
 
@@ -521,6 +540,8 @@ impl Simulation {
                 self.light_segments = if self.heavy { 0 } else { self.light_segments + 1 };
             }
             if let Stop::Status(status) = stop {
+                let point = if status.can_continue() { SyncPoint::Pause } else { SyncPoint::End };
+                self.hooks.flush(status.tick, point);
                 self.now = status.tick;
                 self.last_status = Some(status.clone());
                 return status;
@@ -555,6 +576,7 @@ impl Simulation {
             ext_seq: self.ext_seq,
             workers,
             measure_work: n > 1 && !self.fixed,
+            hooks: &self.hooks,
         };
         let shared = Shared::new(&mut self.parts, setup);
         let stop = exec::run(&mut self.parts, &shared, workers);

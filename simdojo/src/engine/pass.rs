@@ -230,12 +230,13 @@ fn horizons(sh: &Shared<'_>, ps: &mut PassState, cap: Tick, exclusive: bool) -> 
     } else {
         Tick::MAX
     };
-    let cap = cap.min(exit_cap);
-    let mut low = Tick::MAX;
+    let low = (0..n).map(|q| ps.src[q].min(ps.arrivals[q])).min().unwrap_or(Tick::MAX);
+    // Synchronisation hooks cap every horizon at their next boundary.
+    let (hook_cap, round) = sh.hooks.advance(low);
+    let cap = cap.min(exit_cap).min(hook_cap);
     let mut ready = false;
     for q in 0..n {
         let d = ps.src[q].min(ps.arrivals[q]);
-        low = low.min(d);
         let h = ps.arrivals[q].min(cap);
         if exclusive {
             b.horizon[q].store(h.0, Ordering::Release);
@@ -247,6 +248,11 @@ fn horizons(sh: &Shared<'_>, ps: &mut PassState, cap: Tick, exclusive: bool) -> 
             }
         }
         ready |= ps.settled[q] && ps.pending[q] < h.max(Tick(b.horizon[q].load(Ordering::Relaxed))).min(cap);
+    }
+    if round {
+        // The workers serve the round (see `exec::serve_hooks`).
+        sh.idle.bump();
+        sh.idle.wake();
     }
     if low != Tick::MAX {
         if let Some(gvt) = ps.gvt {
@@ -294,6 +300,13 @@ fn exclusive(sh: &Shared<'_>, ps: &mut PassState) -> Outcome {
             ps.settled[q] = true;
         }
         let min_next = ps.pending.iter().copied().min().unwrap_or(Tick::MAX);
+        // A boundary of a synchronisation hook that every partition reached is served
+        // before anything is decided (the world stays stopped until it is).
+        if sh.hooks.advance(min_next).1 || sh.hooks.in_round() {
+            sh.idle.bump();
+            sh.idle.wake();
+            return Outcome::Wait;
+        }
         let decision = {
             let control = sh.control.lock().unwrap_or_else(|e| e.into_inner());
             decide(sh, ps, &control, min_next, frontier, senders_open, interrupted)
