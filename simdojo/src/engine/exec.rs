@@ -460,6 +460,11 @@ fn activate(sh: &Shared<'_>, c: &mut Claimed<'_>, ws: &mut WorkerState) {
     let mut h = Tick(b.horizon[q].load(Ordering::Acquire));
     let mut budget = ACTIVATION_EVENTS;
     let single = b.claim.len() == 1;
+    // The simulated time of the first event, for an observed window.
+    let first = sh.observer.map(|_| {
+        drain(sh, q, part);
+        part.next_time()
+    });
     loop {
         drain(sh, q, part);
         let window = if single { budget } else { budget.min(FLUSH_EVENTS) };
@@ -502,6 +507,8 @@ fn activate(sh: &Shared<'_>, c: &mut Claimed<'_>, ws: &mut WorkerState) {
                 worker: observe::worker(),
                 partition: part.id,
                 epoch: sh.epoch_base + first_pass,
+                first: first.unwrap_or(Tick::ZERO),
+                last: part.frontier,
                 start_ns: o.ns(started),
                 end_ns: o.ns(ended),
                 events: part.emit.handled - before,

@@ -225,6 +225,9 @@ pub struct Simulation {
     /// The synchronisation hooks the components registered; their shares are the
     /// requested workers.
     hooks: Arc<hooks::Hooks>,
+    /// The smallest cross-partition latency of the partitioning built (kept when the
+    /// partitions are merged: an observation's parallelism is judged by it).
+    lookahead: Option<Tick>,
 }
 
 impl Simulation {
@@ -418,6 +421,7 @@ impl Simulation {
             exit_delay,
         };
         let wiring = Arc::new(wiring);
+        let lookahead = wiring.graph.min_latency();
         for part in &mut parts {
             part.for_each_component(&wiring, Tick::ZERO, |c, ctx| {
                 let before = *ctx.seq;
@@ -448,6 +452,7 @@ impl Simulation {
             resources: config.resources.clone(),
             observer: config.observe.then(|| Arc::new(observe::Observer::new())),
             requested_workers: config.workers.unwrap_or(n_parts).clamp(1, n_parts.max(1)),
+            lookahead,
             hooks: Arc::new(hooks::Hooks::new(hooks, config.workers.unwrap_or(n_parts).clamp(1, n_parts.max(1)), Tick::ZERO)),
         })
     }
@@ -626,7 +631,7 @@ impl Simulation {
         }
         spans.sort_by_key(|s| (s.worker, s.start_ns));
         let workers = u32::try_from(self.requested_workers).unwrap_or(u32::MAX);
-        Some(Observation { components, windows, waits, spans, epochs: self.summary.sync.epochs, workers })
+        Some(Observation { components, windows, waits, spans, epochs: self.summary.sync.epochs, lookahead: self.lookahead, workers })
     }
 
     /// Decomposition-dependent counters of all runs so far.
