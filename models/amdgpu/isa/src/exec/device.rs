@@ -518,6 +518,8 @@ pub enum Space {
     Buffer,
     /// Scalar memory: loads, stores, atomics and `s_dcache_*`.
     Scalar,
+    /// MIMG (image) instructions: addresses are texel addresses.
+    Image,
 }
 
 /// The instruction's cache-policy bits (named as on gfx940; see the [module docs](self)

@@ -25,7 +25,7 @@ use super::hwreg::{MODE_GPR_IDX_EN, MODE_VSKIP};
 use super::operands::{unsupported, Ctx};
 use super::program::{CachedInst, Program};
 use super::wave::{Wave, WaveStatus};
-use super::{buffer, ds, salu, smem, valu, vmem, ExecFault};
+use super::{buffer, ds, image, salu, smem, valu, vmem, ExecFault};
 
 /// Why [`run_wave`] returned.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -73,12 +73,13 @@ pub(crate) fn execute<M: DeviceMemory>(wave: &mut Wave, c: &CachedInst, pc: u64,
         // VSKIP skips vector ALU instructions; GPR indexing mode is the VALU's to apply.
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p if wave.mode_bits & MODE_VSKIP != 0 => Ok(()),
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu::execute(wave, c, pc, ctx.target),
-        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf if wave.mode_bits & VECTOR_MODES != 0 => {
+        Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg if wave.mode_bits & VECTOR_MODES != 0 => {
             vector_mode(wave, &c.inst, pc)
         }
         Encoding::Ds => ds::ds(wave, c, pc, ctx),
         Encoding::Flat | Encoding::Global | Encoding::Scratch => vmem::flat(wave, c, pc, ctx),
         Encoding::Mubuf | Encoding::Mtbuf => buffer::mubuf(wave, c, pc, ctx),
+        Encoding::Mimg => image::execute(wave, c, pc, ctx),
         _ => Err(unsupported(&c.inst, pc)),
     }
 }

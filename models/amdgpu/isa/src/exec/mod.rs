@@ -27,6 +27,8 @@
 //! - `vmem`: the FLAT/GLOBAL/SCRATCH handler and the load/store/atomic machinery shared
 //!   with `buffer` (MUBUF/MTBUF addressing, formats and loads into LDS; conversions in
 //!   `buffer_format`) and `ds` (LDS; the gfx950 transposing loads in `ds_transpose`).
+//! - [`image`]: image instructions (MIMG, gfx90a): T#/S# descriptors, texel formats, the
+//!   linear and tiled layouts ROCr creates, the sampler.
 //! - [`gws`]: global wave sync requests and the device-wide [`GwsUnit`] that performs them.
 //! - `mfma`: matrix instructions (MFMA, SMFMAC, `v_mfma_ld_scale_b32`, AccVGPR moves).
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
@@ -43,8 +45,9 @@
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): swizzled buffer resources, vector memory instructions in GPR indexing
-//! mode, an inline constant as the 128-bit accumulator of `v_mqsad_u32_u8`, image
-//! instructions (not in the decoder's tables), trap handlers. Words LLVM neither prints
+//! mode, an inline constant as the 128-bit accumulator of `v_mqsad_u32_u8`, the image
+//! features [`image`] lists (multisampled images, anisotropic filtering, ...), trap
+//! handlers. Words LLVM neither prints
 //! nor accepts stop it with [`ExecFault::Illegal`]. f16 arithmetic rounds per MODE but does not flush
 //! denormals; f64 arithmetic is IEEE round-to-nearest-even.
 //!
@@ -82,6 +85,7 @@ mod ds_transpose;
 mod fast;
 pub mod gws;
 pub mod hwreg;
+pub mod image;
 mod interp;
 mod mfma;
 pub mod memory;
