@@ -214,6 +214,38 @@ fn unit_minima(
     m
 }
 
+/// The next cycle after `c` at which a wave of SIMD `simd` may issue (`u64::MAX`: none),
+/// from the earliest ready cycle of its waves per issue unit (`minima`) and the units'
+/// free cycles. The earliest over its waves of max(ready, unit free) is the earliest over
+/// units of max(the unit's earliest ready wave, the unit's free cycle); rounding up to
+/// the SIMD's turn keeps the order, so this is the earliest over its waves of their own
+/// next turns. While its inputs stay the same it stays the same for any later `c` below
+/// it, so it is recomputed only where they change.
+fn simd_next(
+    simd: usize,
+    minima: &[u64; IssueUnit::COUNT],
+    timed: &TimedState,
+    params: &TimedParams,
+    c: u64,
+    period: u64,
+) -> u64 {
+    let mut earliest = u64::MAX;
+    for unit in IssueUnit::ALL {
+        let r = minima[unit.index()];
+        if r == u64::MAX {
+            continue;
+        }
+        let Some(free) = timed.unit_free(simd, unit, params) else {
+            continue;
+        };
+        earliest = earliest.min(r.max(free));
+    }
+    if earliest == u64::MAX {
+        return u64::MAX;
+    }
+    next_turn(earliest.max(c + 1), simd as u64 % period, period)
+}
+
 /// The first cycle at or after `t` that is `turn` modulo `period`.
 #[inline]
 fn next_turn(t: u64, turn: u64, period: u64) -> u64 {
@@ -646,15 +678,29 @@ impl ComputeUnit {
             .iter()
             .map(|slots| unit_minima(slots, &ready, &infos))
             .collect();
+        // Per SIMD, the next cycle at which one of its waves may issue, as seen after the
+        // cycle processed last (`u64::MAX`: none). Its inputs are the SIMD's `minima` and
+        // its units' free cycles; it is recomputed where those change (the SIMD's turn,
+        // an access of the shared vector memory or LDS pipeline, a barrier release), and
+        // otherwise stays what recomputing it would give (see `simd_next`).
+        let mut nexts: Vec<u64> = (0..simds)
+            .map(|simd| simd_next(simd, &minima[simd], issue.timed, params, start, period))
+            .collect();
         // Whether a wave reached a barrier or ended since the last check (the first check
         // of the window looks at every group, whatever happened between windows).
         let mut barrier_check = true;
         'cycles: while c < end {
             let mut issued = false;
-            let phase = c % period;
-            for (simd, occupied) in occupied.iter().enumerate() {
-                if simd as u64 % period != phase || occupied.is_empty() {
-                    continue; // not this SIMD's turn
+            // Whether a shared pipeline (vector memory, LDS, the L1 MSHRs) changed.
+            let mut shared = false;
+            // The SIMDs whose turn this cycle is.
+            let mut turn = (c % period) as usize;
+            while turn < simds {
+                let simd = turn;
+                turn += period as usize;
+                let occupied = &occupied[simd];
+                if occupied.is_empty() {
+                    continue;
                 }
                 // One instruction per category per opportunity, each from its own wave.
                 let mut used = [false; IssueUnit::COUNT];
@@ -719,6 +765,8 @@ impl ComputeUnit {
                         slot.timing.ready_at = c + u64::from(a.own);
                         issue.timed.occupy_alu(simd, info, a.passes, c);
                     } else {
+                        // It may use a shared pipeline, or reach a barrier.
+                        shared = true;
                         let words: [u32; 2] = program.inst_at(slot.wave.pc).map_or([0, 0], |ci| {
                             let w = ci.inst.words();
                             [
@@ -853,6 +901,7 @@ impl ComputeUnit {
                 if simd_issued {
                     minima[simd] = unit_minima(occupied, &ready, &infos);
                 }
+                nexts[simd] = simd_next(simd, &minima[simd], issue.timed, params, c, period);
             }
             if issued && barrier_check {
                 barrier_check = false;
@@ -895,31 +944,16 @@ impl ComputeUnit {
                     for (m, slots) in minima.iter_mut().zip(&occupied) {
                         *m = unit_minima(slots, &ready, &infos);
                     }
+                    shared = true;
                 }
             }
-            // The next cycle at which some wave may issue: its own readiness, its unit's,
-            // and its SIMD's turn. Per SIMD, the earliest over its waves of
-            // max(ready, unit free) is the earliest over units of max(the unit's earliest
-            // ready wave, the unit's free cycle); rounding up to the SIMD's turn keeps the
-            // order, so this is the minimum over every wave of its own next turn.
-            let mut next = u64::MAX;
-            for (simd, m) in minima.iter().enumerate() {
-                let mut earliest = u64::MAX;
-                for unit in IssueUnit::ALL {
-                    let r = m[unit.index()];
-                    if r == u64::MAX {
-                        continue;
-                    }
-                    let Some(free) = issue.timed.unit_free(simd, unit, params) else {
-                        continue;
-                    };
-                    earliest = earliest.min(r.max(free));
-                }
-                if earliest != u64::MAX {
-                    let t = earliest.max(c + 1);
-                    next = next.min(next_turn(t, simd as u64 % period, period));
+            if shared {
+                for (simd, n) in nexts.iter_mut().enumerate() {
+                    *n = simd_next(simd, &minima[simd], issue.timed, params, c, period);
                 }
             }
+            // The next cycle at which some wave may issue: the earliest SIMD's.
+            let next = nexts.iter().copied().min().unwrap_or(u64::MAX);
             if next == u64::MAX || next >= end {
                 break;
             }
@@ -978,6 +1012,10 @@ impl ComputeUnit {
                 .waves
                 .iter()
                 .all(|s| s.wave.status == WaveStatus::Ended);
+            if !ended {
+                g += 1;
+                continue;
+            }
             let drained = group
                 .waves
                 .iter()
