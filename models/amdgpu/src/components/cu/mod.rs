@@ -41,6 +41,7 @@ use crate::gpu::shared::{GpuFault, GpuShared};
 use crate::gpu::stats::{class_of, DispatchCounters};
 use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, ReplacementPolicy, WritePolicy};
 
+mod ahead;
 pub mod issue;
 pub mod lds_banks;
 pub mod mode;
@@ -230,6 +231,15 @@ struct Slot {
     timing: WaveTiming,
 }
 
+impl Slot {
+    /// The pc of the next instruction the wave issues: its pc, or in timing mode that of
+    /// the oldest instruction it ran ahead (`ahead`), which is where it is as far as
+    /// anything outside the wave can tell.
+    fn issue_pc(&self) -> u64 {
+        self.timing.ahead.front().map_or(self.wave.pc, |a| a.pc)
+    }
+}
+
 /// A resident work-group.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Group {
@@ -411,7 +421,7 @@ impl ComputeUnit {
         let group = self.state.groups.remove(g);
         self.state.faults.inc();
         let l = &group.launch;
-        let pc = group.waves.get(wave_index).map_or(0, |s| s.wave.pc);
+        let pc = group.waves.get(wave_index).map_or(0, Slot::issue_pc);
         let fault = GpuFault {
             kernel: l.kernel.clone(),
             dispatch: l.seq.0,
@@ -506,7 +516,7 @@ impl ComputeUnit {
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.wave.status != WaveStatus::Ended)
-                .map(|(i, s)| (i, s.wave.pc))
+                .map(|(i, s)| (i, s.issue_pc()))
                 .collect();
             const SHOWN: usize = 8;
             let mut waves: Vec<String> =
