@@ -663,7 +663,7 @@ impl ComputeUnit {
         }
     }
 
-    fn on_response(&mut self, tag: u64, result: Result<Box<amdgpu_isa::exec::VmemResponse>, MemFault>, ctx: &mut Context<'_>) {
+    fn on_response(&mut self, tag: u64, result: Result<Box<amdgpu_isa::exec::VmemRequest>, MemFault>, ctx: &mut Context<'_>) {
         let slot = (tag & 0xff) as u32;
         let seq = DispatchSeq(tag >> 8);
         let Some(g) = self.state.groups.iter().position(|g| g.launch.seq == seq && slot >= g.launch.first_slot && slot < g.launch.first_slot + g.launch.waves)
@@ -672,9 +672,9 @@ impl ComputeUnit {
         };
         let wi = (slot - self.state.groups[g].launch.first_slot) as usize;
         match result {
-            Ok(resp) => {
+            Ok(req) => {
                 let done = match self.state.groups[g].waves.get_mut(wi) {
-                    Some(s) => s.wave.complete(&resp),
+                    Some(s) => s.wave.complete_request(req),
                     None => Ok(()),
                 };
                 if let Err(e) = done {
