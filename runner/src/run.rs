@@ -194,12 +194,6 @@ impl Session {
             vars.push((config::ENV_STATS, abs.into_os_string()));
         }
         vars.push((config::ENV_FAKE_ROOT, root.path().as_os_str().to_owned()));
-        // The simulated GPU models no SDMA engines: ROCR copies with blit kernels
-        // instead of trying (and failing) to create SDMA queues. A value the user set
-        // wins.
-        if std::env::var_os("HSA_ENABLE_SDMA").is_none() {
-            vars.push(("HSA_ENABLE_SDMA", "0".into()));
-        }
         if options.trace {
             vars.push((config::ENV_TRACE, "1".into()));
         }

@@ -95,6 +95,54 @@ fn streams_with_async_copies_and_events() {
     hip_passes("streams", &[]);
 }
 
+/// The sum of every `name` counter in a component statistics file.
+fn counter_sum(json: &serde_json::Value, name: &str) -> u64 {
+    match json {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| if k == name { v.as_u64().unwrap_or(0) } else { counter_sum(v, name) })
+            .sum(),
+        serde_json::Value::Array(a) => a.iter().map(|v| counter_sum(v, name)).sum(),
+        _ => 0,
+    }
+}
+
+#[test]
+fn copies_through_the_sdma_engines_give_the_blit_kernels_results() {
+    if !have("hipcc", "copies_through_the_sdma_engines_give_the_blit_kernels_results") {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rocm-sdma-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    for (name, args) in [("vector_add", &["65536"][..]), ("streams", &[])] {
+        let program = hip(name);
+        let mut outputs = Vec::new();
+        for (sdma, mode) in [("1", "functional"), ("0", "functional"), ("1", "timing")] {
+            let stats = dir.join(format!("{name}-{sdma}-{mode}.json"));
+            let flags = ["--mode", mode, "--stats", stats.to_str().expect("a UTF-8 path")];
+            let env = [("HSA_ENABLE_SDMA", OsStr::new(sdma))];
+            let out = dojo_run(&flags, &program, args, &env, PROGRAM_LIMIT);
+            let what = format!("{name} with HSA_ENABLE_SDMA={sdma} in {mode} mode");
+            out.expect_pass(&what);
+            let components = kmd_linux::link_stats::components_path(&stats);
+            let json: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&components).expect("the component statistics")).expect("JSON");
+            let (packets, bytes) = (counter_sum(&json, "sdma_packets"), counter_sum(&json, "sdma_bytes"));
+            if sdma == "1" {
+                // hipMemcpy between host and device goes through the SDMA engines.
+                assert!(packets > 0 && bytes > 0, "{what}: {packets} SDMA packets, {bytes} bytes");
+            } else {
+                assert_eq!(packets, 0, "{what}: blit kernels only");
+            }
+            assert_eq!(counter_sum(&json, "sdma_faults"), 0, "{what}");
+            outputs.push(out.stdout);
+        }
+        // vector_add prints a digest of its result.
+        assert!(outputs.iter().all(|o| *o == outputs[0]), "{name}: outputs differ: {outputs:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn two_hundred_back_to_back_launches() {
     hip_passes("launches", &[]);

@@ -2,7 +2,9 @@
 //! packets written into an AQL ring in GPU memory, doorbells from another thread,
 //! completion signals with HSA semantics, and malformed packets; AMD vendor packets
 //! (PM4 indirect buffers, barrier-value) and kernel names read from code objects a
-//! runtime loaded into GPU memory by itself.
+//! runtime loaded into GPU memory by itself; SDMA queues with the packets ROCr writes
+//! (copies, fills, fences, polls, atomics, timestamps, traps), an SDMA copy overlapping a
+//! kernel in timing mode, and a packet the engine does not know.
 
 use std::path::Path;
 use std::process::Command;
@@ -13,6 +15,7 @@ use amdgpu::gpu::ids::{GpuAddr, QueueId};
 use amdgpu::isa::code_object::CodeObject;
 use amdgpu::isa::exec::{kernarg_segment, DispatchConfig, Program};
 use amdgpu::gpu::memory::GpuMemory;
+use amdgpu::gpu::sdma::SdmaRing;
 use amdgpu::gpu::shared::{GpuShared, HostHooks, QueueDesc};
 use amdgpu::components::soc::SocInput;
 use simdojo::engine::{SimConfig, Simulation};
@@ -108,7 +111,13 @@ impl Gpu {
     /// A GPU holding code object `bytes`; `name`: whether the test names the kernel
     /// (a runtime that only writes the code object into memory does not).
     fn with_code(bytes: &[u8], register: bool, name: bool) -> Gpu {
-        let t = topology::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies/test-gfx942.toml")).unwrap();
+        Gpu::with_code_in(bytes, register, name, "functional")
+    }
+
+    /// [`Gpu::with_code`] with the compute units and the SoC in `mode`.
+    fn with_code_in(bytes: &[u8], register: bool, name: bool, mode: &str) -> Gpu {
+        let mut t = topology::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies/test-gfx942.toml")).unwrap();
+        amdgpu::components::cu::mode::set_mode(&mut t, mode).unwrap();
         let sim = Simulation::build(&t, &SimConfig::default()).unwrap();
         let shared: Arc<GpuShared> = sim.resource("gpu").unwrap();
         let events = Arc::new(Events::default());
@@ -708,4 +717,197 @@ fn a_gws_barrier_wider_than_the_gpu_holds_faults_instead_of_hanging() {
     assert_eq!(faults.len(), 1, "{faults:?} ({status:?})");
     assert!(faults[0].message.contains("waits for 1000 waves") && faults[0].message.contains("could never open"), "{}", faults[0]);
     assert_eq!(g.value(done), 1);
+}
+
+/// An SDMA queue of the test GPU: its ring (4 KiB), pointers and bytes published.
+struct Sdma {
+    queue: QueueId,
+    ring: GpuAddr,
+    write_pointer: GpuAddr,
+    read_pointer: GpuAddr,
+    written: u64,
+}
+
+/// Packets as ROCr 5.2.3's `BlitSdmaV4` (gfx9) builds them.
+mod rocr {
+    use amdgpu::gpu::ids::GpuAddr;
+
+    fn lo(a: GpuAddr) -> u32 {
+        a.0 as u32
+    }
+    fn hi(a: GpuAddr) -> u32 {
+        (a.0 >> 32) as u32
+    }
+    /// `BuildCopyCommand`: count = bytes - 1.
+    pub fn copy(src: GpuAddr, dst: GpuAddr, bytes: u32) -> Vec<u32> {
+        vec![1, bytes - 1, 0, lo(src), hi(src), lo(dst), hi(dst)]
+    }
+    /// `BuildFenceCommand`.
+    pub fn fence(addr: GpuAddr, data: u32) -> Vec<u32> {
+        vec![5, lo(addr), hi(addr), data]
+    }
+    /// `BuildTrapCommand`.
+    pub fn trap(event: u32) -> Vec<u32> {
+        vec![6, event]
+    }
+    /// `BuildPollCommand`: a memory poll until the dword equals `reference`.
+    pub fn poll(addr: GpuAddr, reference: u32) -> Vec<u32> {
+        vec![8 | (3 << 28) | (1 << 31), lo(addr), hi(addr), reference, !0, 4 | (0xfff << 16)]
+    }
+    /// `hdp_flush_cmd`.
+    pub fn hdp_flush() -> Vec<u32> {
+        vec![8, 0, 0x8000_0000, 0, 0, 0]
+    }
+    /// `BuildAtomicDecrementCommand`: ADD64 of all ones.
+    pub fn decrement(addr: GpuAddr) -> Vec<u32> {
+        vec![10 | (47 << 25), lo(addr), hi(addr), !0, !0, 0, 0, 0]
+    }
+    /// `BuildFillCommand`: dword fill, count = (dwords - 1) * 4.
+    pub fn fill(dst: GpuAddr, value: u32, dwords: u32) -> Vec<u32> {
+        vec![11 | (2 << 30), lo(dst), hi(dst), value, (dwords - 1) * 4]
+    }
+    /// `BuildGetGlobalTimestampCommand`.
+    pub fn timestamp(addr: GpuAddr) -> Vec<u32> {
+        vec![13 | (2 << 8), lo(addr), hi(addr)]
+    }
+}
+
+impl Gpu {
+    fn sdma_queue(&self) -> Sdma {
+        let ring = self.mem.alloc(4096, 256).unwrap();
+        let pointers = self.mem.alloc(16, 0).unwrap();
+        let (read_pointer, write_pointer) = (pointers, GpuAddr(pointers.0 + 8));
+        let queue = self.shared.add_sdma_queue(SdmaRing { base: ring, bytes: 4096, read_pointer, write_pointer });
+        Sdma { queue, ring, write_pointer, read_pointer, written: 0 }
+    }
+
+    /// Writes `packets` at the queue's write pointer and publishes them (no doorbell).
+    fn sdma_push(&self, q: &mut Sdma, packets: &[Vec<u32>]) {
+        for dw in packets.iter().flatten() {
+            self.mem.write(GpuAddr(q.ring.0 + q.written % 4096), &dw.to_le_bytes()).unwrap();
+            q.written += 4;
+        }
+        self.mem.write_u64(q.write_pointer, q.written).unwrap();
+    }
+
+    fn ring_queue(&self, q: QueueId) {
+        self.sim.external_sender(ComponentId::from_index(0)).send(SocInput::Doorbell(q));
+    }
+
+    fn bytes(&self, at: GpuAddr, n: usize) -> Vec<u8> {
+        let mut b = vec![0u8; n];
+        self.mem.read(at, &mut b).unwrap();
+        b
+    }
+}
+
+#[test]
+fn sdma_packets_run_as_rocr_writes_them() {
+    let mut g = Gpu::new();
+    let mut q = g.sdma_queue();
+    let src = g.mem.alloc(8192, 0).unwrap();
+    let data: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 3) as u8).collect();
+    g.mem.write(src, &data).unwrap();
+    let (dst, filled, stamps) = (g.mem.alloc(8192, 0).unwrap(), g.mem.alloc(1024, 0).unwrap(), g.mem.alloc(16, 0).unwrap());
+    // A kernel's output copied after the kernel's signal reaches zero (the dependency
+    // polls ROCr writes: the signal's high dword, then its low dword).
+    let (out, kernel_done) = (g.mem.alloc(4 * 128, 0).unwrap(), g.signal(1, None));
+    let copied_out = g.mem.alloc(4 * 128, 0).unwrap();
+    let copy_done = g.signal(1, Some(31));
+    let mailbox = g.mem.read_u64(GpuAddr(copy_done.0 + signal::EVENT_MAILBOX)).unwrap();
+    let value = GpuAddr(kernel_done.0 + signal::VALUE);
+    g.sdma_push(&mut q, &[
+        rocr::hdp_flush(),
+        rocr::timestamp(stamps),
+        rocr::copy(src, dst, 8000),
+        rocr::fill(filled, 0xdead_beef, 200),
+        rocr::poll(GpuAddr(value.0 + 4), 0),
+        rocr::poll(value, 0),
+        rocr::copy(out, copied_out, 4 * 128),
+        rocr::timestamp(GpuAddr(stamps.0 + 8)),
+        rocr::decrement(GpuAddr(copy_done.0 + signal::VALUE)),
+        rocr::fence(GpuAddr(mailbox), 31),
+        rocr::trap(31),
+    ]);
+    g.ring_queue(q.queue);
+    g.sim.run_until(Tick::us(5));
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.bytes(dst, 8192)[..8000], data[..8000]);
+    assert_eq!(g.bytes(dst, 8192)[8000..], [0; 192], "a copy writes its bytes and no more");
+    assert_eq!(g.words(filled, 201)[..200], [0xdead_beef; 200]);
+    assert_eq!(g.words(filled, 201)[200], 0);
+    assert_eq!(g.value(copy_done), 1, "the engine waits in the poll for the kernel's signal");
+    assert!(g.events.0.lock().unwrap().is_empty());
+    // The kernel runs and completes its signal; the engine's poll sees it.
+    g.dispatch(out, 500, 128, false, kernel_done);
+    g.doorbell();
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.words(copied_out, 128), (500..628).collect::<Vec<u32>>());
+    assert_eq!(g.value(copy_done), 0, "the atomic decremented the signal");
+    assert_eq!(g.mem.read_u64(GpuAddr(mailbox)).unwrap(), 31, "the fence wrote the event id");
+    assert_eq!(*g.events.0.lock().unwrap(), [31], "the trap raised the event");
+    assert_eq!(*g.events.1.lock().unwrap(), [q.queue], "of the SDMA queue");
+    assert_eq!(g.mem.read_u64(q.read_pointer).unwrap(), q.written, "the read pointer reaches the write pointer");
+    let (t0, t1) = (g.mem.read_u64(stamps).unwrap(), g.mem.read_u64(GpuAddr(stamps.0 + 8)).unwrap());
+    assert!(t1 > t0, "the second timestamp is written after the kernel ({t0}..{t1})");
+}
+
+#[test]
+fn an_unknown_sdma_packet_stops_its_queue_naming_opcode_and_offset() {
+    let mut g = Gpu::new();
+    let mut q = g.sdma_queue();
+    let (a, b) = (g.mem.alloc(64, 0).unwrap(), g.mem.alloc(64, 0).unwrap());
+    // GCR (opcode 17) is an SDMA 5 packet; the fence after it must not run.
+    g.sdma_push(&mut q, &[rocr::fence(a, 1), vec![17 | (1 << 8), 0, 0, 0, 0], rocr::fence(b, 2)]);
+    g.ring_queue(q.queue);
+    g.sim.run();
+    let faults = g.shared.faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert!(faults[0].message.contains("opcode 17"), "{}", faults[0]);
+    assert!(faults[0].place.contains("SDMA queue") && faults[0].place.contains("ring offset 0x10"), "{}", faults[0]);
+    assert_eq!((g.words(a, 1)[0], g.words(b, 1)[0]), (1, 0));
+    // A later doorbell does not revive the queue.
+    g.sdma_push(&mut q, &[rocr::fence(b, 3)]);
+    g.ring_queue(q.queue);
+    g.sim.run();
+    assert_eq!(g.words(b, 1)[0], 0);
+}
+
+/// Runs a 16 KiB SDMA copy and a kernel started together; returns the copy's and the
+/// kernel's (start, end) timestamps.
+fn copy_beside_kernel(mode: &str) -> ((u64, u64), (u64, u64)) {
+    let mut g = Gpu::with_code_in(&code_object(), true, true, mode);
+    let mut q = g.sdma_queue();
+    const BYTES: u32 = 16 << 10;
+    let (src, dst, stamps) = (g.mem.alloc(BYTES.into(), 0).unwrap(), g.mem.alloc(BYTES.into(), 0).unwrap(), g.mem.alloc(16, 0).unwrap());
+    let data: Vec<u8> = (0..BYTES).map(|i| (i % 251) as u8).collect();
+    g.mem.write(src, &data).unwrap();
+    let items = 64 * 1024;
+    let (out, done) = (g.mem.alloc(4 * items as u64, 0).unwrap(), g.signal(1, None));
+    g.dispatch(out, 7, items, false, done);
+    g.sdma_push(&mut q, &[rocr::timestamp(stamps), rocr::copy(src, dst, BYTES), rocr::timestamp(GpuAddr(stamps.0 + 8))]);
+    g.doorbell();
+    g.ring_queue(q.queue);
+    g.sim.run();
+    assert!(g.shared.faults().is_empty(), "{:?}", g.shared.faults());
+    assert_eq!(g.bytes(dst, BYTES as usize), data, "{mode}: the copy's result");
+    assert_eq!(g.words(out, items as usize)[items as usize - 1], 7 + items - 1);
+    let copy = (g.mem.read_u64(stamps).unwrap(), g.mem.read_u64(GpuAddr(stamps.0 + 8)).unwrap());
+    let kernel = (g.mem.read_u64(GpuAddr(done.0 + signal::START_TS)).unwrap(), g.mem.read_u64(GpuAddr(done.0 + signal::END_TS)).unwrap());
+    (copy, kernel)
+}
+
+#[test]
+fn an_sdma_copy_overlaps_a_kernel_in_timing_mode() {
+    let ((c0, c1), (k0, k1)) = copy_beside_kernel("timing");
+    // The SoC's defaults: 1 us per packet plus 16 KiB at 25 GB/s (655.36 ns), in
+    // ticks of the 100 MHz timestamp clock.
+    let expected = (1000.0 + 16384.0 / 25.0) / 10.0;
+    assert!(((c1 - c0) as f64 - expected).abs() <= 1.0, "copy {c0}..{c1}: {} ticks, expected {expected}", c1 - c0);
+    assert!(c0 < k1 && k0 < c1, "copy {c0}..{c1} and kernel {k0}..{k1} overlap in simulated time");
+    assert!(c1 < k1, "the copy ends while the kernel runs (copy {c0}..{c1}, kernel {k0}..{k1})");
+    // Functional mode: the same results, and the copy takes no simulated time.
+    let ((f0, f1), _) = copy_beside_kernel("functional");
+    assert_eq!(f0, f1);
 }

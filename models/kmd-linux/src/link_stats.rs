@@ -1,5 +1,6 @@
 //! The XGMI links' statistics of a `dojo run` with `--stats FILE`: one line per GPU's
-//! `amdgpu.xgmi` block on standard error, and every component's statistics as JSON in
+//! `amdgpu.xgmi` block on standard error, and every component's statistics (the SoCs'
+//! SDMA engines' among them) as JSON in
 //! `FILE.components.json` (the per-kernel statistics in `FILE` know nothing of links,
 //! whose traffic belongs to no single kernel).
 
@@ -23,17 +24,17 @@ fn counter(stats: &std::collections::BTreeMap<String, StatValue>, name: &str) ->
 }
 
 /// Prints the XGMI blocks' traffic (if the machine has any) and writes `report` next
-/// to `stats`; failures are reported on standard error, as the kernel statistics' are.
+/// to `stats` (for any machine: the SoC's SDMA engines report there too); failures are
+/// reported on standard error, as the kernel statistics' are.
 pub fn report(report: &StatsReport, stats: &Path) {
     let links: Vec<_> = report
         .components
         .iter()
         .filter(|(_, (ty, _))| ty == "amdgpu.xgmi")
         .collect();
-    if links.is_empty() {
-        return;
+    if !links.is_empty() {
+        eprintln!("XGMI links:");
     }
-    eprintln!("XGMI links:");
     for (path, (_, s)) in links {
         eprintln!(
             "  {path}: tx {} B, rx {} B, lines out {}, lines served {}",

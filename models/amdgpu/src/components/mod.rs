@@ -14,5 +14,6 @@ pub mod hbm;
 pub mod l2;
 pub mod line_cache;
 pub mod mall;
+pub mod sdma;
 pub mod soc;
 pub mod xgmi;

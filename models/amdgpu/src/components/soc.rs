@@ -7,7 +7,11 @@
 //! server of `dojo exec`) at a fixed simulated interval, so host services are
 //! deterministic too.
 //!
-//! Doorbells arrive as external input ([`SocInput::Doorbell`]) from any thread.
+//! Doorbells arrive as external input ([`SocInput::Doorbell`]) from any thread. A
+//! doorbell of an SDMA queue wakes the SDMA engines the SoC owns
+//! ([`crate::components::sdma`]); they also run after each kernel completes (their polls
+//! may wait for its signal) and at the times they ask for (a copy's end, a poll's
+//! re-check).
 //!
 //! Global wave sync (GWS). The SoC holds the GPU's GWS resources: one
 //! [`GwsUnit`](amdgpu_isa::exec::GwsUnit) (64 barrier and semaphore resources) per queue
@@ -48,6 +52,8 @@ use crate::gpu::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
 use crate::gpu::ids::{DispatchSeq, GpuAddr, QueueId};
 use crate::gpu::memory::{MemView, MemorySnapshot};
 use crate::gpu::messages::{CuCapacity, DispatchOrder, MemMsg, XcdMsg};
+use crate::components::sdma::{SdmaEngines, SdmaState, SdmaTiming};
+use crate::gpu::sdma::SdmaRing;
 use crate::gpu::shared::{GpuFault, GpuShared, QueueDesc};
 use crate::gpu::stats::KernelStats;
 
@@ -62,6 +68,8 @@ pub enum SocInput {
 const POLL: u64 = 1;
 /// Token of the barrier re-check timer.
 const RECHECK: u64 = 2;
+/// Token of the SDMA engines' wake-up timer.
+const SDMA: u64 = 3;
 
 #[derive(Clone, Debug, Serialize, Deserialize, Default)]
 struct QueueState {
@@ -137,6 +145,9 @@ struct SocState {
     dispatches: Counter,
     coherent: Counter,
     faults: Counter,
+    /// The SDMA engines' pending wake-up: its timer and time (ps).
+    #[serde(default)]
+    sdma_timer: Option<(simdojo::component::TimerId, u64)>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -153,6 +164,11 @@ struct Saved {
     faults: Vec<GpuFault>,
     /// Queues holding GWS resources.
     gws_queues: Vec<u32>,
+    /// The SDMA queues and their engines' state.
+    #[serde(default)]
+    sdma_queues: Vec<(u32, SdmaRing)>,
+    #[serde(default)]
+    sdma: SdmaState,
 }
 
 /// See the [module docs](self).
@@ -166,6 +182,7 @@ pub struct Soc {
     poll_every: Tick,
     period: Tick,
     state: SocState,
+    sdma: SdmaEngines,
 }
 
 impl Soc {
@@ -190,6 +207,16 @@ impl Soc {
         let l2 = ctx.port_array::<MemMsg>("l2")?;
         let mall = ctx.port_array::<MemMsg>("mall")?;
         let hbm = ctx.port_array::<MemMsg>("hbm")?;
+        let timed = match p.string("mode")?.as_str() {
+            "functional" => false,
+            "timing" => true,
+            other => return Err(BuildError::Invalid(format!("mode = {other:?}: expected functional or timing"))),
+        };
+        let gb_per_s = p.float("sdma_bandwidth")?;
+        if !(gb_per_s > 0.0 && gb_per_s.is_finite()) {
+            return Err(BuildError::Invalid(format!("sdma_bandwidth = {gb_per_s}: expected a positive number of GB/s")));
+        }
+        let sdma = SdmaEngines::new(SdmaTiming { timed, gb_per_s, latency: p.duration("sdma_latency")? });
         let state = SocState { xcds: vec![None; xcd.len()], xcd_caps: vec![Vec::new(); xcd.len()], ..SocState::default() };
         Ok(Box::new(Soc {
             xcd,
@@ -201,6 +228,7 @@ impl Soc {
             poll_every: p.duration("host_poll")?.max(Tick(1)),
             period: p.clock("clock")?.period(),
             state,
+            sdma,
         }))
     }
 
@@ -217,6 +245,25 @@ impl Soc {
         }
     }
 
+    /// Wakes the SDMA engines at `wake` (if earlier than their pending wake-up).
+    fn arm_sdma(&mut self, wake: Option<Tick>, ctx: &mut Context<'_>) {
+        let Some(at) = wake else { return };
+        if let Some((timer, pending)) = self.state.sdma_timer {
+            if pending <= at.0 {
+                return;
+            }
+            ctx.cancel(timer);
+        }
+        let delay = Tick(at.0.saturating_sub(ctx.now().0));
+        self.state.sdma_timer = Some((ctx.schedule(delay, SDMA), at.0));
+    }
+
+    /// Runs every SDMA queue (a copy ended, a poll's re-check, a kernel completed).
+    fn wake_sdma(&mut self, ctx: &mut Context<'_>) {
+        let wake = self.sdma.run_all(&self.shared, ctx.now(), self.poll_every);
+        self.arm_sdma(wake, ctx);
+    }
+
     fn fault(&mut self, queue: QueueId, f: GpuFault) {
         self.state.faults.inc();
         if let Some(q) = self.state.queues.get_mut(queue.index()) {
@@ -229,6 +276,10 @@ impl Soc {
     fn process(&mut self, qid: QueueId, ctx: &mut Context<'_>) {
         if self.state.xcds.iter().any(|x| x.is_none()) {
             return; // the XCDs have not reported their capacity yet; Hello re-runs this
+        }
+        if self.shared.sdma_queue(qid).is_some() {
+            let wake = self.sdma.run(&self.shared, qid, ctx.now(), self.poll_every);
+            return self.arm_sdma(wake, ctx);
         }
         let Some(desc) = self.shared.queue(qid) else { return };
         while self.state.queues.len() <= qid.index() {
@@ -596,6 +647,8 @@ impl Soc {
             r.stats.cycles = (r.stats.end_ps - r.stats.start_ps) / self.period.0.max(1);
             self.complete_signal(r.queue, r.signal, ctx.now());
             self.shared.record_kernel(r.stats);
+            // SDMA packets may poll this dispatch's signal.
+            self.wake_sdma(ctx);
         }
         let q = r.queue;
         self.process(q, ctx);
@@ -708,6 +761,10 @@ impl Component for Soc {
         };
         match event {
             Event::Timer { token: POLL, .. } => self.poll_host(ctx),
+            Event::Timer { token: SDMA, .. } => {
+                self.state.sdma_timer = None;
+                self.wake_sdma(ctx);
+            }
             Event::Timer { token: RECHECK, .. } => {
                 self.state.recheck_armed = false;
                 for q in 0..self.shared.queues().len() {
@@ -739,6 +796,7 @@ impl Component for Soc {
         out.counter("coherent", &self.state.coherent);
         out.counter("faults", &self.state.faults);
         out.counter("gws", &self.state.gws_ops);
+        self.sdma.stats(out);
     }
 
     fn save(&self) -> Result<Vec<u8>, StateError> {
@@ -751,6 +809,8 @@ impl Component for Soc {
             kernels: self.shared.kernels(),
             faults: self.shared.faults(),
             gws_queues: self.shared.gws_queues(),
+            sdma_queues: self.shared.sdma_queues(),
+            sdma: self.sdma.state().clone(),
         })
     }
 
@@ -760,6 +820,8 @@ impl Component for Soc {
         self.shared.set_queues(saved.queues);
         self.shared.set_history(saved.kernels, saved.faults);
         self.shared.set_gws_queues(&saved.gws_queues);
+        self.shared.set_sdma_queues(&saved.sdma_queues);
+        self.sdma.restore(saved.sdma);
         let target = self.shared.target().ok_or_else(|| StateError::Codec("the GPU has no target".into()))?;
         for (start, end) in saved.programs {
             let mut bytes = vec![0u8; end.saturating_sub(start) as usize];
@@ -797,7 +859,10 @@ simdojo::register_component!(ComponentType {
         ParamSpec { name: "target", kind: ParamKind::String, default: Some("\"gfx942\""), doc: "ISA: gfx90a, gfx942 or gfx950" },
         ParamSpec { name: "memory", kind: ParamKind::Bytes, default: Some("\"64GiB\""), doc: "device memory (address space reserved, touched lazily)" },
         ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (for kernel cycle counts)" },
-        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run; also the heartbeat of the host-visible clock" },
+        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run; also the heartbeat of the host-visible clock and the re-check interval of unmet SDMA polls" },
+        ParamSpec { name: "mode", kind: ParamKind::String, default: Some("\"functional\""), doc: "simulation mode (set with the compute units'): functional (SDMA copies take no time) or timing" },
+        ParamSpec { name: "sdma_bandwidth", kind: ParamKind::Float, default: Some("25.0"), doc: "GB/s of one SDMA engine's copies and fills in timing mode (estimate: PCIe 4.0 x16's 31.5 GB/s per direction less protocol overhead)" },
+        ParamSpec { name: "sdma_latency", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "fixed cost of each SDMA copy or fill packet in timing mode (estimate, untuned)" },
     ],
     ports: &[
         PortSpec { name: "xcd", doc: "to each XCD's command processor", dir: PortDir::InOut, array: true, message: MessageKind::of::<XcdMsg> },
@@ -810,6 +875,10 @@ simdojo::register_component!(ComponentType {
         StatSpec { name: "coherent", kind: StatKind::Counter, unit: "instructions", doc: "coherent memory instructions performed at the home" },
         StatSpec { name: "faults", kind: StatKind::Counter, unit: "faults", doc: "faults that stopped a queue" },
         StatSpec { name: "gws", kind: StatKind::Counter, unit: "instructions", doc: "global wave sync (ds_gws_*) requests performed" },
+        StatSpec { name: "sdma_packets", kind: StatKind::Counter, unit: "packets", doc: "SDMA packets run" },
+        StatSpec { name: "sdma_bytes", kind: StatKind::Counter, unit: "bytes", doc: "bytes SDMA copies and fills wrote" },
+        StatSpec { name: "sdma_busy_ps", kind: StatKind::Counter, unit: "ps", doc: "simulated time SDMA engines spent on copies and fills (timing mode)" },
+        StatSpec { name: "sdma_faults", kind: StatKind::Counter, unit: "faults", doc: "SDMA queue errors (a packet that cannot run stops its queue)" },
     ],
     build: Soc::build,
 });

@@ -16,5 +16,6 @@ pub mod memory;
 pub mod messages;
 pub mod occupancy;
 pub mod remote;
+pub mod sdma;
 pub mod shared;
 pub mod stats;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::gpu::ids::{GpuAddr, QueueId};
 use crate::gpu::memory::GpuMemory;
+use crate::gpu::sdma::SdmaRing;
 use crate::gpu::stats::KernelStats;
 
 /// Most bytes of GPU memory decoded at once for code nobody registered.
@@ -95,6 +96,8 @@ pub struct GpuShared {
     programs: RwLock<BTreeMap<u64, (u64, Arc<Program>)>>,
     queues: Mutex<Vec<QueueDesc>>,
     retired: Mutex<std::collections::BTreeSet<u32>>,
+    /// The SDMA queues among `queues`, by id (see [`GpuShared::add_sdma_queue`]).
+    sdma: Mutex<BTreeMap<u32, SdmaRing>>,
     /// Queues holding the GPU's global wave sync resources (see [`GpuShared::set_queue_gws`]).
     gws: Mutex<std::collections::BTreeSet<u32>>,
     faults: Mutex<Vec<GpuFault>>,
@@ -238,6 +241,35 @@ impl GpuShared {
         let mut queues = lock(&self.queues);
         queues.push(q);
         QueueId(queues.len() as u32 - 1)
+    }
+
+    /// Adds an SDMA queue: it takes the next queue id (doorbells name queues of either
+    /// kind); the AQL packet processor skips it and the SDMA engines serve it.
+    pub fn add_sdma_queue(&self, ring: SdmaRing) -> QueueId {
+        let mut queues = lock(&self.queues);
+        // The id's slot in the AQL table holds the ring's addresses with no packets.
+        queues.push(QueueDesc { ring: ring.base, packets: 0, read_index: ring.read_pointer, write_index: ring.write_pointer, queue_object: GpuAddr(0) });
+        let id = QueueId(queues.len() as u32 - 1);
+        lock(&self.sdma).insert(id.0, ring);
+        id
+    }
+
+    /// The SDMA queue `id` (`None` if it is not one, or once retired).
+    pub fn sdma_queue(&self, id: QueueId) -> Option<SdmaRing> {
+        if lock(&self.retired).contains(&id.0) {
+            return None;
+        }
+        lock(&self.sdma).get(&id.0).copied()
+    }
+
+    /// Every SDMA queue, retired ones included (for checkpoints).
+    pub fn sdma_queues(&self) -> Vec<(u32, SdmaRing)> {
+        lock(&self.sdma).iter().map(|(&k, &v)| (k, v)).collect()
+    }
+
+    /// Replaces the SDMA queue table (restoring a checkpoint).
+    pub fn set_sdma_queues(&self, q: &[(u32, SdmaRing)]) {
+        *lock(&self.sdma) = q.iter().copied().collect();
     }
 
     /// The queue `id` (`None` once retired).

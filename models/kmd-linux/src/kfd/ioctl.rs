@@ -6,6 +6,7 @@
 use amdgpu::gpu::aql::PACKET_BYTES;
 use amdgpu::gpu::ids::GpuAddr;
 use amdgpu::gpu::memory::MemKind;
+use amdgpu::gpu::sdma::SdmaRing;
 use amdgpu::gpu::shared::QueueDesc;
 use bytemuck::Pod;
 
@@ -521,39 +522,64 @@ impl Kfd {
 
     fn create_queue(&self, a: &mut abi::CreateQueue) -> Result<i32, Errno> {
         let g = self.gpu_index(a.gpu_id)?;
-        if a.queue_type != abi::queue_type::COMPUTE_AQL {
-            let what = match a.queue_type {
-                abi::queue_type::COMPUTE => "PM4 compute",
-                abi::queue_type::SDMA | abi::queue_type::SDMA_XGMI => "SDMA",
-                _ => "unknown-type",
-            };
-            self.warn_once(format!(
-                "CREATE_QUEUE: {what} queues are not simulated (only AQL compute queues)"
-            ));
-            return Err(Errno::INVAL);
-        }
-        let ring = u64::from(a.ring_size);
-        if !ring.is_power_of_two() || ring < PACKET_BYTES * 4 || a.ring_base_address == 0 {
-            return Err(Errno::INVAL);
-        }
-        if a.read_pointer_address < 128 || a.write_pointer_address == 0 {
-            return Err(Errno::INVAL);
-        }
         let gpu = &self.machine().gpus[g];
-        let desc = QueueDesc {
-            ring: GpuAddr(a.ring_base_address),
-            packets: ring / PACKET_BYTES,
-            read_index: GpuAddr(a.read_pointer_address),
-            write_index: GpuAddr(a.write_pointer_address),
-            // ROCR's amd_queue_t: read_dispatch_id is at byte 128.
-            queue_object: GpuAddr(a.read_pointer_address - 128),
+        let ring = u64::from(a.ring_size);
+        let new = match a.queue_type {
+            abi::queue_type::COMPUTE_AQL => {
+                if !ring.is_power_of_two() || ring < PACKET_BYTES * 4 || a.ring_base_address == 0 {
+                    return Err(Errno::INVAL);
+                }
+                if a.read_pointer_address < 128 || a.write_pointer_address == 0 {
+                    return Err(Errno::INVAL);
+                }
+                let desc = QueueDesc {
+                    ring: GpuAddr(a.ring_base_address),
+                    packets: ring / PACKET_BYTES,
+                    read_index: GpuAddr(a.read_pointer_address),
+                    write_index: GpuAddr(a.write_pointer_address),
+                    // ROCR's amd_queue_t: read_dispatch_id is at byte 128.
+                    queue_object: GpuAddr(a.read_pointer_address - 128),
+                };
+                NewQueue::Aql(desc)
+            }
+            abi::queue_type::SDMA | abi::queue_type::SDMA_XGMI => {
+                // A ring of whole dwords (the engine reads packets of dwords) holding
+                // the largest packet; 64-bit read and write pointers (SDMA 4.4).
+                if !ring.is_power_of_two() || ring < 256 || a.ring_base_address == 0 || !a.ring_base_address.is_multiple_of(4) {
+                    return Err(Errno::INVAL);
+                }
+                let (rptr, wptr) = (a.read_pointer_address, a.write_pointer_address);
+                if rptr == 0 || wptr == 0 || !rptr.is_multiple_of(8) || !wptr.is_multiple_of(8) {
+                    return Err(Errno::INVAL);
+                }
+                let sdma = SdmaRing {
+                    base: GpuAddr(a.ring_base_address),
+                    bytes: ring,
+                    read_pointer: GpuAddr(rptr),
+                    write_pointer: GpuAddr(wptr),
+                };
+                NewQueue::Sdma(sdma)
+            }
+            other => {
+                let what = match other {
+                    abi::queue_type::COMPUTE => "PM4 compute".to_string(),
+                    t => format!("type-{t}"),
+                };
+                self.warn_once(format!(
+                    "CREATE_QUEUE: {what} queues are not simulated (only AQL compute and SDMA queues)"
+                ));
+                return Err(Errno::INVAL);
+            }
         };
         let mut queues = lock(&self.queues);
         let slots = (abi::DOORBELL_PAGE_BYTES / 8) as u32;
         let id = (0..slots)
             .find(|i| !queues.contains_key(i))
             .ok_or(Errno::NOSPC)?;
-        let hw = gpu.shared.add_queue(desc);
+        let hw = match new {
+            NewQueue::Aql(desc) => gpu.shared.add_queue(desc),
+            NewQueue::Sdma(ring) => gpu.shared.add_sdma_queue(ring),
+        };
         self.own_queue(g, hw);
         queues.insert(id, Queue { gpu: g, hw, gws: false });
         drop(queues);
@@ -564,4 +590,12 @@ impl Kfd {
         gpu.ring(hw);
         Ok(0)
     }
+}
+
+/// A queue CREATE_QUEUE accepted, before it has an id.
+enum NewQueue {
+    /// An AQL compute queue.
+    Aql(QueueDesc),
+    /// An SDMA queue (PCIe or XGMI engine).
+    Sdma(SdmaRing),
 }

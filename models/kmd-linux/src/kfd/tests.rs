@@ -142,7 +142,7 @@ fn buffers_are_shared_between_application_and_gpu() {
 fn queues_need_aql_and_sane_rings() {
     let k = open();
     let gpu_id = k.system().gpus[0].gpu_id;
-    let mut q = abi::CreateQueue { queue_type: abi::queue_type::SDMA, ..aql_queue(gpu_id) };
+    let mut q = abi::CreateQueue { queue_type: abi::queue_type::COMPUTE, ..aql_queue(gpu_id) };
     assert_eq!(
         call(&k, request::CREATE_QUEUE, &mut q),
         Err(crate::Errno::INVAL)
@@ -318,6 +318,48 @@ fn allocations_at_the_end_of_the_address_space_are_refused_not_overflowed() {
     ] {
         let mut a = abi::AllocMemory { va_addr: va, size, gpu_id, flags, mmap_offset: 0x1000, ..Default::default() };
         assert!(call(&k, request::ALLOC_MEMORY_OF_GPU, &mut a).is_err(), "{va:#x} + {size:#x}");
+    }
+    k.close();
+    k.device().stop();
+}
+
+#[test]
+fn sdma_queues_take_checked_rings() {
+    let k = open();
+    let gpu_id = k.system().gpus[0].gpu_id;
+    // As libhsakmt creates ROCr's SDMA queues: a 1 MiB ring, the read and write
+    // pointers in its own queue object.
+    let sdma = abi::CreateQueue {
+        gpu_id,
+        queue_type: abi::queue_type::SDMA,
+        ring_size: 1 << 20,
+        ring_base_address: 0x10_0000,
+        read_pointer_address: 0x2000,
+        write_pointer_address: 0x2008,
+        ..Default::default()
+    };
+    for bad in [
+        abi::CreateQueue { ring_size: 3000, ..sdma },
+        abi::CreateQueue { ring_base_address: 0, ..sdma },
+        abi::CreateQueue { read_pointer_address: 0x2004, ..sdma },
+        abi::CreateQueue { write_pointer_address: 0, ..sdma },
+    ] {
+        let mut q = bad;
+        assert_eq!(call(&k, request::CREATE_QUEUE, &mut q), Err(crate::Errno::INVAL), "{bad:?}");
+    }
+    let mut ids = Vec::new();
+    for queue_type in [abi::queue_type::SDMA, abi::queue_type::SDMA_XGMI] {
+        let mut q = abi::CreateQueue { queue_type, ..sdma };
+        call(&k, request::CREATE_QUEUE, &mut q).unwrap();
+        assert_eq!(q.doorbell_offset & abi::mmap::TYPE_MASK, abi::mmap::TYPE_DOORBELL);
+        let hw = lock(&k.queues)[&q.queue_id].hw;
+        let ring = k.machine().gpus[0].shared.sdma_queue(hw).unwrap();
+        assert_eq!((ring.base.0, ring.bytes, ring.read_pointer.0, ring.write_pointer.0), (0x10_0000, 1 << 20, 0x2000, 0x2008));
+        ids.push((q.queue_id, hw));
+    }
+    for (id, hw) in ids {
+        call(&k, request::DESTROY_QUEUE, &mut abi::IdArgs { id, pad: 0 }).unwrap();
+        assert!(k.machine().gpus[0].shared.sdma_queue(hw).is_none());
     }
     k.close();
     k.device().stop();
