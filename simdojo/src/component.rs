@@ -193,6 +193,10 @@ pub struct BuildContext<'a> {
     pub(crate) resources: Resources,
     /// Whether the component declared that it may end the run.
     pub(crate) ends_run: bool,
+    /// The latency of the link or fabric on each connected port of this instance.
+    pub(crate) latencies: &'a [(String, crate::time::Tick)],
+    /// Synchronisation hooks the component registered.
+    pub(crate) hooks: Vec<std::sync::Arc<dyn crate::engine::sync::SyncHook>>,
 }
 
 impl<'a> BuildContext<'a> {
@@ -204,8 +208,9 @@ impl<'a> BuildContext<'a> {
         specs: &'static [PortSpec],
         connected: &'a [String],
         resources: Resources,
+        latencies: &'a [(String, crate::time::Tick)],
     ) -> BuildContext<'a> {
-        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false }
+        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false, latencies, hooks: Vec::new() }
     }
     /// The component's id.
     pub fn id(&self) -> ComponentId {
@@ -232,6 +237,17 @@ impl<'a> BuildContext<'a> {
     /// A component that did not declare it and calls one of those fails the run.
     pub fn may_end_run(&mut self) {
         self.ends_run = true;
+    }
+    /// The latency of the link or fabric connected to port `name` (`mem`, `mem[3]`), if
+    /// one is.
+    pub fn link_latency(&self, name: &str) -> Option<crate::time::Tick> {
+        self.latencies.iter().find(|(p, _)| p == name).map(|(_, t)| *t)
+    }
+    /// Registers a periodic synchronisation hook (see [`crate::engine::sync`]): the
+    /// engine asks its period once every component is built, stops every partition at
+    /// its multiples and runs it there.
+    pub fn sync_hook(&mut self, hook: std::sync::Arc<dyn crate::engine::sync::SyncHook>) {
+        self.hooks.push(hook);
     }
     /// Opens the scalar port `name`.
     pub fn port<M: Message>(&mut self, name: &str) -> Result<Port<M>, BuildError> {

@@ -370,6 +370,8 @@ impl Simulation {
         }
         sim.now = checkpoint.now;
         sim.ext_seq = checkpoint.ext_seq;
+        // Boundaries up to the checkpoint's time were reached before it was taken.
+        sim.sync_from = sim.now;
         sim.summary.events = checkpoint.events_handled;
         sim.last_status = checkpoint.last_status.clone();
         Ok(sim)

@@ -139,6 +139,9 @@ pub(crate) struct Shared<'a> {
     pub observer: Option<&'a Observer>,
     /// Epochs of earlier segments (observed epochs are numbered over the run).
     pub epoch_base: u64,
+    /// The earliest pending event when the last decision was made (ticks): a
+    /// synchronisation boundary between it and the next decision's has been reached.
+    pub sync_from: AtomicU64,
 }
 
 /// What an epoch does.
@@ -255,6 +258,12 @@ fn decide(sh: &Shared<'_>, epoch: u64, j: &mut Judge) {
         return;
     }
     let min_next = j.next.iter().copied().min().unwrap_or(Tick::MAX);
+    if !wiring.sync.is_empty() && min_next != Tick::MAX {
+        // Every event before `min_next` is handled and none after it: the boundaries
+        // passed since the last decision are reached (see `engine::sync`).
+        let from = Tick(sh.sync_from.swap(min_next.0, Ordering::Relaxed));
+        wiring.sync.cross(from, min_next);
+    }
     // The earliest exit: a request, or the release of the last primary component.
     let primaries_done = (registered > 0 && held <= 0)
         .then(|| last_release.unwrap_or(Tick::ZERO))
@@ -308,7 +317,7 @@ fn decide(sh: &Shared<'_>, epoch: u64, j: &mut Judge) {
     // A partition that may end the run may do so from its next event on: nobody runs
     // past that plus the exit delay, so an exit stops every partition at its tick.
     let exit_cap = wiring.graph.exit_sources().iter().map(|&e| j.next[e as usize]).min().unwrap_or(Tick::MAX);
-    v.all = end.min(exit_cap.saturating_add(wiring.exit_delay));
+    v.all = end.min(exit_cap.saturating_add(wiring.exit_delay)).min(wiring.sync.cap(min_next));
     if n > 1 {
         wiring.graph.arrivals(&j.next, &mut j.scratch, &mut j.arrivals);
         v.per_partition.extend(j.arrivals.iter().map(|&a| a.min(v.all)));

@@ -21,10 +21,12 @@ pub mod order;
 mod partition_state;
 mod progress;
 mod queue;
+pub mod sync;
 mod wiring;
 
 use crate::resources::Resources;
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 pub use barrier::SpinBarrier;
@@ -198,6 +200,9 @@ pub struct Simulation {
     max_ticks: Tick,
     now: Tick,
     ext_seq: u64,
+    /// Where the synchronisation hooks' boundaries were last looked at
+    /// ([`exec::Shared::sync_from`]).
+    sync_from: Tick,
     progress: bool,
     summary: RunSummary,
     topology_hash: u64,
@@ -255,6 +260,7 @@ impl Simulation {
 
         // Port names connected per component.
         let mut connected: Vec<Vec<String>> = vec![Vec::new(); n];
+        let mut latencies: Vec<Vec<(String, Tick)>> = vec![Vec::new(); n];
         let check_component = |id: ComponentId, what: &str| {
             if id.index() >= n {
                 Err(EngineError::Wiring(format!("{what} names component #{id}, but there are {n}")))
@@ -267,17 +273,21 @@ impl Simulation {
             check_component(l.b.component, &format!("link {i}"))?;
             connected[l.a.component.index()].push(l.a.port.clone());
             connected[l.b.component.index()].push(l.b.port.clone());
+            latencies[l.a.component.index()].push((l.a.port.clone(), l.latency));
+            latencies[l.b.component.index()].push((l.b.port.clone(), l.latency));
         }
         for (i, f) in topology.fabrics.iter().enumerate() {
             for m in &f.members {
                 check_component(m.component, &format!("fabric {i}"))?;
                 connected[m.component.index()].push(m.port.clone());
+                latencies[m.component.index()].push((m.port.clone(), f.latency));
             }
         }
 
         // Build every component.
         let mut built: Vec<(Box<dyn Component>, OpenedPorts)> = Vec::with_capacity(n);
         let mut ends_run = Vec::with_capacity(n);
+        let mut hooks: Vec<(usize, std::sync::Arc<dyn sync::SyncHook>)> = Vec::new();
         for (i, decl) in topology.components.iter().enumerate() {
             let ty = registry::lookup(&decl.type_name).ok_or_else(|| EngineError::UnknownType {
                 component: decl.path.clone(),
@@ -285,10 +295,11 @@ impl Simulation {
             })?;
             let params = resolve_params(ty, &decl.params)
                 .map_err(|problem| EngineError::Param { component: decl.path.clone(), origin: decl.origin.clone(), problem })?;
-            let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i], config.resources.clone());
+            let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i], config.resources.clone(), &latencies[i]);
             let comp = (ty.build)(&mut ctx)
                 .map_err(|reason| EngineError::Build { component: decl.path.clone(), origin: decl.origin.clone(), reason })?;
             ends_run.push(ctx.ends_run);
+            hooks.extend(ctx.hooks.drain(..).map(|h| (i, h)));
             built.push((comp, ctx.opened));
         }
 
@@ -385,6 +396,11 @@ impl Simulation {
         }
         let graph = horizon::LookaheadGraph::build(topology, &assignment, n_parts, &ends_run);
         let exit_delay = topology.engine.exit_delay.unwrap_or(max_latency).max(Tick(1));
+        let sync = sync::SyncHooks::new(hooks).map_err(|(c, reason)| EngineError::Build {
+            component: topology.components[c].path.clone(),
+            origin: topology.components[c].origin.clone(),
+            reason: BuildError::Invalid(reason),
+        })?;
         let wiring = Wiring {
             ports,
             fabrics,
@@ -395,6 +411,7 @@ impl Simulation {
             graph,
             ends_run,
             exit_delay,
+            sync,
         };
         let wiring = Arc::new(wiring);
         for part in &mut parts {
@@ -416,6 +433,7 @@ impl Simulation {
             max_ticks: config.max_ticks.or(topology.engine.max_ticks).unwrap_or(Tick::MAX),
             now: Tick::ZERO,
             ext_seq: 0,
+            sync_from: Tick::ZERO,
             progress: config.progress,
             summary: RunSummary { partitions: n_parts, ..RunSummary::default() },
             topology_hash: checkpoint::topology_hash(topology, exit_delay),
@@ -509,6 +527,10 @@ impl Simulation {
                 self.light_segments = if self.heavy { 0 } else { self.light_segments + 1 };
             }
             if let Stop::Status(status) = stop {
+                if !matches!(status.reason, ExitReason::Paused | ExitReason::Stepped) {
+                    // The run is over: what the hooks hold becomes visible to the caller.
+                    self.wiring.sync.finish();
+                }
                 self.now = status.tick;
                 self.last_status = Some(status.clone());
                 return status;
@@ -548,6 +570,7 @@ impl Simulation {
             work_ns: Default::default(),
             observer: self.observer.as_deref(),
             epoch_base: self.summary.sync.epochs,
+            sync_from: AtomicU64::new(self.sync_from.0),
         };
         let mut sync = SyncStats::default();
         let stop = if n == 1 {
@@ -583,6 +606,7 @@ impl Simulation {
             }
         }
         self.ext_seq = self.ext_seq.max(sync.ext_seq);
+        self.sync_from = Tick(shared.sync_from.load(std::sync::atomic::Ordering::Relaxed));
         self.summary.events = self.parts.iter().map(|p| p.emit.handled).sum();
         self.summary.sync.epochs += sync.epochs;
         self.summary.sync.epoch_ns.merge(&sync.epoch_ns);

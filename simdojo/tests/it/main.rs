@@ -5,3 +5,4 @@ mod control;
 mod overrides;
 mod phold;
 mod support;
+mod sync;

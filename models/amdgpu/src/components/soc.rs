@@ -46,7 +46,8 @@ use simdojo::time::Tick;
 
 use crate::gpu::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
 use crate::gpu::ids::{DispatchSeq, GpuAddr, QueueId};
-use crate::gpu::memory::{MemView, MemorySnapshot};
+use crate::gpu::memory::MemorySnapshot;
+use crate::gpu::visibility::{AgentId, GpuSync, LoggedStore, Visibility, WindowedMemory};
 use crate::gpu::messages::{CuCapacity, DispatchOrder, MemMsg, XcdMsg};
 use crate::gpu::shared::{GpuFault, GpuShared, QueueDesc};
 use crate::gpu::stats::KernelStats;
@@ -153,6 +154,9 @@ struct Saved {
     faults: Vec<GpuFault>,
     /// Queues holding GWS resources.
     gws_queues: Vec<u32>,
+    /// Plain stores of the current visibility window, not yet in memory.
+    #[serde(default)]
+    stores: Vec<LoggedStore>,
 }
 
 /// See the [module docs](self).
@@ -162,7 +166,10 @@ pub struct Soc {
     mall: Vec<Port<MemMsg>>,
     hbm: Vec<Port<MemMsg>>,
     shared: Arc<GpuShared>,
-    view: Option<MemView>,
+    /// GPU memory, windowed: the SoC is the coherent home of deferred accesses.
+    view: Option<WindowedMemory>,
+    visibility: Arc<Visibility>,
+    agent: AgentId,
     poll_every: Tick,
     period: Tick,
     state: SocState,
@@ -190,6 +197,18 @@ impl Soc {
         let l2 = ctx.port_array::<MemMsg>("l2")?;
         let mall = ctx.port_array::<MemMsg>("mall")?;
         let hbm = ctx.port_array::<MemMsg>("hbm")?;
+        // Plain stores become visible at the multiples of the window (see
+        // `gpu::visibility`); a dispatch's completion crosses a SoC <-> CP link, which
+        // must be at least a window long.
+        let visibility = ctx.resource(&Visibility::resource_name(&name), Visibility::default);
+        for i in 0..xcd.len() {
+            if let Some(latency) = ctx.link_latency(&format!("xcd[{i}]")) {
+                visibility.note_completion_link(latency);
+            }
+        }
+        if let Some(memory) = shared.memory() {
+            ctx.sync_hook(Arc::new(GpuSync::new(visibility.clone(), memory.clone(), p.duration("visibility_window")?)));
+        }
         let state = SocState { xcds: vec![None; xcd.len()], xcd_caps: vec![Vec::new(); xcd.len()], ..SocState::default() };
         Ok(Box::new(Soc {
             xcd,
@@ -198,6 +217,8 @@ impl Soc {
             hbm,
             shared,
             view: None,
+            visibility,
+            agent: AgentId(ctx.id().index() as u32),
             poll_every: p.duration("host_poll")?.max(Tick(1)),
             period: p.clock("clock")?.period(),
             state,
@@ -645,6 +666,9 @@ impl Soc {
                     return self.on_gws(i, tag, seq, *req, ctx);
                 }
                 self.state.coherent.inc();
+                if let Some(v) = self.view.as_mut() {
+                    v.set_now(ctx.now());
+                }
                 let result = crate::gpu::memory::perform(self.view.as_mut(), &req);
                 ctx.send(&self.l2[i], MemMsg::Response { tag, result });
             }
@@ -695,7 +719,7 @@ impl Soc {
 
 impl Component for Soc {
     fn init(&mut self, _ctx: &mut Context<'_>) {
-        self.view = self.shared.memory().map(|m| m.view());
+        self.view = self.shared.memory().map(|m| WindowedMemory::new(m.view(), self.visibility.active_log(self.agent), true));
     }
 
     fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
@@ -749,6 +773,7 @@ impl Component for Soc {
             kernels: self.shared.kernels(),
             faults: self.shared.faults(),
             gws_queues: self.shared.gws_queues(),
+            stores: self.visibility.save(),
         })
     }
 
@@ -758,6 +783,7 @@ impl Component for Soc {
         self.shared.set_queues(saved.queues);
         self.shared.set_history(saved.kernels, saved.faults);
         self.shared.set_gws_queues(&saved.gws_queues);
+        self.visibility.restore(&saved.stores);
         let target = self.shared.target().ok_or_else(|| StateError::Codec("the GPU has no target".into()))?;
         for (start, end) in saved.programs {
             let mut bytes = vec![0u8; end.saturating_sub(start) as usize];
@@ -795,6 +821,12 @@ simdojo::register_component!(ComponentType {
         ParamSpec { name: "target", kind: ParamKind::String, default: Some("\"gfx942\""), doc: "ISA: gfx90a, gfx942 or gfx950" },
         ParamSpec { name: "memory", kind: ParamKind::Bytes, default: Some("\"64GiB\""), doc: "device memory (address space reserved, touched lazily)" },
         ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (for kernel cycle counts)" },
+        ParamSpec {
+            name: "visibility_window",
+            kind: ParamKind::Duration,
+            default: Some("\"0ns\""),
+            doc: "plain stores become visible to other compute units and homes at the next multiple of this (0: the shortest compute unit <-> L2 link latency); at most that latency and the SoC <-> CP latency",
+        },
         ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run; also the heartbeat of the host-visible clock" },
     ],
     ports: &[

@@ -18,3 +18,4 @@ pub mod occupancy;
 pub mod remote;
 pub mod shared;
 pub mod stats;
+pub mod visibility;
