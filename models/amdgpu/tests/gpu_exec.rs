@@ -240,8 +240,11 @@ fn a_work_group_spinning_on_another_xcd_sees_its_release() {
         let one = run(&image, small(target), 1, "single", 64, 2, &[]);
         assert!(one.faults.is_empty(), "{target}: {:?}", one.faults);
         assert_eq!(String::from_utf8_lossy(&one.stdout), "producer done\nconsumer saw 42\n", "{target}");
-        let two = run(&image, small(target), 2, "subtree", 64, 2, &[]);
-        assert!(two.stdout == one.stdout && two.kernels == one.kernels && two.end == one.end, "{target}: 2 workers differ");
+        for (workers, strategy) in [(2, "subtree"), (2, "round-robin"), (4, "round-robin")] {
+            let other = run(&image, small(target), workers, strategy, 64, 2, &[]);
+            let same = other.stdout == one.stdout && other.kernels == one.kernels && other.end == one.end;
+            assert!(same, "{target}: {workers} workers ({strategy}) differ");
+        }
     }
 }
 
