@@ -193,10 +193,10 @@ pub struct BuildContext<'a> {
     pub(crate) resources: Resources,
     /// Whether the component declared that it may end the run.
     pub(crate) ends_run: bool,
+    /// The synchronisation hooks the component registered.
+    pub(crate) hooks: Vec<std::sync::Arc<dyn crate::engine::SyncHook>>,
     /// The latency of the link or fabric on each connected port of this instance.
     pub(crate) latencies: &'a [(String, crate::time::Tick)],
-    /// Synchronisation hooks the component registered.
-    pub(crate) hooks: Vec<std::sync::Arc<dyn crate::engine::sync::SyncHook>>,
 }
 
 impl<'a> BuildContext<'a> {
@@ -210,7 +210,7 @@ impl<'a> BuildContext<'a> {
         resources: Resources,
         latencies: &'a [(String, crate::time::Tick)],
     ) -> BuildContext<'a> {
-        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false, latencies, hooks: Vec::new() }
+        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false, hooks: Vec::new(), latencies }
     }
     /// The component's id.
     pub fn id(&self) -> ComponentId {
@@ -229,6 +229,16 @@ impl<'a> BuildContext<'a> {
     pub fn resource<T: std::any::Any + Send + Sync>(&mut self, name: &str, make: impl FnOnce() -> T) -> std::sync::Arc<T> {
         self.resources.get_or_insert_with(name, make)
     }
+    /// Registers a periodic synchronisation hook of a shared resource (see
+    /// [`crate::engine::SyncHook`]). Several components may register the same hook
+    /// (the same `Arc`): it runs once per boundary. Fails if its period is zero.
+    pub fn sync_hook(&mut self, hook: std::sync::Arc<dyn crate::engine::SyncHook>) -> Result<(), BuildError> {
+        if hook.period() == crate::time::Tick::ZERO {
+            return Err(BuildError::Invalid("a synchronisation hook's period must be at least one tick".into()));
+        }
+        self.hooks.push(hook);
+        Ok(())
+    }
     /// Declares that this component may end the run: call `Context::request_exit`,
     /// `Context::primary_hold` or `Context::primary_release`. The engine lets every
     /// other partition run ahead no further than `exit_delay` past the next event of a
@@ -239,15 +249,9 @@ impl<'a> BuildContext<'a> {
         self.ends_run = true;
     }
     /// The latency of the link or fabric connected to port `name` (`mem`, `mem[3]`), if
-    /// one is.
+    /// one is: what a component's build checks its own timing parameters against.
     pub fn link_latency(&self, name: &str) -> Option<crate::time::Tick> {
         self.latencies.iter().find(|(p, _)| p == name).map(|(_, t)| *t)
-    }
-    /// Registers a periodic synchronisation hook (see [`crate::engine::sync`]): the
-    /// engine asks its period once every component is built, stops every partition at
-    /// its multiples and runs it there.
-    pub fn sync_hook(&mut self, hook: std::sync::Arc<dyn crate::engine::sync::SyncHook>) {
-        self.hooks.push(hook);
     }
     /// Opens the scalar port `name`.
     pub fn port<M: Message>(&mut self, name: &str) -> Result<Port<M>, BuildError> {

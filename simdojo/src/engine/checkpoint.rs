@@ -235,6 +235,7 @@ impl Simulation {
     /// `step` or the end of `run`). Fails if a component type does not support
     /// checkpoints or external input is pending.
     pub fn checkpoint(&self) -> Result<Checkpoint, EngineError> {
+        self.hooks.flush(self.now, crate::engine::SyncPoint::Checkpoint);
         let wiring = &self.wiring;
         let mut components = Vec::new();
         let mut events = Vec::new();
@@ -370,8 +371,6 @@ impl Simulation {
         }
         sim.now = checkpoint.now;
         sim.ext_seq = checkpoint.ext_seq;
-        // Boundaries up to the checkpoint's time were reached before it was taken.
-        sim.sync_from = sim.now;
         sim.summary.events = checkpoint.events_handled;
         sim.last_status = checkpoint.last_status.clone();
         Ok(sim)

@@ -3,7 +3,6 @@
 //! shared by all workers.
 
 use crate::engine::horizon::LookaheadGraph;
-use crate::engine::sync::SyncHooks;
 use crate::ids::{ComponentId, FabricId, FabricMember, PartitionId, PortIdx};
 use crate::registry::MessageKind;
 use crate::time::Tick;
@@ -62,8 +61,6 @@ pub(crate) struct Wiring {
     pub ends_run: Vec<bool>,
     /// Delay between an exit request and the tick at which the run stops.
     pub exit_delay: Tick,
-    /// Periodic synchronisation hooks (horizons stop at their boundaries).
-    pub sync: SyncHooks,
 }
 
 impl Wiring {
@@ -80,7 +77,6 @@ impl Wiring {
             graph: LookaheadGraph::single(self.ends_run.iter().any(|&e| e)),
             ends_run: self.ends_run.clone(),
             exit_delay: self.exit_delay,
-            sync: self.sync.clone(),
         }
     }
 }

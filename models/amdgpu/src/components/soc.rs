@@ -206,8 +206,9 @@ impl Soc {
                 visibility.note_completion_link(latency);
             }
         }
+        visibility.configure(p.duration("visibility_window")?);
         if let Some(memory) = shared.memory() {
-            ctx.sync_hook(Arc::new(GpuSync::new(visibility.clone(), memory.clone(), p.duration("visibility_window")?)));
+            ctx.sync_hook(Arc::new(GpuSync::new(visibility.clone(), memory.clone())))?;
         }
         let state = SocState { xcds: vec![None; xcd.len()], xcd_caps: vec![Vec::new(); xcd.len()], ..SocState::default() };
         Ok(Box::new(Soc {

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use amdgpu_isa::exec::{AtomicOp, DeviceMemory, MemFault};
 use serde::{Deserialize, Serialize};
-use simdojo::engine::sync::SyncHook;
+use simdojo::engine::{SyncHook, SyncPoint, SyncShare};
 use simdojo::time::Tick;
 
 use crate::gpu::memory::{GpuMemory, MemView};
@@ -62,6 +62,37 @@ struct Entry {
 struct Bucket {
     entries: Vec<Entry>,
     data: Vec<u8>,
+}
+
+impl Bucket {
+    /// Moves the entries made before `limit` (with `agent`) and their data to the end of
+    /// `entries` and `data`; the others stay, in order.
+    fn take_before(&mut self, limit: u64, agent: AgentId, entries: &mut Vec<(u64, AgentId, u64, u64, u32, u32)>, data: &mut Vec<u8>) {
+        if self.entries.is_empty() {
+            return;
+        }
+        let base = data.len() as u32;
+        if self.entries.iter().all(|e| e.time < limit) {
+            entries.extend(self.entries.iter().map(|e| (e.time, agent, e.seq, e.addr, base + e.off, e.len)));
+            data.extend_from_slice(&self.data);
+            self.entries.clear();
+            self.data.clear();
+            return;
+        }
+        let (mut kept, mut kept_data) = (Vec::new(), Vec::new());
+        for e in &self.entries {
+            let bytes = &self.data[e.off as usize..(e.off + e.len) as usize];
+            if e.time < limit {
+                entries.push((e.time, agent, e.seq, e.addr, data.len() as u32, e.len));
+                data.extend_from_slice(bytes);
+            } else {
+                kept.push(Entry { off: kept_data.len() as u32, ..*e });
+                kept_data.extend_from_slice(bytes);
+            }
+        }
+        self.entries = kept;
+        self.data = kept_data;
+    }
 }
 
 /// The bytes an agent wrote into one granule this window (its own view of them).
@@ -139,19 +170,7 @@ impl LogState {
                 }
             }
             bucket.data.extend_from_slice(piece);
-            let shadow = match self.index.get(&granule) {
-                Some(&i) => &mut self.shadows[i as usize],
-                None => {
-                    self.index.insert(granule, self.shadows.len() as u32);
-                    self.shadows.push(Shadow { mask: 0, data: [0; GRANULE as usize] });
-                    self.lo = self.lo.min(granule * GRANULE);
-                    self.hi = self.hi.max((granule + 1) * GRANULE);
-                    // Invariant: just pushed.
-                    self.shadows.last_mut().expect("a shadow was just pushed")
-                }
-            };
-            shadow.data[offset..offset + n].copy_from_slice(piece);
-            shadow.mask |= span_mask(offset, n);
+            self.shadow(at, piece);
             at += n as u64;
             rest = tail;
         }
@@ -196,13 +215,61 @@ impl LogState {
         self.shadows.is_empty()
     }
 
+    /// Rebuilds the shadows from the entries made at or after `limit` (the others were
+    /// folded, or are being folded by another share); returns whether any is left.
+    fn reshadow(&mut self, limit: u64) -> bool {
+        self.clear_shadows_only();
+        let mut left: Vec<(u64, usize, usize)> = Vec::new();
+        for (b, bucket) in self.shards.iter().enumerate() {
+            for (k, e) in bucket.entries.iter().enumerate() {
+                if e.time >= limit {
+                    left.push((e.seq, b, k));
+                }
+            }
+        }
+        if left.is_empty() {
+            self.seq = 0;
+            return false;
+        }
+        left.sort_unstable();
+        for (_, b, k) in left {
+            let e = self.shards[b].entries[k];
+            let bytes = self.shards[b].data[e.off as usize..(e.off + e.len) as usize].to_vec();
+            self.shadow(e.addr, &bytes);
+        }
+        true
+    }
+
     /// Forgets the shadows (their bytes were folded into the arena).
     fn clear_shadows(&mut self) {
+        self.clear_shadows_only();
+        self.seq = 0;
+    }
+
+    fn clear_shadows_only(&mut self) {
         self.index.clear();
         self.shadows.clear();
         self.lo = u64::MAX;
         self.hi = 0;
-        self.seq = 0;
+    }
+
+    /// Puts `data` (inside one granule) into the agent's shadow.
+    fn shadow(&mut self, addr: u64, data: &[u8]) {
+        let granule = addr / GRANULE;
+        let offset = (addr % GRANULE) as usize;
+        let i = match self.index.get(&granule) {
+            Some(&i) => i as usize,
+            None => {
+                self.index.insert(granule, self.shadows.len() as u32);
+                self.shadows.push(Shadow { mask: 0, data: [0; GRANULE as usize] });
+                self.lo = self.lo.min(granule * GRANULE);
+                self.hi = self.hi.max((granule + 1) * GRANULE);
+                self.shadows.len() - 1
+            }
+        };
+        let shadow = &mut self.shadows[i];
+        shadow.data[offset..offset + data.len()].copy_from_slice(data);
+        shadow.mask |= span_mask(offset, data.len());
     }
 }
 
@@ -262,6 +329,9 @@ pub struct Visibility {
     /// is immediate.
     enabled: AtomicBool,
     pending: Arc<AtomicBool>,
+    /// The SoC's `visibility_window` in ticks (0: the shortest compute unit <-> L2
+    /// link).
+    configured: AtomicU64,
     /// The shortest link from a compute unit to its L2 (`u64::MAX`: none seen).
     agent_link: AtomicU64,
     /// The shortest link between the SoC and a command processor (part of every
@@ -276,6 +346,7 @@ impl Default for Visibility {
         Visibility {
             agents: Mutex::new(Vec::new()),
             enabled: AtomicBool::new(false),
+            configured: AtomicU64::new(0),
             pending: Arc::new(AtomicBool::new(false)),
             agent_link: AtomicU64::new(u64::MAX),
             completion_link: AtomicU64::new(u64::MAX),
@@ -323,51 +394,61 @@ impl Visibility {
         log
     }
 
-    /// Notes a compute unit <-> L2 link of `latency` (Q may be no longer than the
-    /// shortest: a compute unit's store must be folded before its own atomic reaches
-    /// the home, and the home's write before its answer reaches the compute unit).
-    pub fn note_agent_link(&self, latency: Tick) {
-        self.agent_link.fetch_min(latency.0, Ordering::Relaxed);
+    /// Sets the window length the SoC was given (`Tick::ZERO`: the shortest compute
+    /// unit <-> L2 link).
+    pub fn configure(&self, window: Tick) {
+        self.configured.store(window.0, Ordering::Relaxed);
     }
 
     /// Notes a SoC <-> command processor link of `latency` (every store of a finished
-    /// dispatch must be folded before the SoC completes its signal).
+    /// dispatch must be folded before the SoC completes its signal). The SoC is built
+    /// before the compute units that check against it.
     pub fn note_completion_link(&self, latency: Tick) {
         self.completion_link.fetch_min(latency.0, Ordering::Relaxed);
     }
 
-    /// The window length: `configured`, or the shortest compute unit <-> L2 link when
-    /// it is zero; `None` when nothing makes plain stores (no compute unit). An error
-    /// names a window too long for the links that must cover it.
-    pub fn window(&self, configured: Tick) -> Result<Option<Tick>, String> {
-        let agent = self.agent_link.load(Ordering::Relaxed);
+    /// Notes a compute unit <-> L2 link of `latency` and turns windows on. The window
+    /// may be no longer than it (a compute unit's store must be folded before its own
+    /// atomic reaches the home, and a home's write before its answer reaches the
+    /// compute unit) nor than the SoC <-> command processor links; the error says which
+    /// it outlasts.
+    pub fn note_agent_link(&self, latency: Tick) -> Result<(), String> {
+        self.agent_link.fetch_min(latency.0, Ordering::Relaxed);
+        self.enabled.store(true, Ordering::Relaxed);
+        let configured = self.configured.load(Ordering::Relaxed);
         let completion = self.completion_link.load(Ordering::Relaxed);
-        let q = if configured > Tick::ZERO { configured.0 } else { agent };
-        if q == u64::MAX {
-            return Ok(None);
-        }
-        if q > agent {
+        if configured > latency.0 {
             return Err(format!(
-                "visibility_window = {} is longer than the shortest compute unit <-> L2 link ({}): a compute unit's \
+                "the GPU's visibility_window = {} is longer than this compute unit's link to its L2 ({latency}): its \
                  store could miss its own later atomic",
-                Tick(q),
-                Tick(agent)
+                Tick(configured)
             ));
         }
+        let q = if configured > 0 { configured } else { latency.0 };
         if q > completion {
             return Err(format!(
-                "visibility_window = {} is longer than the shortest SoC <-> command processor link ({}): a dispatch \
-                 could complete before its last stores are visible",
+                "the GPU's visibility window ({}) is longer than its shortest SoC <-> command processor link ({}): a \
+                 dispatch could complete before its last stores are visible",
                 Tick(q),
                 Tick(completion)
             ));
         }
-        self.enabled.store(true, Ordering::Relaxed);
-        Ok(Some(Tick(q)))
+        Ok(())
     }
 
-    /// The log `agent` writes its plain stores into, when windows are on (after the
-    /// engine asked for the window: from `init` on); `None`: its accesses are immediate.
+    /// The window length: the configured one, or the shortest compute unit <-> L2 link;
+    /// `None` when nothing makes plain stores (no compute unit).
+    pub fn window(&self) -> Option<Tick> {
+        let agent = self.agent_link.load(Ordering::Relaxed);
+        let configured = self.configured.load(Ordering::Relaxed);
+        match (configured, agent) {
+            (_, u64::MAX) => None,
+            (0, q) | (q, _) => Some(Tick(q)),
+        }
+    }
+
+    /// The log `agent` writes its plain stores into, when windows are on (a compute unit
+    /// noted its link at build: ask from `init` on); `None`: its accesses are immediate.
     pub fn active_log(&self, agent: AgentId) -> Option<Arc<StoreLog>> {
         self.enabled.load(Ordering::Relaxed).then(|| self.agent(agent))
     }
@@ -381,12 +462,12 @@ impl Visibility {
         self.agents.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Folds the shards `share, share + shares, ...` of every log into `memory`, each in
-    /// `(time, agent, seq)` order; stores to memory no longer mapped are dropped. With
-    /// `share == 0` it also forgets the agents' shadows and the pending mark, so the
-    /// caller must have folded (or be about to fold, before any access) every other
-    /// share.
-    pub fn fold(&self, memory: &Arc<GpuMemory>, share: usize, shares: usize) {
+    /// Folds the stores made before `limit` in the shards `share, share + shares, ...`
+    /// of every log into `memory`, each shard in `(time, agent, seq)` order; stores to
+    /// memory no longer mapped are dropped, later ones stay. Share 0 also rebuilds the
+    /// agents' shadows from the stores that stay (usually none), so it may run at the
+    /// same time as the other shares of one fold, or before or after them.
+    pub fn fold(&self, memory: &Arc<GpuMemory>, share: usize, shares: usize, limit: Tick) {
         let logs = self.logs();
         let mut view = memory.view();
         let mut shard = share;
@@ -397,14 +478,7 @@ impl Visibility {
             data.clear();
             for log in &logs {
                 let mut state = log.lock();
-                let bucket = &mut state.shards[shard];
-                let base = data.len() as u32;
-                for e in &bucket.entries {
-                    entries.push((e.time, log.agent, e.seq, e.addr, base + e.off, e.len));
-                }
-                data.extend_from_slice(&bucket.data);
-                bucket.entries.clear();
-                bucket.data.clear();
+                state.shards[shard].take_before(limit.0, log.agent, entries, data);
             }
             entries.sort_unstable_by_key(|&(time, agent, seq, ..)| (time, agent, seq));
             for &(_, _, _, addr, off, len) in entries.iter() {
@@ -413,10 +487,11 @@ impl Visibility {
             shard += shares.max(1);
         }
         if share == 0 {
+            let mut left = false;
             for log in &logs {
-                log.lock().clear_shadows();
+                left |= log.lock().reshadow(limit.0);
             }
-            self.pending.store(false, Ordering::Relaxed);
+            self.pending.store(left, Ordering::Relaxed);
         }
     }
 
@@ -466,28 +541,40 @@ impl Visibility {
 pub struct GpuSync {
     visibility: Arc<Visibility>,
     memory: Arc<GpuMemory>,
-    configured: Tick,
 }
 
 impl GpuSync {
-    /// The hook of `visibility` over `memory`, with the SoC's `visibility_window`
-    /// (`Tick::ZERO`: the shortest compute unit <-> L2 link).
-    pub fn new(visibility: Arc<Visibility>, memory: Arc<GpuMemory>, configured: Tick) -> GpuSync {
-        GpuSync { visibility, memory, configured }
+    /// The hook of `visibility` over `memory`.
+    pub fn new(visibility: Arc<Visibility>, memory: Arc<GpuMemory>) -> GpuSync {
+        GpuSync { visibility, memory }
     }
 }
 
 impl SyncHook for GpuSync {
-    fn period(&self) -> Result<Option<Tick>, String> {
-        self.visibility.window(self.configured)
+    /// The window; without compute units (nothing makes plain stores) a period no run
+    /// reaches.
+    fn period(&self) -> Tick {
+        self.visibility.window().unwrap_or(Tick::MAX)
     }
 
     fn pending(&self) -> bool {
         self.visibility.pending()
     }
 
-    fn boundary(&self, share: usize, shares: usize) {
-        self.visibility.fold(&self.memory, share, shares);
+    /// At a boundary every share folds its shards (everything logged is older). At a
+    /// pause or a checkpoint only what the windows ended before `at` made visible is
+    /// folded (the rest stays in the logs, which a checkpoint saves), so pausing changes
+    /// no result; at the end of a run everything is.
+    fn sync(&self, at: Tick, point: SyncPoint, share: SyncShare) {
+        match point {
+            SyncPoint::Boundary => self.visibility.fold(&self.memory, share.index, share.count, at),
+            SyncPoint::Pause | SyncPoint::Checkpoint if share.index == 0 => {
+                let q = self.period().0.max(1);
+                self.visibility.fold(&self.memory, 0, 1, Tick(at.0 / q * q));
+            }
+            SyncPoint::End if share.index == 0 => self.visibility.fold(&self.memory, 0, 1, Tick::MAX),
+            _ => {}
+        }
     }
 }
 
@@ -687,7 +774,7 @@ mod tests {
         assert_eq!(second.read_u32(a + 4).unwrap(), 0, "another agent does not, before the boundary");
         assert_eq!(read(&mem, a + 4, 4), [0; 4], "the arena is unchanged");
         assert!(vis.pending());
-        vis.fold(&mem, 0, 1);
+        vis.fold(&mem, 0, 1, Tick::MAX);
         assert!(!vis.pending());
         assert_eq!(second.read_u32(a + 4).unwrap(), 0xdead_beef, "visible to all after the fold");
         assert_eq!(first.read_u32(a + 4).unwrap(), 0xdead_beef);
@@ -724,7 +811,7 @@ mod tests {
         assert_eq!(copy.save(), saved);
         for v in [&vis, &copy] {
             mem.write(crate::gpu::ids::GpuAddr(a), &[0; 64]).unwrap();
-            v.fold(&mem, 0, 1);
+            v.fold(&mem, 0, 1, Tick::MAX);
             let m = &mem;
             let word = |o: u64| u32::from_le_bytes(read(m, a + o, 4).try_into().unwrap());
             assert_eq!(word(0), 1);
@@ -754,14 +841,14 @@ mod tests {
         };
         let whole = Visibility::default();
         stores(&whole);
-        whole.fold(&mem, 0, 1);
+        whole.fold(&mem, 0, 1, Tick::MAX);
         let one = read(&mem, a, 8192);
         assert!(one.iter().any(|&x| x != 0));
         mem.write(crate::gpu::ids::GpuAddr(a), &[0; 8192]).unwrap();
         let shared = Visibility::default();
         stores(&shared);
         for share in (0..3).rev() {
-            shared.fold(&mem, share, 3);
+            shared.fold(&mem, share, 3, Tick::MAX);
         }
         assert_eq!(read(&mem, a, 8192), one, "three shares fold as one");
     }
@@ -779,7 +866,7 @@ mod tests {
         assert_eq!(home.atomic_u32(coarse, AtomicOp::Add, 5, 0).unwrap(), 5, "the home sees its own result");
         assert_eq!(read(&mem, fine, 4), 5u32.to_le_bytes());
         assert_eq!(read(&mem, coarse, 4), [0; 4]);
-        vis.fold(&mem, 0, 1);
+        vis.fold(&mem, 0, 1, Tick::MAX);
         assert_eq!(read(&mem, coarse, 4), 10u32.to_le_bytes());
     }
 
@@ -797,14 +884,40 @@ mod tests {
     #[test]
     fn the_window_is_the_shortest_agent_link_and_may_not_outlast_the_links_that_cover_it() {
         let vis = Visibility::default();
-        assert_eq!(vis.window(Tick::ZERO), Ok(None));
-        vis.note_agent_link(Tick(40));
-        vis.note_agent_link(Tick(30));
+        assert_eq!(vis.window(), None);
+        assert!(vis.active_log(AgentId(0)).is_none(), "no compute unit: accesses are immediate");
         vis.note_completion_link(Tick(100));
-        assert_eq!(vis.window(Tick::ZERO), Ok(Some(Tick(30))));
-        assert_eq!(vis.window(Tick(20)), Ok(Some(Tick(20))));
-        assert!(vis.window(Tick(31)).unwrap_err().contains("compute unit <-> L2"));
-        vis.note_completion_link(Tick(25));
-        assert!(vis.window(Tick::ZERO).unwrap_err().contains("SoC <-> command processor"));
+        vis.note_agent_link(Tick(40)).unwrap();
+        vis.note_agent_link(Tick(30)).unwrap();
+        assert_eq!(vis.window(), Some(Tick(30)));
+        assert!(vis.active_log(AgentId(0)).is_some());
+        vis.configure(Tick(20));
+        assert_eq!(vis.window(), Some(Tick(20)));
+        vis.configure(Tick(31));
+        assert!(vis.note_agent_link(Tick(30)).unwrap_err().contains("link to its L2"));
+        let short = Visibility::default();
+        short.note_completion_link(Tick(25));
+        assert!(short.note_agent_link(Tick(30)).unwrap_err().contains("SoC <-> command processor"));
+    }
+
+    #[test]
+    fn a_fold_up_to_a_time_keeps_later_stores_and_their_owners_view_of_them() {
+        let mem = memory();
+        let vis = Visibility::default();
+        let a = mem.alloc(4096, 256).unwrap().0;
+        let mut w = WindowedMemory::new(mem.view(), Some(vis.agent(AgentId(1))), false);
+        w.set_now(Tick(5));
+        w.write_u32(a, 1).unwrap();
+        w.set_now(Tick(15));
+        w.write_u32(a + 4, 2).unwrap();
+        let other = WindowedMemory::new(mem.view(), Some(vis.agent(AgentId(2))), false);
+        drop(other);
+        vis.fold(&mem, 0, 1, Tick(10));
+        assert_eq!(read(&mem, a, 8), [1, 0, 0, 0, 0, 0, 0, 0], "only the store before 10 is folded");
+        assert!(vis.pending());
+        assert_eq!(w.read_u64(a).unwrap(), 1 | 2 << 32, "the agent still sees its later store");
+        vis.fold(&mem, 0, 1, Tick(20));
+        assert_eq!(read(&mem, a, 8), [1, 0, 0, 0, 2, 0, 0, 0]);
+        assert!(!vis.pending());
     }
 }

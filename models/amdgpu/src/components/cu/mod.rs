@@ -356,7 +356,7 @@ impl ComputeUnit {
         // of this unit's deferred accesses, or the way to it).
         let visibility = ctx.resource(&Visibility::resource_name(&gpu), Visibility::default);
         if let Some(latency) = ctx.link_latency("l2") {
-            visibility.note_agent_link(latency);
+            visibility.note_agent_link(latency).map_err(BuildError::Invalid)?;
         }
         let cache = |size: &str, ways: &str, line: u64, write_policy| -> Result<CacheModel, BuildError> {
             let config = CacheConfig {
