@@ -195,6 +195,8 @@ pub struct BuildContext<'a> {
     pub(crate) ends_run: bool,
     /// The synchronisation hooks the component registered.
     pub(crate) hooks: Vec<std::sync::Arc<dyn crate::engine::SyncHook>>,
+    /// The latency of the link or fabric on each connected port of this instance.
+    pub(crate) latencies: &'a [(String, crate::time::Tick)],
 }
 
 impl<'a> BuildContext<'a> {
@@ -206,8 +208,9 @@ impl<'a> BuildContext<'a> {
         specs: &'static [PortSpec],
         connected: &'a [String],
         resources: Resources,
+        latencies: &'a [(String, crate::time::Tick)],
     ) -> BuildContext<'a> {
-        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false, hooks: Vec::new() }
+        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false, hooks: Vec::new(), latencies }
     }
     /// The component's id.
     pub fn id(&self) -> ComponentId {
@@ -244,6 +247,11 @@ impl<'a> BuildContext<'a> {
     /// A component that did not declare it and calls one of those fails the run.
     pub fn may_end_run(&mut self) {
         self.ends_run = true;
+    }
+    /// The latency of the link or fabric connected to port `name` (`mem`, `mem[3]`), if
+    /// one is: what a component's build checks its own timing parameters against.
+    pub fn link_latency(&self, name: &str) -> Option<crate::time::Tick> {
+        self.latencies.iter().find(|(p, _)| p == name).map(|(_, t)| *t)
     }
     /// Opens the scalar port `name`.
     pub fn port<M: Message>(&mut self, name: &str) -> Result<Port<M>, BuildError> {

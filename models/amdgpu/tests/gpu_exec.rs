@@ -240,8 +240,73 @@ fn a_work_group_spinning_on_another_xcd_sees_its_release() {
         let one = run(&image, small(target), 1, "single", 64, 2, &[]);
         assert!(one.faults.is_empty(), "{target}: {:?}", one.faults);
         assert_eq!(String::from_utf8_lossy(&one.stdout), "producer done\nconsumer saw 42\n", "{target}");
-        let two = run(&image, small(target), 2, "subtree", 64, 2, &[]);
-        assert!(two.stdout == one.stdout && two.kernels == one.kernels && two.end == one.end, "{target}: 2 workers differ");
+        for (workers, strategy) in [(2, "subtree"), (2, "round-robin"), (4, "round-robin")] {
+            let other = run(&image, small(target), workers, strategy, 64, 2, &[]);
+            let same = other.stdout == one.stdout && other.kernels == one.kernels && other.end == one.end;
+            assert!(same, "{target}: {workers} workers ({strategy}) differ");
+        }
+    }
+}
+
+const RACY: &str = r#"
+#include <stdio.h>
+#define GROUPS 4
+#define ROUNDS 3
+static int data[GROUPS];
+static int flag[GROUPS];
+static int racy;
+/* Relaxed device-scope accesses: plain global loads and stores (no sc0 sc1), which the
+   compute unit performs itself, not the coherent home. */
+static int load(int *p) { return __scoped_atomic_load_n(p, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); }
+static void store(int *p, int v) { __scoped_atomic_store_n(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); }
+int main(void) {
+  unsigned g = __builtin_amdgcn_workgroup_id_x();
+  if (__builtin_amdgcn_workitem_id_x() != 0) return 0;
+  unsigned prev = (g + GROUPS - 1) % GROUPS;
+  int token = 1;
+  unsigned spins = 0;
+  for (int r = 0; r < ROUNDS; r++) {
+    int need = g == 0 ? r : r + 1;
+    while (load(&flag[prev]) < need) {
+      spins++;
+      __builtin_amdgcn_s_sleep(1);
+    }
+    if (need > 0) token = load(&data[prev]) * 3 + (int)g;
+    store(&racy, load(&racy) + 1); /* a read-modify-write race between the groups */
+    store(&data[g], token);
+    store(&flag[g], r + 1);
+  }
+  printf("group %u token %d spins %u racy %d\n", g, token, spins, load(&racy));
+  return 0;
+}
+"#;
+
+#[test]
+fn a_racy_program_passing_data_through_plain_stores_is_deterministic_for_any_workers_and_partitioner() {
+    // Work-groups on different XCDs (gfx942: group g on XCD g % 2) and compute units
+    // (gfx90a) pass a token around a ring through plain stores and spin on plain loads;
+    // they also race on a plain read-modify-write. How often each spins and what the
+    // race leaves depend on when each store becomes visible: the same simulated time for
+    // any worker count and partitioning.
+    for target in [Target::Gfx942, Target::Gfx90a] {
+        let image = build("racy", target, RACY);
+        let one = run(&image, small(target), 1, "single", 64, 4, &[]);
+        assert!(one.faults.is_empty(), "{target}: {:?}", one.faults);
+        let text = String::from_utf8_lossy(&one.stdout).to_string();
+        let mut tokens: Vec<&str> = text.lines().map(|l| l.split(' ').nth(3).unwrap_or("?")).collect();
+        tokens.sort();
+        // The ring's arithmetic: each group's last token is the previous group's times
+        // three plus its number, three rounds round the ring of four.
+        assert_eq!(tokens, ["10989", "296721", "32968", "98906"], "{target}: {text}");
+        for strategy in ["single", "round-robin", "linear", "subtree", "mincut"] {
+            for workers in [1, 2, 4] {
+                let out = run(&image, small(target), workers, strategy, 64, 4, &[]);
+                let what = format!("{target}, {workers} workers, {strategy}");
+                assert!(out.stdout == one.stdout, "{what}: output differs:\n{}\nvs\n{text}", String::from_utf8_lossy(&out.stdout));
+                assert_eq!(out.kernels, one.kernels, "{what}: statistics");
+                assert_eq!(out.end, one.end, "{what}: end time");
+            }
+        }
     }
 }
 

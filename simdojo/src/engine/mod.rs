@@ -266,6 +266,7 @@ impl Simulation {
 
         // Port names connected per component.
         let mut connected: Vec<Vec<String>> = vec![Vec::new(); n];
+        let mut latencies: Vec<Vec<(String, Tick)>> = vec![Vec::new(); n];
         let check_component = |id: ComponentId, what: &str| {
             if id.index() >= n {
                 Err(EngineError::Wiring(format!("{what} names component #{id}, but there are {n}")))
@@ -278,11 +279,14 @@ impl Simulation {
             check_component(l.b.component, &format!("link {i}"))?;
             connected[l.a.component.index()].push(l.a.port.clone());
             connected[l.b.component.index()].push(l.b.port.clone());
+            latencies[l.a.component.index()].push((l.a.port.clone(), l.latency));
+            latencies[l.b.component.index()].push((l.b.port.clone(), l.latency));
         }
         for (i, f) in topology.fabrics.iter().enumerate() {
             for m in &f.members {
                 check_component(m.component, &format!("fabric {i}"))?;
                 connected[m.component.index()].push(m.port.clone());
+                latencies[m.component.index()].push((m.port.clone(), f.latency));
             }
         }
 
@@ -297,7 +301,7 @@ impl Simulation {
             })?;
             let params = resolve_params(ty, &decl.params)
                 .map_err(|problem| EngineError::Param { component: decl.path.clone(), origin: decl.origin.clone(), problem })?;
-            let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i], config.resources.clone());
+            let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i], config.resources.clone(), &latencies[i]);
             let comp = (ty.build)(&mut ctx)
                 .map_err(|reason| EngineError::Build { component: decl.path.clone(), origin: decl.origin.clone(), reason })?;
             ends_run.push(ctx.ends_run);

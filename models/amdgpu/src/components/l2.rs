@@ -23,7 +23,7 @@ use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::gpu::ids::DispatchSeq;
-use crate::gpu::memory::MemView;
+use crate::gpu::visibility::{AgentId, Visibility, WindowedMemory};
 use crate::gpu::messages::MemMsg;
 use crate::gpu::shared::GpuShared;
 use crate::components::line_cache::{LevelOutput, LevelTiming, LineCache, Requester, TimedLevel};
@@ -53,7 +53,10 @@ pub struct L2 {
     interleave: u64,
     clock: ClockDomain,
     shared: Arc<GpuShared>,
-    view: Option<MemView>,
+    /// GPU memory, windowed: the L2 is the home of gfx90a's deferred accesses.
+    view: Option<WindowedMemory>,
+    visibility: Arc<Visibility>,
+    agent: AgentId,
     state: L2State,
 }
 
@@ -71,6 +74,7 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
     let xgmi = if ctx.is_connected("xgmi") { Some(ctx.port::<MemMsg>("xgmi")?) } else { None };
     let gpu = p.string("gpu")?;
     let shared = ctx.resource(&gpu, GpuShared::default);
+    let visibility = ctx.resource(&Visibility::resource_name(&gpu), Visibility::default);
     Ok(Box::new(L2 {
         cu,
         home,
@@ -80,6 +84,8 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
         clock,
         shared,
         view: None,
+        visibility,
+        agent: AgentId(ctx.id().index() as u32),
         state: L2State { level, fetches: Fetches::default(), forwarded: BTreeMap::new(), next_tag: 0, performed: Counter::default(), forwards: Counter::default() },
     }))
 }
@@ -191,6 +197,9 @@ impl L2 {
                     }
                 }
                 self.state.performed.inc();
+                if let Some(v) = self.view.as_mut() {
+                    v.set_now(ctx.now());
+                }
                 let result = crate::gpu::memory::perform(self.view.as_mut(), req);
                 ctx.send(&self.cu[c], MemMsg::Response { tag, result });
             }
@@ -260,7 +269,7 @@ impl L2 {
 
 impl Component for L2 {
     fn init(&mut self, _ctx: &mut Context<'_>) {
-        self.view = self.shared.memory().map(|m| m.view());
+        self.view = self.shared.memory().map(|m| WindowedMemory::new(m.view(), self.visibility.active_log(self.agent), true));
     }
 
     fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {

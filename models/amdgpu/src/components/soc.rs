@@ -50,7 +50,8 @@ use simdojo::time::Tick;
 
 use crate::gpu::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
 use crate::gpu::ids::{DispatchSeq, GpuAddr, QueueId};
-use crate::gpu::memory::{MemView, MemorySnapshot};
+use crate::gpu::memory::MemorySnapshot;
+use crate::gpu::visibility::{AgentId, GpuSync, LoggedStore, Visibility, WindowedMemory};
 use crate::gpu::messages::{CuCapacity, DispatchOrder, MemMsg, XcdMsg};
 use crate::components::sdma::{SdmaEngines, SdmaState, SdmaTiming};
 use crate::gpu::sdma::SdmaRing;
@@ -169,6 +170,9 @@ struct Saved {
     sdma_queues: Vec<(u32, SdmaRing)>,
     #[serde(default)]
     sdma: SdmaState,
+    /// Plain stores of the current visibility window, not yet in memory.
+    #[serde(default)]
+    stores: Vec<LoggedStore>,
 }
 
 /// See the [module docs](self).
@@ -178,7 +182,10 @@ pub struct Soc {
     mall: Vec<Port<MemMsg>>,
     hbm: Vec<Port<MemMsg>>,
     shared: Arc<GpuShared>,
-    view: Option<MemView>,
+    /// GPU memory, windowed: the SoC is the coherent home of deferred accesses.
+    view: Option<WindowedMemory>,
+    visibility: Arc<Visibility>,
+    agent: AgentId,
     poll_every: Tick,
     period: Tick,
     state: SocState,
@@ -217,6 +224,19 @@ impl Soc {
             return Err(BuildError::Invalid(format!("sdma_bandwidth = {gb_per_s}: expected a positive number of GB/s")));
         }
         let sdma = SdmaEngines::new(SdmaTiming { timed, gb_per_s, latency: p.duration("sdma_latency")? });
+        // Plain stores become visible at the multiples of the window (see
+        // `gpu::visibility`); a dispatch's completion crosses a SoC <-> CP link, which
+        // must be at least a window long.
+        let visibility = ctx.resource(&Visibility::resource_name(&name), Visibility::default);
+        for i in 0..xcd.len() {
+            if let Some(latency) = ctx.link_latency(&format!("xcd[{i}]")) {
+                visibility.note_completion_link(latency);
+            }
+        }
+        visibility.configure(p.duration("visibility_window")?);
+        if let Some(memory) = shared.memory() {
+            ctx.sync_hook(Arc::new(GpuSync::new(visibility.clone(), memory.clone())))?;
+        }
         let state = SocState { xcds: vec![None; xcd.len()], xcd_caps: vec![Vec::new(); xcd.len()], ..SocState::default() };
         Ok(Box::new(Soc {
             xcd,
@@ -225,6 +245,8 @@ impl Soc {
             hbm,
             shared,
             view: None,
+            visibility,
+            agent: AgentId(ctx.id().index() as u32),
             poll_every: p.duration("host_poll")?.max(Tick(1)),
             period: p.clock("clock")?.period(),
             state,
@@ -700,6 +722,9 @@ impl Soc {
                     return self.on_gws(i, tag, seq, *req, ctx);
                 }
                 self.state.coherent.inc();
+                if let Some(v) = self.view.as_mut() {
+                    v.set_now(ctx.now());
+                }
                 let result = crate::gpu::memory::perform(self.view.as_mut(), req);
                 ctx.send(&self.l2[i], MemMsg::Response { tag, result });
             }
@@ -750,7 +775,7 @@ impl Soc {
 
 impl Component for Soc {
     fn init(&mut self, _ctx: &mut Context<'_>) {
-        self.view = self.shared.memory().map(|m| m.view());
+        self.view = self.shared.memory().map(|m| WindowedMemory::new(m.view(), self.visibility.active_log(self.agent), true));
     }
 
     fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
@@ -811,6 +836,7 @@ impl Component for Soc {
             gws_queues: self.shared.gws_queues(),
             sdma_queues: self.shared.sdma_queues(),
             sdma: self.sdma.state().clone(),
+            stores: self.visibility.save(),
         })
     }
 
@@ -822,6 +848,7 @@ impl Component for Soc {
         self.shared.set_gws_queues(&saved.gws_queues);
         self.shared.set_sdma_queues(&saved.sdma_queues);
         self.sdma.restore(saved.sdma);
+        self.visibility.restore(&saved.stores);
         let target = self.shared.target().ok_or_else(|| StateError::Codec("the GPU has no target".into()))?;
         for (start, end) in saved.programs {
             let mut bytes = vec![0u8; end.saturating_sub(start) as usize];
@@ -863,6 +890,13 @@ simdojo::register_component!(ComponentType {
         ParamSpec { name: "mode", kind: ParamKind::String, default: Some("\"functional\""), doc: "simulation mode (set with the compute units'): functional (SDMA copies take no time) or timing" },
         ParamSpec { name: "sdma_bandwidth", kind: ParamKind::Float, default: Some("25.0"), doc: "GB/s of one SDMA engine's copies and fills in timing mode (estimate: PCIe 4.0 x16's 31.5 GB/s per direction less protocol overhead)" },
         ParamSpec { name: "sdma_latency", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "fixed cost of each SDMA copy or fill packet in timing mode (estimate, untuned)" },
+        ParamSpec {
+            name: "visibility_window",
+            kind: ParamKind::Duration,
+            default: Some("\"0ns\""),
+            doc: "plain stores become visible to other compute units and homes at the next multiple of this (0: the shortest compute unit <-> L2 link latency); at most that latency and the SoC <-> CP latency",
+        },
+        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run; also the heartbeat of the host-visible clock" },
     ],
     ports: &[
         PortSpec { name: "xcd", doc: "to each XCD's command processor", dir: PortDir::InOut, array: true, message: MessageKind::of::<XcdMsg> },

@@ -777,6 +777,52 @@ impl MemView {
         (end <= c.range.end && (c.writable || !write)).then_some(c)
     }
 
+    /// Checks `[addr, addr + len)` (writable for `write`) as an access would, without
+    /// touching it (a windowed store checks here and logs its data).
+    #[inline]
+    pub fn check_range(&mut self, addr: u64, len: u64, write: bool) -> Result<(), MemFault> {
+        self.check(addr, len, write).map(|_| ())
+    }
+
+    /// Checks `bytes` bytes at every lane of `mask` as a gather or scatter would (one
+    /// check when the lanes share a kept region; else lane by lane, the first fault
+    /// reported), without touching them.
+    pub fn check_lanes(&mut self, addrs: &[u64; 64], mask: u64, bytes: u64, write: bool) -> Result<(), MemFault> {
+        if mask == 0 || self.span(addrs, mask, bytes, write).is_some() {
+            return Ok(());
+        }
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.check(addrs[lane], bytes, write)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `data` at `addr` if one live region holds it, without asking the fault
+    /// resolver (the fold of windowed stores: a store to memory freed meanwhile is
+    /// dropped). Returns whether it wrote.
+    pub fn write_mapped(&mut self, addr: u64, data: &[u8]) -> bool {
+        let Some(end) = addr.checked_add(data.len() as u64) else { return false };
+        let delta = match self.cached_at(addr) {
+            Some(c) if end <= c.range.end => c.delta,
+            _ => {
+                let generation = self.mem.generation.load(Ordering::Acquire);
+                let Some((r, region)) = self.mem.regions().find(addr) else { return false };
+                if end > r.end {
+                    return false;
+                }
+                self.keep(r, region, generation);
+                region.delta
+            }
+        };
+        // SAFETY: the range lies inside a live region (found just now or kept and not
+        // invalidated since: the generation check in `cached_at`).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr.wrapping_add(delta) as *mut u8, data.len()) };
+        true
+    }
+
     /// Whether some lane of `mask` addresses fine-grained memory (unmapped addresses
     /// count as not fine, as for [`MemView::is_fine`]). All lanes in one region take one
     /// check.
@@ -831,7 +877,7 @@ fn lane_span(addrs: &[u64; 64], mask: u64) -> Option<(u64, u64)> {
 /// Performs a deferred access where it is ordered (an L2 or the coherent home). With no
 /// GPU memory (a topology without an `amdgpu.soc`) every address is unmapped.
 /// The answer travels back in the request's own box ([`VmemRequest::perform_in_place`]).
-pub fn perform(view: Option<&mut MemView>, mut req: Box<VmemRequest>) -> Result<Box<VmemRequest>, MemFault> {
+pub fn perform<M: DeviceMemory>(view: Option<&mut M>, mut req: Box<VmemRequest>) -> Result<Box<VmemRequest>, MemFault> {
     match view {
         Some(v) => req.perform_in_place(v).map(|()| req),
         None => Err(MemFault { addr: 0, kind: MemFaultKind::Unmapped }),

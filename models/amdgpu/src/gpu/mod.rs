@@ -19,3 +19,4 @@ pub mod remote;
 pub mod sdma;
 pub mod shared;
 pub mod stats;
+pub mod visibility;

@@ -35,7 +35,7 @@ use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::{ClockDomain, Tick};
 
 use crate::gpu::ids::DispatchSeq;
-use crate::gpu::memory::MemView;
+use crate::gpu::visibility::{AgentId, Visibility, WindowedMemory};
 use crate::gpu::messages::{CuCapacity, CuMsg, GroupLaunch, LineAccess, MemMsg};
 use crate::gpu::shared::{GpuFault, GpuShared};
 use crate::gpu::stats::{class_of, DispatchCounters};
@@ -60,7 +60,8 @@ const OPCODES: usize = 4096;
 /// A compute unit's memory port: GPU memory plus the routing policy and a log of the
 /// cache lines the current quantum touched.
 pub struct CuMemory {
-    view: MemView,
+    /// GPU memory, windowed ([`crate::gpu::visibility`]).
+    win: WindowedMemory,
     target: Target,
     line_bytes: u64,
     lines: Vec<LineAccess>,
@@ -71,7 +72,7 @@ impl CuMemory {
     /// Whether any active lane addresses fine-grained memory (its MTYPE makes every
     /// access coherent, whatever the instruction's cache bits say).
     fn touches_fine(&mut self, addrs: &[u64; 64], mask: u64) -> bool {
-        self.view.any_fine(addrs, mask)
+        self.win.view().any_fine(addrs, mask)
     }
 
     /// Logs the lines one wave instruction touches, each once (the texture addresser
@@ -137,40 +138,40 @@ impl CuMemory {
 impl DeviceMemory for CuMemory {
     #[inline]
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), MemFault> {
-        self.view.read(addr, buf)
+        self.win.read(addr, buf)
     }
 
     #[inline]
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
-        self.view.write(addr, data)
+        self.win.write(addr, data)
     }
 
     #[inline]
     fn gather_dwords(&mut self, addrs: &[u64; 64], mask: u64, out: &mut [[u32; 64]]) -> Result<(), MemFault> {
-        self.view.gather_dwords(addrs, mask, out)
+        self.win.gather_dwords(addrs, mask, out)
     }
 
     #[inline]
     fn scatter_dwords(&mut self, addrs: &[u64; 64], mask: u64, data: &[[u32; 64]]) -> Result<(), MemFault> {
-        self.view.scatter_dwords(addrs, mask, data)
+        self.win.scatter_dwords(addrs, mask, data)
     }
 
     #[inline]
     fn gather_u32(&mut self, addrs: &[u64; 64], mask: u64, out: &mut [u32; 64]) -> Result<(), MemFault> {
-        self.view.gather_u32(addrs, mask, out)
+        self.win.gather_u32(addrs, mask, out)
     }
 
     #[inline]
     fn scatter_u32(&mut self, addrs: &[u64; 64], mask: u64, vals: &[u32; 64]) -> Result<(), MemFault> {
-        self.view.scatter_u32(addrs, mask, vals)
+        self.win.scatter_u32(addrs, mask, vals)
     }
 
     fn atomic_u32(&mut self, addr: u64, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
-        self.view.atomic_u32(addr, op, src, cmp)
+        self.win.atomic_u32(addr, op, src, cmp)
     }
 
     fn atomic_u64(&mut self, addr: u64, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
-        self.view.atomic_u64(addr, op, src, cmp)
+        self.win.atomic_u64(addr, op, src, cmp)
     }
 
     /// Atomics and system-coherent loads and stores (`sc0 sc1` on gfx942/gfx950) are
@@ -286,6 +287,8 @@ pub struct ComputeUnit {
     quantum: u64,
     clock: ClockDomain,
     shared: Arc<GpuShared>,
+    visibility: Arc<Visibility>,
+    agent: AgentId,
     mem: Option<CuMemory>,
     line_bytes: u64,
     /// Timing mode's parameters and issue table (`None` in functional mode).
@@ -359,6 +362,12 @@ impl ComputeUnit {
         let clock = p.clock("clock")?;
         let gpu = p.string("gpu")?;
         let shared = ctx.resource(&gpu, GpuShared::default);
+        // The window of plain stores' visibility is at most the link to the L2 (the home
+        // of this unit's deferred accesses, or the way to it).
+        let visibility = ctx.resource(&Visibility::resource_name(&gpu), Visibility::default);
+        if let Some(latency) = ctx.link_latency("l2") {
+            visibility.note_agent_link(latency).map_err(BuildError::Invalid)?;
+        }
         let cache = |size: &str, ways: &str, line: u64, write_policy| -> Result<CacheModel, BuildError> {
             let config = CacheConfig {
                 size_bytes: p.bytes(size)?,
@@ -378,6 +387,8 @@ impl ComputeUnit {
             quantum,
             clock,
             shared,
+            visibility,
+            agent: AgentId(ctx.id().index() as u32),
             mem: None,
             line_bytes,
             timing,
@@ -541,6 +552,7 @@ impl ComputeUnit {
         let now = ctx.now();
         let cycle = self.cycle(now);
         let Some(mut mem) = self.mem.take() else { return };
+        mem.win.set_now(now);
         let mut g = 0;
         let mut next_wake = u64::MAX;
         let mut any_ready = false;
@@ -714,7 +726,8 @@ impl ComputeUnit {
 impl Component for ComputeUnit {
     fn init(&mut self, _ctx: &mut Context<'_>) {
         if let (Some(memory), Some(target)) = (self.shared.memory(), self.shared.target()) {
-            self.mem = Some(CuMemory { view: memory.view(), target, line_bytes: self.line_bytes, lines: Vec::new(), scalar_lines: Vec::new() });
+            let win = WindowedMemory::new(memory.view(), self.visibility.active_log(self.agent), false);
+            self.mem = Some(CuMemory { win, target, line_bytes: self.line_bytes, lines: Vec::new(), scalar_lines: Vec::new() });
         }
     }
 

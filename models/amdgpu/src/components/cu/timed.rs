@@ -609,6 +609,7 @@ impl ComputeUnit {
         let (Some(timing), Some(mut mem)) = (self.timing.take(), self.mem.take()) else {
             return;
         };
+        mem.win.set_now(ctx.now());
         let (params, table) = (&timing.0, &timing.1);
         let start = self.cycle(ctx.now()).max(self.state.timed.processed_until);
         let end = self.window_end(ctx, start, params);
