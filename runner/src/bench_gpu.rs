@@ -89,7 +89,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             _ => None,
         })
         .unwrap_or(Target::Gfx942);
-    amdgpu::components::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
+    simdojo::topology::overrides::apply(&mut t, &[amdgpu::components::cu::mode::mode_override(&a.mode)]).map_err(|e| anyhow!("--mode {}: {e}", a.mode))?;
     a.set.apply(&mut t)?;
     let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
     let blocks = a.blocks.unwrap_or(4 * cus.max(1));

@@ -317,7 +317,7 @@ pub fn run(a: MicroArgs) -> anyhow::Result<ExitCode> {
             topology::load_str(text, Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
         }
     };
-    amdgpu::components::cu::mode::set_mode(&mut t, "timing").map_err(|e| anyhow!("{e}"))?;
+    simdojo::topology::overrides::apply(&mut t, &[amdgpu::components::cu::mode::mode_override("timing")]).map_err(|e| anyhow!("{e}"))?;
     a.set.apply(&mut t)?;
     let machine = Machine::of(&t)?;
     let references: BTreeMap<String, BTreeMap<String, Reference>> =

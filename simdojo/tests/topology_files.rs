@@ -186,7 +186,7 @@ fn programmatic_topologies_are_validated_by_name() {
     assert!(has("component `c`: unknown component type `test.lq`; expected a registered component type (did you mean `test.lp`?)"), "{texts:#?}");
     assert!(has("component `a`: component path `a` is already declared as component 0"), "{texts:#?}");
     assert!(
-        has("component `a`: parameter `seed` of `test.lp` is Bool(true); expected a non-negative integer"),
+        has("component `a`: parameter `seed` of `test.lp` is true; expected a non-negative integer"),
         "{texts:#?}"
     );
     assert!(has("link 1 (`a.out` -> `b.ctl`): latency 0ps is below one tick"), "{texts:#?}");

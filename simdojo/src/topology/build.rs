@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use crate::ids::ComponentId;
-use crate::params::{ParamKind, ParamValue, Params, RawParam};
+use crate::params::{ParamKind, ParamValue, Params, RawParam, ValueOrigin};
 use crate::registry::{ComponentType, MessageKind, PortSpec};
 use crate::time::Tick;
 use crate::topology::check::{self, PortUse, PortUser};
@@ -109,8 +109,9 @@ struct Builder<'a, 'd> {
     limits: &'a Limits,
     diags: &'d mut Diags,
     topo: Topology,
-    /// Converted `[defaults."TYPE"]` values per type, later files overriding earlier.
-    defaults: HashMap<String, BTreeMap<String, ParamValue>>,
+    /// Converted `[defaults."TYPE"]` values per type with their positions, later files
+    /// overriding earlier.
+    defaults: HashMap<String, BTreeMap<String, (ParamValue, ValueOrigin)>>,
     /// Every `[defaults."TYPE"]` block: its type and where its key is.
     default_blocks: Vec<(&'static str, Span)>,
     templates: HashMap<&'a str, &'a Entry>,
@@ -332,15 +333,16 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
-    /// Converts one `name = value` parameter entry of type `ty`.
-    fn param(&mut self, ty: &ComponentType, entry: &Entry) -> Option<ParamValue> {
+    /// Converts one `name = value` parameter entry of type `ty`; the value with its
+    /// own position.
+    fn param(&mut self, ty: &ComponentType, entry: &Entry) -> Option<(ParamValue, ValueOrigin)> {
         let Some(spec) = ty.param(&entry.key) else {
             self.report(entry.key_span, check::unknown_param(ty, &entry.key));
             return None;
         };
         let raw = self.raw(&entry.node, &format!("parameter `{}`", entry.key))?;
-        match check::convert_param(ty.name, spec.name, spec.kind, &raw) {
-            Ok(v) => Some(v),
+        match check::convert_param(ty.name, spec, &raw) {
+            Ok(v) => Some((v, ValueOrigin::File(self.sources.loc(entry.node.span)))),
             Err(p) => {
                 self.report(entry.node.span, p);
                 None
@@ -733,24 +735,15 @@ impl<'a> Builder<'a, '_> {
         path: &Node,
         template: Option<&Resolved<'a>>,
     ) -> Option<Params> {
-        let mut values: BTreeMap<String, ParamValue> = BTreeMap::new();
+        let mut values: BTreeMap<String, (ParamValue, Option<ValueOrigin>)> = BTreeMap::new();
         let mut ok = true;
         for spec in ty.params {
-            if let Some(text) = spec.default {
-                match check::convert_param(ty.name, spec.name, spec.kind, &RawParam::from_text(text)) {
-                    Ok(v) => {
-                        values.insert(spec.name.to_string(), v);
-                    }
-                    Err(p) => {
-                        let p = Problem { problem: format!("registry default: {}", p.problem), ..p };
-                        self.report_about(path.span, format!("component type `{}`", ty.name), p);
-                        ok = false;
-                    }
-                }
+            if let Some(v) = spec.default_value() {
+                values.insert(spec.name.to_string(), (v, None));
             }
         }
         if let Some(d) = self.defaults.get(ty.name) {
-            values.extend(d.iter().map(|(k, v)| (k.clone(), v.clone())));
+            values.extend(d.iter().map(|(k, (v, at))| (k.clone(), (v.clone(), Some(at.clone())))));
         }
         let own: Vec<&Entry> = match decl.get("params") {
             None => Vec::new(),
@@ -767,8 +760,8 @@ impl<'a> Builder<'a, '_> {
         let mut bad: Vec<&str> = Vec::new();
         for entry in inherited.into_iter().chain(own) {
             match self.param(ty, entry) {
-                Some(v) => {
-                    values.insert(entry.key.clone(), v);
+                Some((v, at)) => {
+                    values.insert(entry.key.clone(), (v, Some(at)));
                 }
                 None => {
                     bad.push(&entry.key);
@@ -778,13 +771,13 @@ impl<'a> Builder<'a, '_> {
         }
         for spec in ty.params {
             if !values.contains_key(spec.name) && !bad.contains(&spec.name) {
-                self.report(path.span, check::missing_param(ty, spec.name, spec.kind));
+                self.report(path.span, check::missing_param(ty, spec));
                 ok = false;
             }
         }
         let mut params = Params::new();
-        for (k, v) in values {
-            params.set(k, v);
+        for (k, (v, at)) in values {
+            params.set_from(k, v, at);
         }
         ok.then_some(params)
     }

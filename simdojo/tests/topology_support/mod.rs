@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use simdojo::component::{BuildContext, BuildError, Component, Event};
 use simdojo::engine::Context;
-use simdojo::params::{ParamKind, ParamValue};
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec};
+use simdojo::params::{Bytes, ParamSet, ParamValue};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec};
+use simdojo::time::Tick;
 use simdojo::topology::{self, Diagnostic, DiagnosticKind, Format, LinkKind, Topology, TopologyError};
 
 /// A component that ignores every event; validation never builds it, but a type needs
@@ -28,19 +29,39 @@ const fn port(name: &'static str, dir: PortDir, array: bool, message: fn() -> Me
     PortSpec { name, doc: "test port", dir, array, message }
 }
 
-const fn param(name: &'static str, kind: ParamKind, default: Option<&'static str>) -> ParamSpec {
-    ParamSpec { name, kind, default, doc: "test parameter" }
+/// The parameters of `test.lp`.
+#[derive(simdojo::Params)]
+struct LpParams {
+    /// Test parameter.
+    #[param(default = 4)]
+    events: u64,
+    /// Test parameter.
+    #[param(default = 0.5)]
+    remote: f64,
+    /// Test parameter.
+    #[param(default = Tick::ns(1))]
+    mean: Tick,
+    /// Test parameter (required).
+    seed: u64,
+}
+
+/// The parameters of `test.sink`.
+#[derive(simdojo::Params)]
+struct SinkParams {
+    /// Test parameter.
+    #[param(default = "sink")]
+    label: String,
+    /// Test parameter.
+    #[param(default = Bytes::kib(4))]
+    size: Bytes,
 }
 
 simdojo::register_component!(ComponentType {
     name: "test.lp",
     doc: "A logical process for topology tests.",
-    params: &[
-        param("events", ParamKind::UInt, Some("4")),
-        param("remote", ParamKind::Float, Some("0.5")),
-        param("mean", ParamKind::Duration, Some("\"1ns\"")),
-        param("seed", ParamKind::UInt, None),
-    ],
+    params: LpParams::SPECS,
+    validate: registry::validate_with::<LpParams>,
+    estimate: registry::estimate_with::<LpParams>,
     ports: &[
         port("out", PortDir::Out, false, MessageKind::of::<u64>),
         port("in", PortDir::In, false, MessageKind::of::<u64>),
@@ -54,7 +75,9 @@ simdojo::register_component!(ComponentType {
 simdojo::register_component!(ComponentType {
     name: "test.sink",
     doc: "A many-input sink for topology tests.",
-    params: &[param("label", ParamKind::String, Some("sink")), param("size", ParamKind::Bytes, Some("\"4KiB\""))],
+    params: SinkParams::SPECS,
+    validate: registry::validate_with::<SinkParams>,
+    estimate: registry::estimate_with::<SinkParams>,
     ports: &[
         port("mem", PortDir::In, true, MessageKind::of::<u64>),
         port("bus", PortDir::InOut, false, MessageKind::of::<u64>),

@@ -35,19 +35,19 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use amdgpu_isa::exec::{AccessKind, AtomicOp, GwsOp, GwsUnit, MemFault, MemFaultKind, VmemRequest, VmemResponse};
-use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
-use simdojo::params::ParamKind;
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::params::{Bytes, ParamSet};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
-use simdojo::time::Tick;
+use simdojo::time::{ClockDomain, Tick};
 
 use crate::gpu::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
 use crate::gpu::ids::{DispatchSeq, GpuAddr, QueueId};
 use crate::gpu::memory::{MemView, MemorySnapshot};
 use crate::gpu::messages::{CuCapacity, DispatchOrder, MemMsg, XcdMsg};
+use crate::gpu::params::IsaTarget;
 use crate::gpu::shared::{GpuFault, GpuShared, QueueDesc};
 use crate::gpu::stats::KernelStats;
 
@@ -168,21 +168,35 @@ pub struct Soc {
     state: SocState,
 }
 
+/// The parameters of `amdgpu.soc`.
+#[derive(Clone, Debug, PartialEq, simdojo::Params)]
+pub struct SocParams {
+    /// Name of the GPU's shared state (components refer to it by `gpu`).
+    #[param(default = "gpu")]
+    pub name: String,
+    /// The ISA the GPU runs.
+    #[param(default = IsaTarget::Gfx942)]
+    pub target: IsaTarget,
+    /// Device memory (address space reserved, touched lazily).
+    #[param(default = Bytes::gib(64), unit = "bytes", range = 1..)]
+    pub memory: Bytes,
+    /// Engine clock (for kernel cycle counts).
+    #[param(default = ClockDomain::mhz(2100))]
+    pub clock: ClockDomain,
+    /// Interval of the host-service poll while dispatches run; also the heartbeat of
+    /// the host-visible clock.
+    #[param(default = Tick::us(1), range = 1..)]
+    pub host_poll: Tick,
+}
+
 impl Soc {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
         // A GPU program's `exit` and a host service fault end the run.
         ctx.may_end_run();
-        let p = ctx.params().clone();
-        let target = match p.string("target")?.as_str() {
-            "gfx90a" => Target::Gfx90a,
-            "gfx942" => Target::Gfx942,
-            "gfx950" => Target::Gfx950,
-            other => return Err(BuildError::Invalid(format!("target = {other:?}: expected gfx90a, gfx942 or gfx950"))),
-        };
-        let name = p.string("name")?;
-        let shared = ctx.resource(&name, GpuShared::default);
-        shared.init_memory(p.bytes("memory")?).map_err(|e| BuildError::Invalid(e.to_string()))?;
-        shared.set_target(target);
+        let p: SocParams = ctx.typed()?;
+        let shared = ctx.resource(&p.name, GpuShared::default);
+        shared.init_memory(p.memory.get()).map_err(|e| BuildError::Invalid(e.to_string()))?;
+        shared.set_target(p.target.isa());
         let xcd = ctx.port_array::<XcdMsg>("xcd")?;
         if xcd.is_empty() {
             return Err(BuildError::Invalid("a SoC needs at least one `xcd[i]` link".into()));
@@ -198,8 +212,8 @@ impl Soc {
             hbm,
             shared,
             view: None,
-            poll_every: p.duration("host_poll")?.max(Tick(1)),
-            period: p.clock("clock")?.period(),
+            poll_every: p.host_poll,
+            period: p.clock.period(),
             state,
         }))
     }
@@ -790,13 +804,9 @@ simdojo::register_component!(ComponentType {
     name: "amdgpu.soc",
     doc: "The root of one GPU: its memory, AQL queue processing (dispatch, barrier-AND/OR, completion signals), \
           grid completion across XCDs, the system-coherent home, and host services polled at `host_poll`.",
-    params: &[
-        ParamSpec { name: "name", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU's shared state (components refer to it by `gpu`)" },
-        ParamSpec { name: "target", kind: ParamKind::String, default: Some("\"gfx942\""), doc: "ISA: gfx90a, gfx942 or gfx950" },
-        ParamSpec { name: "memory", kind: ParamKind::Bytes, default: Some("\"64GiB\""), doc: "device memory (address space reserved, touched lazily)" },
-        ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (for kernel cycle counts)" },
-        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run; also the heartbeat of the host-visible clock" },
-    ],
+    params: SocParams::SPECS,
+    validate: registry::validate_with::<SocParams>,
+    estimate: registry::estimate_with::<SocParams>,
     ports: &[
         PortSpec { name: "xcd", doc: "to each XCD's command processor", dir: PortDir::InOut, array: true, message: MessageKind::of::<XcdMsg> },
         PortSpec { name: "l2", doc: "from each XCD's L2 (coherent home, statistics)", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },

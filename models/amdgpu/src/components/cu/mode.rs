@@ -1,24 +1,20 @@
-//! Choosing the simulation mode of every compute unit of a topology (what `--mode`
-//! does in `dojo exec`, `dojo run` and the KFD driver's `DOJO_MODE`).
+//! The simulation mode of a compute unit (its `mode` parameter; `--mode M` on the
+//! commands is `--set cu.mode=M`).
 
-use simdojo::params::ParamValue;
-use simdojo::topology::Topology;
+use serde::{Deserialize, Serialize};
 
-/// The modes of `amdgpu.cu`.
-pub const MODES: [&str; 2] = ["functional", "timing"];
+/// How a compute unit runs its waves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, simdojo::ParamChoice)]
+pub enum Mode {
+    /// Quanta of `quantum` wave-instructions per wave, no timing model.
+    #[default]
+    Functional,
+    /// One instruction per SIMD per cycle with the issue and memory timing models.
+    Timing,
+}
 
-/// A mode name that is not one of [`MODES`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}: expected functional or timing")]
-pub struct UnknownMode(pub String);
-
-/// Sets `mode` on every compute unit of `t`.
-pub fn set_mode(t: &mut Topology, mode: &str) -> Result<(), UnknownMode> {
-    if !MODES.contains(&mode) {
-        return Err(UnknownMode(mode.to_string()));
-    }
-    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu") {
-        c.params.set("mode", ParamValue::String(mode.to_string()));
-    }
-    Ok(())
+/// `--mode M`: the override it stands for, `--set amdgpu.cu.mode=M` (checked like any
+/// override: an unknown mode names the choices).
+pub fn mode_override(mode: &str) -> simdojo::topology::overrides::Override {
+    simdojo::topology::overrides::Override { selector: "amdgpu.cu".into(), param: "mode".into(), value: mode.into() }
 }
