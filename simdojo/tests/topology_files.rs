@@ -603,7 +603,7 @@ fn the_host_memory_estimate_bounds_a_topology_before_it_is_built() {
         Ok(_) => panic!("a million components loaded within 1 MiB"),
         Err(e) => {
             assert_eq!(e.total(), 1, "{e}");
-            assert_diag(e.first(), K::TooLarge, "t.toml:2:8", "MiB of host memory");
+            assert_diag(e.first(), K::TooLarge, "t.toml:2:8", "GiB of host memory");
         }
     }
     // The default is half of what the host has available (which moves as others run).

@@ -10,6 +10,7 @@ use crate::params::{ParamKind, ParamValue, Params, RawParam, ValueOrigin};
 use crate::registry::{ComponentType, MessageKind, PortSpec};
 use crate::time::Tick;
 use crate::topology::check::{self, PortUse, PortUser};
+use crate::topology::components_check::{limit_origin, size, COMPONENT_BYTES, LINK_BYTES, MEMBER_BYTES};
 use crate::topology::document::{Entry, Node, Value};
 use crate::topology::error::{list_names, nearest, DiagnosticKind, Diags, Problem};
 use crate::topology::load::Limits;
@@ -976,14 +977,6 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
-/// The problem "more than `limit` things".
-/// Host memory a simulation takes per component, link and fabric member, roughly (a
-/// PHOLD process with its fabric port measured 1 KiB after loading and 3.4 KiB built):
-/// the estimate [`Limits::max_memory`] is checked against before anything is built.
-const COMPONENT_BYTES: u64 = 2048;
-const LINK_BYTES: u64 = 512;
-const MEMBER_BYTES: u64 = 512;
-
 impl Builder<'_, '_> {
     /// The estimated host memory of what is declared so far, plus `more` bytes, within
     /// [`Limits::max_memory`]? Reports the problem at `span` when not.
@@ -995,23 +988,19 @@ impl Builder<'_, '_> {
         if need <= self.limits.max_memory {
             return true;
         }
-        let size = |b: u64| {
-            let mib = b as f64 / f64::from(1 << 20);
-            if mib >= 100.0 { format!("{mib:.0} MiB") } else { format!("{mib:.1} MiB") }
-        };
         let problem = format!(
             "the topology would take about {} of host memory to simulate (estimated from its counts of \
              components, links and fabric members), more than the {} allowed",
             size(need),
             size(self.limits.max_memory)
         );
-        let expected = "fewer instances (the limit is half of the host's available memory unless \
-                        `dojo --max-topology-memory SIZE` sets it)";
+        let expected = format!("fewer instances ({})", limit_origin(self.limits.max_memory));
         self.report(span, Problem::new(DiagnosticKind::TooLarge, problem, expected));
         false
     }
 }
 
+/// The problem "more than `limit` things".
 fn too_many(what: &str, limit: usize) -> Problem {
     Problem::new(
         DiagnosticKind::TooLarge,

@@ -248,7 +248,8 @@ impl PortUse {
 }
 
 /// Checks a topology built in code against the registry: the same checks as after
-/// loading a file. Problems name the component path or link.
+/// loading a file, each component's parameter checks and the memory estimate
+/// included. Problems name the component path or link.
 pub fn validate(t: &Topology) -> Result<(), TopologyError> {
     let mut diags = Diags::default();
     let mut types: Vec<Option<&'static ComponentType>> = Vec::with_capacity(t.components.len());
@@ -367,6 +368,9 @@ pub fn validate(t: &Topology) -> Result<(), TopologyError> {
                 }
             }
         }
+    }
+    if diags.is_empty() {
+        crate::topology::components_check::check_into(t, &crate::topology::Limits::default(), &mut diags);
     }
     diags.into_result()
 }

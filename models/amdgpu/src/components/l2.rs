@@ -104,29 +104,40 @@ pub struct L2Params {
     pub mshr_targets: u32,
 }
 
-impl L2Params {
-    fn level(&self) -> Level {
-        Level {
-            size: self.size.get(),
-            line_bytes: self.line_bytes,
-            ways: self.ways,
-            policy: self.policy,
-            timing: LevelTiming {
-                hit_latency: self.hit_latency,
-                channels: self.channels,
-                channel_bytes_per_clock: self.channel_bytes_per_clock,
-                mshrs: self.mshrs,
-                mshr_targets: self.mshr_targets,
-            },
+/// Gives a cache level's parameter struct (the L2's, a memory-side cache slice's: fields
+/// `size`, `line_bytes`, `ways`, `policy`, `hit_latency`, `channels`,
+/// `channel_bytes_per_clock`, `mshrs`, `mshr_targets`) its [`Level`] and the `check`
+/// and `estimate` its derive names.
+macro_rules! cache_level_params {
+    ($ty:ty) => {
+        impl $ty {
+            fn level(&self) -> $crate::components::l2::Level {
+                $crate::components::l2::Level {
+                    size: self.size.get(),
+                    line_bytes: self.line_bytes,
+                    ways: self.ways,
+                    policy: self.policy,
+                    timing: $crate::components::line_cache::LevelTiming {
+                        hit_latency: self.hit_latency,
+                        channels: self.channels,
+                        channel_bytes_per_clock: self.channel_bytes_per_clock,
+                        mshrs: self.mshrs,
+                        mshr_targets: self.mshr_targets,
+                    },
+                }
+            }
+            fn check(&self) -> Result<(), simdojo::params::ParamError> {
+                self.level().check()
+            }
+            fn estimate(&self) -> u64 {
+                self.level().host_bytes()
+            }
         }
-    }
-    fn check(&self) -> Result<(), ParamError> {
-        self.level().check()
-    }
-    fn estimate(&self) -> u64 {
-        self.level().host_bytes()
-    }
+    };
 }
+pub(crate) use cache_level_params;
+
+cache_level_params!(L2Params);
 
 fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
     let p: L2Params = ctx.typed()?;

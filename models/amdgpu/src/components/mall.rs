@@ -13,14 +13,14 @@
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
-use simdojo::params::{Bytes, ParamError, ParamSet};
+use simdojo::params::{Bytes, ParamSet};
 use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::time::ClockDomain;
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::gpu::ids::DispatchSeq;
-use crate::components::l2::{delay_until, Fetches, Level};
-use crate::components::line_cache::{LevelOutput, LevelTiming, Requester, TimedLevel};
+use crate::components::l2::{delay_until, Fetches};
+use crate::components::line_cache::{LevelOutput, Requester, TimedLevel};
 use crate::gpu::params::Policy;
 use crate::timing::cache::MAX_WAYS;
 use crate::timing::latency::stages;
@@ -88,29 +88,7 @@ pub struct MallParams {
     pub mshr_targets: u32,
 }
 
-impl MallParams {
-    fn level(&self) -> Level {
-        Level {
-            size: self.size.get(),
-            line_bytes: self.line_bytes,
-            ways: self.ways,
-            policy: self.policy,
-            timing: LevelTiming {
-                hit_latency: self.hit_latency,
-                channels: self.channels,
-                channel_bytes_per_clock: self.channel_bytes_per_clock,
-                mshrs: self.mshrs,
-                mshr_targets: self.mshr_targets,
-            },
-        }
-    }
-    fn check(&self) -> Result<(), ParamError> {
-        self.level().check()
-    }
-    fn estimate(&self) -> u64 {
-        self.level().host_bytes()
-    }
-}
+crate::components::l2::cache_level_params!(MallParams);
 
 fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
     let p: MallParams = ctx.typed()?;
