@@ -805,3 +805,59 @@ fn dojo_run_daemon_leaves_no_daemon_or_socket_behind() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------
+// Images: textures, surfaces and arrays (MIMG instructions, ROCclr's image blits)
+
+/// Builds the HIP program NAME and runs it on one and two workers: both must pass with
+/// the same output, which must contain every line of `lines`.
+fn image_program_passes_on_one_and_two_workers(name: &str, lines: &[&str]) {
+    if !have("hipcc", name) {
+        return;
+    }
+    let program = hip(name);
+    let one = dojo_run(&["--workers", "1"], &program, &[], &[], PROGRAM_LIMIT);
+    let two = dojo_run(&["--workers", "2"], &program, &[], &[], PROGRAM_LIMIT);
+    one.expect_pass(&format!("{name} on 1 worker"));
+    two.expect_pass(&format!("{name} on 2 workers"));
+    assert_eq!(one.stdout, two.stdout, "{name}: 1 and 2 workers differ");
+    for line in lines {
+        assert!(one.stdout.lines().any(|l| l == *line), "{name}: no line {line:?} in\n{}", one.stdout);
+    }
+}
+
+#[test]
+fn texture_objects_filter_and_address_as_the_host_computes() {
+    image_program_passes_on_one_and_two_workers(
+        "texture",
+        &[
+            "texture: 16 x 8 float array, 12 sampler configurations x 256 points",
+            "texture: 16 x 8 uchar4 array read as normalized floats",
+            "texture: tex1Dfetch of 1000 floats",
+        ],
+    );
+}
+
+#[test]
+fn surface_objects_and_2d_array_copies() {
+    image_program_passes_on_one_and_two_workers(
+        "surface",
+        &[
+            "surface: 40 x 24 float written and read by kernels, copied out",
+            "surface: a 17 x 9 rectangle at (5, 3) copied in",
+            "surface: 40 x 24 int2 written and read by kernels",
+        ],
+    );
+}
+
+#[test]
+fn three_dimensional_and_layered_arrays() {
+    image_program_passes_on_one_and_two_workers(
+        "arrays",
+        &[
+            "arrays: 12 x 10 x 6 float volume, tex3D point and trilinear at 320 points",
+            "arrays: surf3Dread/surf3Dwrite over the volume, hipMemcpy3D back",
+            "arrays: 4-layer 12 x 10 array read with tex2DLayered",
+        ],
+    );
+}

@@ -68,37 +68,7 @@ fn run_with(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u3
 /// s_memtime. Working sets: 32 lines (4 KiB, inside the 8 KiB L1), 256 (32 KiB, inside
 /// the 64 KiB L2), 2048 (256 KiB, inside the 512 KiB memory-side cache), 16384 (2 MiB,
 /// beyond every cache).
-const CHASE: &str = r#"
-#include <stdio.h>
-#include <stdlib.h>
-#define STRIDE 32u
-#define LOADS 1000u
-int main(void) {
-  const unsigned sizes[4] = {32u, 256u, 2048u, 16384u};
-  unsigned *buf = malloc(16384u * STRIDE * sizeof(unsigned));
-  if (!buf) { printf("malloc failed\n"); return 1; }
-  unsigned seed = 12345u;
-  for (int s = 0; s < 4; s++) {
-    unsigned n = sizes[s];
-    for (unsigned i = 0; i < n; i++) buf[i * STRIDE] = i * STRIDE;
-    for (unsigned i = n - 1; i > 0; i--) {
-      seed = seed * 1664525u + 1013904223u;
-      unsigned j = (unsigned)(((unsigned long)(seed >> 8) * i) >> 24); /* in [0, i) without a division */
-      unsigned t = buf[i * STRIDE];
-      buf[i * STRIDE] = buf[j * STRIDE];
-      buf[j * STRIDE] = t;
-    }
-    unsigned idx = 0;
-    for (unsigned k = 0; k < n; k++) idx = buf[idx];
-    unsigned long t0 = __builtin_amdgcn_s_memtime();
-    for (unsigned k = 0; k < LOADS; k++) idx = buf[idx];
-    unsigned long t1 = __builtin_amdgcn_s_memtime();
-    printf("%u %lu %u\n", n, (t1 - t0) / LOADS, idx);
-  }
-  free(buf);
-  return 0;
-}
-"#;
+const CHASE: &str = include_str!("programs/chase.c");
 
 /// (working-set lines, cycles per load) from the chase's output.
 fn chase_results(out: &ExecOutcome) -> Vec<(u64, u64)> {
@@ -147,21 +117,7 @@ fn functional_and_timing_mode_print_the_same() {
 
 /// Every work-item copies a strided share of a 4 MiB buffer into another (the grid size
 /// is a power of two: the program avoids a division, which the executor lacks).
-const STREAM: &str = r#"
-#include <stdio.h>
-#define N (1u << 20)
-static unsigned src[N];
-static unsigned dst[N];
-int main(int argc, char **argv) {
-  /* The compiler must not fold the zero-filled source into constants: pick it at run time. */
-  const unsigned *from = argc > 100 ? dst : src;
-  unsigned id = __builtin_amdgcn_workitem_id_x() + __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x();
-  unsigned total = __builtin_amdgcn_grid_size_x();
-  for (unsigned k = id; k < N; k += total) dst[k] = from[k] + 1u;
-  if (id == ((N - 1) & (total - 1))) printf("copied %u\n", dst[N - 1]);
-  return 0;
-}
-"#;
+const STREAM: &str = include_str!("programs/stream.c");
 
 #[test]
 fn streaming_never_exceeds_hbm_bandwidth() {
@@ -206,20 +162,7 @@ fn timing_results_do_not_depend_on_workers() {
 }
 
 /// Dependent chains of f32 and f64 multiply-adds in one wave, timed with s_memtime.
-const CHAINS: &str = r#"
-#include <stdio.h>
-int main(int argc, char **argv) {
-  float x = (float)argc;
-  double y = (double)argc;
-  unsigned long t0 = __builtin_amdgcn_s_memtime();
-  for (int i = 0; i < 4096; i++) x = __builtin_fmaf(x, 0.999f, 0.5f);
-  unsigned long t1 = __builtin_amdgcn_s_memtime();
-  for (int i = 0; i < 4096; i++) y = __builtin_fma(y, 0.999, 0.5);
-  unsigned long t2 = __builtin_amdgcn_s_memtime();
-  printf("%lu %lu %d\n", (t1 - t0) / 64, (t2 - t1) / 64, (int)(x + (float)y));
-  return 0;
-}
-"#;
+const CHAINS: &str = include_str!("programs/chains.c");
 
 #[test]
 fn valu_chains_issue_at_their_class_rate() {
@@ -240,29 +183,7 @@ fn valu_chains_issue_at_their_class_rate() {
 
 /// Work-groups reduce through LDS with barriers and count into a global atomic; every
 /// group's leader prints its sum.
-const GROUPS: &str = r#"
-#include <stdio.h>
-static __attribute__((address_space(3), loader_uninitialized)) unsigned lds[256];
-static unsigned total;
-int main(void) {
-  unsigned lid = __builtin_amdgcn_workitem_id_x();
-  unsigned gid = __builtin_amdgcn_workgroup_id_x();
-  unsigned n = __builtin_amdgcn_workgroup_size_x();
-  lds[lid] = gid * 1000u + lid;
-  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
-  __builtin_amdgcn_s_barrier();
-  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
-  for (unsigned step = n / 2; step > 0; step /= 2) {
-    if (lid < step) lds[lid] += lds[lid + step];
-    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
-    __builtin_amdgcn_s_barrier();
-    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
-  }
-  __scoped_atomic_fetch_add(&total, 1u, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE);
-  if (lid == 0) printf("group %u sum %u\n", gid, lds[0]);
-  return 0;
-}
-"#;
+const GROUPS: &str = include_str!("programs/groups.c");
 
 #[test]
 fn lds_barriers_and_atomics_give_functional_results() {

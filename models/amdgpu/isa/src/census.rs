@@ -72,11 +72,13 @@ pub enum Category {
     Flat,
     /// MUBUF and MTBUF.
     Buffer,
+    /// Image memory (MIMG): loads, stores, atomics, sampling, resource queries.
+    Image,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Category; 10] = [
+    pub const ALL: [Category; 11] = [
         Category::Scalar,
         Category::ScalarMemory,
         Category::Valu,
@@ -87,6 +89,7 @@ impl Category {
         Category::Lds,
         Category::Flat,
         Category::Buffer,
+        Category::Image,
     ];
 
     /// A short lower-case name.
@@ -102,6 +105,7 @@ impl Category {
             Category::Lds => "lds",
             Category::Flat => "flat",
             Category::Buffer => "buffer",
+            Category::Image => "image",
         }
     }
 
@@ -115,6 +119,7 @@ impl Category {
             E::Ds => Category::Lds,
             E::Flat | E::Global | E::Scratch => Category::Flat,
             E::Mubuf | E::Mtbuf => Category::Buffer,
+            E::Mimg => Category::Image,
             _ if opcode.mnemonic().starts_with("v_accvgpr") => Category::Matrix,
             E::Vop3p if kind == Kind::Mai || kind == Kind::MaiNeg || opcode.mnemonic().contains("mfma") => Category::Matrix,
             E::Vop3p => Category::Packed,
@@ -256,7 +261,7 @@ pub fn census(target: Target) -> Report {
 }
 
 /// The encoding families in the order of `FAMILY_TABLES`' rows.
-const ENCODINGS: [Encoding; 23] = [
+const ENCODINGS: [Encoding; 24] = [
     Encoding::Sop2,
     Encoding::Sopk,
     Encoding::Sop1,
@@ -280,6 +285,7 @@ const ENCODINGS: [Encoding; 23] = [
     Encoding::Vop1Sdwa,
     Encoding::Vop2Sdwa,
     Encoding::VopcSdwa,
+    Encoding::Mimg,
 ];
 
 fn target_index(target: Target) -> usize {
@@ -317,6 +323,7 @@ fn family_word(encoding: Encoding, op: u32) -> u32 {
         E::Global => 0xdc00_0000 | 2 << 14 | op << 18,
         E::Mubuf => 0xe000_0000 | op << 18,
         E::Mtbuf => 0xe800_0000 | op << 15,
+        E::Mimg => 0xf000_0000 | op << 18,
         E::Unknown => 0,
     }
 }

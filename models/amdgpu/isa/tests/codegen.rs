@@ -30,6 +30,7 @@ const FAMILIES: &[(&str, &str, usize)] = &[
     ("VOP1SDWA", "Vop1Sdwa", 256),
     ("VOP2SDWA", "Vop2Sdwa", 64),
     ("VOPCSDWA", "VopcSdwa", 256),
+    ("MIMG", "Mimg", 128),
 ];
 const TARGETS: &[(&str, &str)] = &[("gfx90a", "GFX90A"), ("gfx942", "GFX942"), ("gfx950", "GFX950")];
 
@@ -58,6 +59,8 @@ struct Line<'a> {
     masks: [u8; 3],
     w1_mods: u32,
     sext: u8,
+    /// MIMG: data registers LLVM prints per dmask value, without and with d16.
+    vsize: Option<(&'a str, Option<&'a str>)>,
 }
 
 fn parse_line(line: &str) -> Line<'_> {
@@ -86,6 +89,7 @@ fn parse_line(line: &str) -> Line<'_> {
         flags: toks.iter().copied().filter(|t| matches!(*t, "lit16" | "glcret" | "ldsform" | "pkhi" | "i16")).collect(),
         sext: toks.iter().find_map(|t| t.strip_prefix("dppsext=")).map_or(0, |v| v.parse().unwrap()),
         w1_mods: toks.iter().find_map(|t| t.strip_prefix("w1mods=")).map_or(0, |v| u32::from_str_radix(v.trim_start_matches("0x"), 16).unwrap()),
+        vsize: toks.iter().find_map(|t| t.strip_prefix("vsize=")).map(|v| (v, toks.iter().find_map(|t| t.strip_prefix("vsize16=")))),
         masks: ["absm=", "negm=", "opselm="].map(|p| {
             toks.iter().find_map(|t| t.strip_prefix(p)).map_or(0xff, |v| v.parse().unwrap())
         }),
@@ -219,6 +223,19 @@ fn generate(data: &str) -> String {
         }
         out.push('\n');
     }
+    out.push_str("/// MIMG entries: `(entry index, data registers per dmask value, the same with d16)`,\n");
+    out.push_str("/// one hex digit per dmask value (digit `dmask` counted from the right); 0: d16 rejected.\n");
+    out.push_str("#[rustfmt::skip]\npub(crate) static IMAGE_DATA_SIZES: &[(u16, u64, u64)] = &[\n");
+    for (i, l) in lines.iter().enumerate() {
+        if let Some((plain, d16)) = l.vsize {
+            let nibbles = |digits: &str| -> u64 {
+                assert_eq!(digits.len(), 16, "vsize needs 16 digits: {}", l.mnemonic);
+                digits.chars().enumerate().map(|(k, c)| u64::from(c.to_digit(16).unwrap()) << (4 * k)).sum()
+            };
+            writeln!(out, "    ({i}, 0x{:016x}, 0x{:016x}), // {}", nibbles(plain), d16.map_or(0, nibbles), l.mnemonic).unwrap();
+        }
+    }
+    out.push_str("];\n\n");
     out.push_str("/// Index tables by `[target][encoding]` (0 = no instruction, else entry + 1), in\n");
     out.push_str("/// `Target` and `Encoding` declaration order.\n#[rustfmt::skip]\n");
     writeln!(out, "pub(crate) static FAMILY_TABLES: [[&[u16]; {}]; {}] = [", FAMILIES.len(), TARGETS.len()).unwrap();

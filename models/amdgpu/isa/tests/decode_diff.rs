@@ -30,6 +30,7 @@ const FAMILIES: &[(Encoding, u32, u32)] = &[
     (Encoding::Global, 0xdc00_8000, 0xfc00_c000),
     (Encoding::Mubuf, 0xe000_0000, 0xfc00_0000),
     (Encoding::Mtbuf, 0xe800_0000, 0xfc00_0000),
+    (Encoding::Mimg, 0xf000_0000, 0xfc00_0000),
 ];
 
 const PER_FAMILY: usize = 2000;

@@ -548,7 +548,7 @@ fn gws_request_names_resource_and_value() {
     let mut env = amdgpu_isa::exec::StepEnv { mem: &mut mem, lds: &mut lds, clock: 0, realtime: 0, counts: None };
     amdgpu_isa::exec::step(&mut w, &prog, &mut env, 100).expect("steps");
     assert_eq!(w.status, WaveStatus::WaitMemory);
-    let req: VmemRequest = w.take_request().expect("a request");
+    let req: VmemRequest = *w.take_request().expect("a request");
     assert_eq!(req.kind, amdgpu_isa::exec::AccessKind::Gws { op: GwsOp::Barrier, resource: 3, value: 104 });
     // Memory cannot perform it: a clear fault for devices without a GWS unit.
     let err = req.perform(&mut Memory::new()).expect_err("not a memory access");
@@ -592,5 +592,5 @@ fn template_request() -> VmemRequest {
     let mut lds = vec![0u8; LDS];
     let mut env = amdgpu_isa::exec::StepEnv { mem: &mut mem, lds: &mut lds, clock: 0, realtime: 0, counts: None };
     amdgpu_isa::exec::step(&mut w, &prog, &mut env, 100).expect("steps");
-    w.take_request().expect("a request")
+    *w.take_request().expect("a request")
 }

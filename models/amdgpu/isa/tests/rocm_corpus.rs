@@ -1,6 +1,7 @@
 //! Real code as the ISA corpus: every gfx90a code object that Debian's ROCm libraries
 //! ship (rocSPARSE, rocRAND), and those of small rocPRIM programs
-//! (`corpus/rocprim/*.hip`) built here with Debian's hipcc, must
+//! (`corpus/rocprim/*.hip`) and of HIP texture and surface kernels
+//! (`corpus/images/*.hip`: the image instructions) built here with Debian's hipcc, must
 //!
 //! 1. parse with [`CodeObject::parse`] as gfx90a code objects,
 //! 2. disassemble (`disassemble_section` over `.text`) exactly as `llvm-objdump-19 -d
@@ -171,20 +172,25 @@ fn library_sources() -> Vec<Source> {
     out
 }
 
-/// The rocPRIM programs, built (or taken from the cache) and read as bundles. Builds
-/// run on one thread per core.
+/// The rocPRIM programs, built (or taken from the cache) and read as bundles.
 fn rocprim_sources() -> Vec<Source> {
     if !Path::new(ROCPRIM_VERSION_HEADER).exists() {
         fail_missing(ROCPRIM_VERSION_HEADER, "librocprim-dev");
     }
-    let programs = files_with_extension(&corpus_dir().join("rocprim"), "hip");
-    assert!(!programs.is_empty(), "corpus/rocprim holds no .hip program");
+    hipcc_sources("rocprim", "rocPRIM programs", &[Path::new(ROCPRIM_VERSION_HEADER)])
+}
+
+/// The programs of `corpus/DIR` (HIP), built with hipcc (or taken from the cache; `keys`
+/// are further inputs of the cache key) and read as bundles, counted under `origin`.
+/// Builds run on one thread per core.
+fn hipcc_sources(dir: &str, origin: &str, keys: &[&Path]) -> Vec<Source> {
+    let programs = files_with_extension(&corpus_dir().join(dir), "hip");
+    assert!(!programs.is_empty(), "corpus/{dir} holds no .hip program");
     let mut built: Vec<(usize, PathBuf)> = on_workers(
         programs.len(),
         |_| Vec::new(),
         |built, i| {
-            let bundle = build_with_hipcc(&programs[i], &[Path::new(ROCPRIM_VERSION_HEADER)])
-                .unwrap_or_else(|e| panic!("building {}: {e}", programs[i].display()));
+            let bundle = build_with_hipcc(&programs[i], keys).unwrap_or_else(|e| panic!("building {}: {e}", programs[i].display()));
             built.push((i, bundle));
         },
     )
@@ -196,8 +202,8 @@ fn rocprim_sources() -> Vec<Source> {
         .into_iter()
         .flat_map(|(i, bundle)| {
             let len = std::fs::metadata(&bundle).unwrap_or_else(|e| panic!("{}: {e}", bundle.display())).len();
-            let label = format!("rocprim/{}", programs[i].file_name().and_then(|n| n.to_str()).unwrap_or("?"));
-            let found = gfx90a_entries(&bundle, &label, "rocPRIM programs", (0, len));
+            let label = format!("{dir}/{}", programs[i].file_name().and_then(|n| n.to_str()).unwrap_or("?"));
+            let found = gfx90a_entries(&bundle, &label, origin, (0, len));
             assert!(!found.is_empty(), "{label}: hipcc wrote no gfx90a code object");
             found
         })
@@ -392,6 +398,7 @@ fn every_gfx90a_instruction_of_debian_rocm_decodes_disassembles_and_executes() {
     tool("llvm-objdump", 19);
     let mut sources = library_sources();
     sources.extend(rocprim_sources());
+    sources.extend(hipcc_sources("images", "image programs", &[]));
     let built = started.elapsed();
 
     let total = scan_all(&sources);
@@ -419,7 +426,7 @@ fn every_gfx90a_instruction_of_debian_rocm_decodes_disassembles_and_executes() {
         all.add(figures);
         print_figures(origin, figures);
     }
-    print_figures(&format!("all ({} libraries and the rocPRIM programs)", LIBRARIES.len()), &all);
+    print_figures(&format!("all ({} libraries, the rocPRIM and the image programs)", LIBRARIES.len()), &all);
     println!("distinct instruction words: {}, mnemonics: {mnemonics}, forms: {}", distinct.len(), forms.len());
     println!(
         "time: {:.1}s (sources {:.1}s, decode+disassemble+llvm-objdump {:.1}s, probe {:.1}s)",

@@ -132,20 +132,23 @@ impl LineCache {
     pub fn apply(&mut self, seq: DispatchSeq, lines: &[LineAccess]) -> Vec<LineAccess> {
         let mut below = Vec::new();
         let mut last = None;
+        let line_bytes = self.line_bytes;
+        // This batch's counts, added to the dispatch's once at the end.
+        let mut d = LevelCounts::default();
+        let mut accessed = false;
         for l in lines {
             let line = self.tag_line(l.line);
             if last == Some((line, l.write)) {
                 continue; // the same line twice in a row: one access at this level
             }
             last = Some((line, l.write));
+            accessed = true;
             let kind = if l.write {
                 AccessKind::Write
             } else {
                 AccessKind::Read
             };
             let out = self.cache.access(line, kind, true);
-            let line_bytes = self.line_bytes;
-            let d = self.per_dispatch.entry(seq).or_default();
             if out.is_hit() {
                 d.counts.hits += 1;
             } else {
@@ -163,6 +166,13 @@ impl LineCache {
                     write: true,
                 });
             }
+        }
+        if accessed {
+            let total = self.per_dispatch.entry(seq).or_default();
+            total.counts.hits += d.counts.hits;
+            total.counts.misses += d.counts.misses;
+            total.read_bytes += d.read_bytes;
+            total.write_bytes += d.write_bytes;
         }
         below
     }

@@ -32,6 +32,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use amdgpu_isa::exec::device::{gather_dwords_by_lane, scatter_dwords_by_lane};
 use amdgpu_isa::exec::{AtomicOp, DeviceMemory, MemFault, MemFaultKind, VmemRequest, VmemResponse};
 use serde::{Deserialize, Serialize};
 
@@ -457,7 +458,7 @@ impl GpuMemory {
 
     /// A view for one component.
     pub fn view(self: &Arc<Self>) -> MemView {
-        MemView { mem: self.clone(), cached: 0..0, cached_kind: MemKind::Coarse, cached_writable: false, cached_delta: 0, generation: u64::MAX }
+        MemView { mem: self.clone(), cached: [const { CachedRegion::EMPTY }; VIEW_REGIONS], generation: u64::MAX }
     }
 
     /// Checks that `[addr, addr + len)` lies inside one region (a writable one for
@@ -520,28 +521,13 @@ impl GpuMemory {
     /// Atomically applies `op` to the u64 at `addr` (naturally aligned), returning the old value.
     pub fn atomic_u64(&self, addr: GpuAddr, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
         let host = self.check(addr.0, 8, true)?;
-        if !addr.0.is_multiple_of(8) || !host.is_multiple_of(8) {
-            return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
-        }
-        // SAFETY: in bounds and aligned (checked); shared with other threads only
-        // through atomic operations on this word.
-        let cell = unsafe { AtomicU64::from_ptr(host as *mut u64) };
-        // The closure always returns `Some`: the update cannot be refused.
-        let old = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply_u64(old, src, cmp)));
-        Ok(old.unwrap_or_else(|v| v))
+        atomic_u64_at(addr.0, host, op, src, cmp)
     }
 
     /// Atomically applies `op` to the u32 at `addr` (naturally aligned), returning the old value.
     pub fn atomic_u32(&self, addr: GpuAddr, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
         let host = self.check(addr.0, 4, true)?;
-        if !addr.0.is_multiple_of(4) || !host.is_multiple_of(4) {
-            return Err(MemFault { addr: addr.0, kind: MemFaultKind::Misaligned });
-        }
-        // SAFETY: as in `atomic_u64`.
-        let cell = unsafe { AtomicU32::from_ptr(host as *mut u32) };
-        // The closure always returns `Some`: the update cannot be refused.
-        let old = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply_u32(old, src, cmp)));
-        Ok(old.unwrap_or_else(|v| v))
+        atomic_u32_at(addr.0, host, op, src, cmp)
     }
 
     /// A copy of every allocation's non-zero pages, for checkpoints.
@@ -621,6 +607,32 @@ impl GpuMemory {
     }
 }
 
+/// Atomically applies `op` to the u64 at GPU address `addr`, host address `host` (checked
+/// to be inside a writable region), returning the old value; misaligned: a fault.
+fn atomic_u64_at(addr: u64, host: u64, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
+    if !addr.is_multiple_of(8) || !host.is_multiple_of(8) {
+        return Err(MemFault { addr, kind: MemFaultKind::Misaligned });
+    }
+    // SAFETY: in bounds (the caller checked) and aligned; shared with other threads only
+    // through atomic operations on this word.
+    let cell = unsafe { AtomicU64::from_ptr(host as *mut u64) };
+    // The closure always returns `Some`: the update cannot be refused.
+    let old = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply_u64(old, src, cmp)));
+    Ok(old.unwrap_or_else(|v| v))
+}
+
+/// [`atomic_u64_at`] for a u32.
+fn atomic_u32_at(addr: u64, host: u64, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
+    if !addr.is_multiple_of(4) || !host.is_multiple_of(4) {
+        return Err(MemFault { addr, kind: MemFaultKind::Misaligned });
+    }
+    // SAFETY: as in `atomic_u64_at`.
+    let cell = unsafe { AtomicU32::from_ptr(host as *mut u32) };
+    // The closure always returns `Some`: the update cannot be refused.
+    let old = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply_u32(old, src, cmp)));
+    Ok(old.unwrap_or_else(|v| v))
+}
+
 /// The allocations and data of a [`GpuMemory`], for checkpoints.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct MemorySnapshot {
@@ -651,19 +663,34 @@ pub enum RestoreError {
 }
 
 /// One component's handle on GPU memory: checks every access against the allocations,
-/// caching the last region it hit. Implements the executor's [`DeviceMemory`].
+/// caching the last few regions it hit. Implements the executor's [`DeviceMemory`].
 pub struct MemView {
     mem: Arc<GpuMemory>,
-    cached: Range<u64>,
-    cached_kind: MemKind,
-    cached_writable: bool,
-    cached_delta: u64,
+    /// Recently used regions, most recent first (a program alternates between a few:
+    /// its buffers, the kernel arguments, the fine-grained host-call buffer).
+    cached: [CachedRegion; VIEW_REGIONS],
     generation: u64,
+}
+
+/// Regions a [`MemView`] keeps.
+const VIEW_REGIONS: usize = 4;
+
+/// One region a [`MemView`] keeps (an empty range matches nothing).
+#[derive(Clone, Debug)]
+struct CachedRegion {
+    range: Range<u64>,
+    kind: MemKind,
+    writable: bool,
+    delta: u64,
+}
+
+impl CachedRegion {
+    const EMPTY: CachedRegion = CachedRegion { range: 0..0, kind: MemKind::Coarse, writable: false, delta: 0 };
 }
 
 impl std::fmt::Debug for MemView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemView").field("cached", &self.cached).finish()
+        f.debug_struct("MemView").field("cached", &self.cached[0].range).finish()
     }
 }
 
@@ -673,15 +700,42 @@ impl MemView {
         &self.mem
     }
 
+    /// The kept region holding `addr`, moved to the front; `None` when no kept region
+    /// holds it (or regions were freed since they were kept).
+    #[inline]
+    fn cached_at(&mut self, addr: u64) -> Option<&CachedRegion> {
+        let generation = self.mem.generation.load(Ordering::Acquire);
+        if generation != self.generation {
+            return None;
+        }
+        let i = self.cached.iter().position(|c| c.range.contains(&addr))?;
+        if i != 0 {
+            self.cached[..=i].rotate_right(1);
+        }
+        Some(&self.cached[0])
+    }
+
+    /// Keeps `region` (spanning `range`) as the most recent; `generation` is the memory's
+    /// generation read before the region was looked up.
+    fn keep(&mut self, range: Range<u64>, region: Region, generation: u64) {
+        if generation != self.generation {
+            self.cached = [const { CachedRegion::EMPTY }; VIEW_REGIONS];
+            self.generation = generation;
+        }
+        self.cached.rotate_right(1);
+        self.cached[0] = CachedRegion { range, kind: region.kind, writable: region.writable, delta: region.delta };
+    }
+
     /// Checks `[addr, addr + len)` (writable for `write`) and returns the host address of
-    /// `addr`; the fast path is one compare against the cached region. A miss asks the
+    /// `addr`; the fast path is a compare against the kept regions. A miss asks the
     /// memory's fault resolver, as [`GpuMemory`]'s own accesses do.
     #[inline]
     fn check(&mut self, addr: u64, len: u64, write: bool) -> Result<u64, MemFault> {
         let end = addr.checked_add(len).ok_or(MemFault { addr, kind: MemFaultKind::Wraps })?;
-        let generation = self.mem.generation.load(Ordering::Acquire);
-        if generation == self.generation && addr >= self.cached.start && end <= self.cached.end && (self.cached_writable || !write) {
-            return Ok(addr.wrapping_add(self.cached_delta));
+        if let Some(c) = self.cached_at(addr) {
+            if end <= c.range.end && (c.writable || !write) {
+                return Ok(addr.wrapping_add(c.delta));
+            }
         }
         self.check_slow(addr, end, write)
     }
@@ -689,14 +743,10 @@ impl MemView {
     #[cold]
     fn check_slow(&mut self, addr: u64, end: u64, write: bool) -> Result<u64, MemFault> {
         // Read before the lookup: a region removed meanwhile bumps it past this value,
-        // so the cache is dropped at the next access.
+        // so the kept regions are dropped at the next access.
         let generation = self.mem.generation.load(Ordering::Acquire);
         let (r, region) = self.mem.accessible_region(addr, end, write)?;
-        self.cached = r;
-        self.cached_kind = region.kind;
-        self.cached_writable = region.writable;
-        self.cached_delta = region.delta;
-        self.generation = generation;
+        self.keep(r, region, generation);
         Ok(addr.wrapping_add(region.delta))
     }
 
@@ -704,8 +754,78 @@ impl MemView {
     /// access faults anyway).
     #[inline]
     pub fn is_fine(&mut self, addr: u64) -> bool {
-        self.check(addr, 1, false).is_ok() && self.cached_kind == MemKind::Fine
+        self.check(addr, 1, false).is_ok() && self.cached[0].kind == MemKind::Fine
     }
+
+    /// The region that holds `bytes` bytes at every address of `addrs` in `mask` (a
+    /// writable one for `write`), if one does: the kept regions are tried first, then the
+    /// region of the lowest address. `None` when the lanes need more than one region, or
+    /// a lane's access would fault: the caller then goes lane by lane.
+    #[inline]
+    fn span(&mut self, addrs: &[u64; 64], mask: u64, bytes: u64, write: bool) -> Option<&CachedRegion> {
+        let (lo, hi) = lane_span(addrs, mask)?;
+        let end = hi.checked_add(bytes)?;
+        if self.cached_at(lo).is_none() {
+            // The region of the lowest lane, without asking the fault resolver: a lane
+            // that needs a page mapped takes the per-lane path, which asks for exactly
+            // the pages the lanes touch.
+            let generation = self.mem.generation.load(Ordering::Acquire);
+            let (r, region) = self.mem.regions().find(lo)?;
+            self.keep(r, region, generation);
+        }
+        let c = &self.cached[0];
+        (end <= c.range.end && (c.writable || !write)).then_some(c)
+    }
+
+    /// Whether some lane of `mask` addresses fine-grained memory (unmapped addresses
+    /// count as not fine, as for [`MemView::is_fine`]). All lanes in one region take one
+    /// check.
+    pub fn any_fine(&mut self, addrs: &[u64; 64], mask: u64) -> bool {
+        if mask == 0 {
+            return false;
+        }
+        if let Some(c) = self.span(addrs, mask, 1, false) {
+            return c.kind == MemKind::Fine;
+        }
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if self.is_fine(addrs[lane]) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The lowest and highest address of the lanes of `mask` (`None` without lanes).
+#[inline]
+fn lane_span(addrs: &[u64; 64], mask: u64) -> Option<(u64, u64)> {
+    if mask == 0 {
+        return None;
+    }
+    if mask == u64::MAX {
+        // Eight independent minima and maxima (one 64-byte row at a time), which the
+        // compiler keeps in vector registers, instead of one chain of 64 compares.
+        let (mut lo, mut hi) = ([u64::MAX; 8], [0u64; 8]);
+        for row in addrs.chunks_exact(8) {
+            for i in 0..8 {
+                lo[i] = lo[i].min(row[i]);
+                hi[i] = hi[i].max(row[i]);
+            }
+        }
+        return Some((lo.into_iter().fold(u64::MAX, u64::min), hi.into_iter().fold(0, u64::max)));
+    }
+    let (mut lo, mut hi) = (u64::MAX, 0);
+    let mut m = mask;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        lo = lo.min(addrs[lane]);
+        hi = hi.max(addrs[lane]);
+    }
+    Some((lo, hi))
 }
 
 /// Performs a deferred access where it is ordered (an L2 or the coherent home). With no
@@ -734,12 +854,62 @@ impl DeviceMemory for MemView {
         Ok(())
     }
 
+    /// One check for all lanes when they lie in one region, then plain copies; lane by
+    /// lane otherwise (which finds the first faulting lane).
+    fn gather_dwords(&mut self, addrs: &[u64; 64], mask: u64, out: &mut [[u32; 64]]) -> Result<(), MemFault> {
+        let dwords = out.len().min(4);
+        let Some(delta) = self.span(addrs, mask, 4 * dwords as u64, false).map(|c| c.delta) else {
+            return gather_dwords_by_lane(self, addrs, mask, out);
+        };
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let host = addrs[lane].wrapping_add(delta) as *const u32;
+            for (k, reg) in out.iter_mut().take(dwords).enumerate() {
+                // SAFETY: `span` proved every lane's `4 * dwords` bytes lie inside one live
+                // region; the GPU may address them unaligned.
+                reg[lane] = u32::from_le(unsafe { host.add(k).read_unaligned() });
+            }
+        }
+        Ok(())
+    }
+
+    /// As [`MemView::gather_dwords`], for stores (in lane order: a later lane wins).
+    fn scatter_dwords(&mut self, addrs: &[u64; 64], mask: u64, data: &[[u32; 64]]) -> Result<(), MemFault> {
+        let dwords = data.len().min(4);
+        let Some(delta) = self.span(addrs, mask, 4 * dwords as u64, true).map(|c| c.delta) else {
+            return scatter_dwords_by_lane(self, addrs, mask, data);
+        };
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let host = addrs[lane].wrapping_add(delta) as *mut u32;
+            for (k, reg) in data.iter().take(dwords).enumerate() {
+                // SAFETY: as in `gather_dwords`, in a writable region.
+                unsafe { host.add(k).write_unaligned(reg[lane].to_le()) };
+            }
+        }
+        Ok(())
+    }
+
+    fn gather_u32(&mut self, addrs: &[u64; 64], mask: u64, out: &mut [u32; 64]) -> Result<(), MemFault> {
+        self.gather_dwords(addrs, mask, std::slice::from_mut(out))
+    }
+
+    fn scatter_u32(&mut self, addrs: &[u64; 64], mask: u64, vals: &[u32; 64]) -> Result<(), MemFault> {
+        self.scatter_dwords(addrs, mask, std::slice::from_ref(vals))
+    }
+
     fn atomic_u32(&mut self, addr: u64, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
-        self.mem.atomic_u32(GpuAddr(addr), op, src, cmp)
+        let host = self.check(addr, 4, true)?;
+        atomic_u32_at(addr, host, op, src, cmp)
     }
 
     fn atomic_u64(&mut self, addr: u64, op: AtomicOp, src: u64, cmp: u64) -> Result<u64, MemFault> {
-        self.mem.atomic_u64(GpuAddr(addr), op, src, cmp)
+        let host = self.check(addr, 8, true)?;
+        atomic_u64_at(addr, host, op, src, cmp)
     }
 }
 

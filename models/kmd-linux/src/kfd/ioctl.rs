@@ -144,9 +144,11 @@ impl Kfd {
             nr::GET_TILE_CONFIG => with(buf, |a: &mut abi::GetTileConfig| {
                 self.gpu_index(a.gpu_id)?;
                 // gfx9 and later have no tiling tables: an empty table, as the driver's.
+                // GB_ADDR_CONFIG is the one the image instructions' tiled layouts assume
+                // (ROCr's addrlib lays images out with it).
                 a.num_tile_configs = 0;
                 a.num_macro_tile_configs = 0;
-                a.gb_addr_config = 0;
+                a.gb_addr_config = amdgpu::isa::exec::image::layout::GB_ADDR_CONFIG;
                 a.num_banks = 0;
                 a.num_ranks = 0;
                 Ok(0)

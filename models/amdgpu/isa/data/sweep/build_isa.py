@@ -284,6 +284,46 @@ def analyse_dpp(fam, e):
         extra += ' dppsext=%d' % sx
     return mn, ','.join(out_ops), '-', ','.join(must), extra, 2
 
+# MIMG fields: (name, first bit in w1:w0, width), in LLVM's printing order for the modifiers.
+MIMG_OPERANDS = [('vdata', 40, 8), ('vaddr', 32, 8), ('srsrc', 48, 5), ('ssamp', 53, 5)]
+MIMG_MODS = [('dmask', 8, 4), ('unorm', 12, 1), ('glc', 13, 1), ('slc', 25, 1), ('b7', 7, 1), ('a16', 15, 1),
+             ('lwe', 17, 1), ('da', 14, 1), ('d16', 63, 1), ('acc', 16, 1)]
+MIMG_PREFIX = 0xFC000000
+
+def analyse_mimg(op, e, ops_valid):
+    """One isa.txt line's fields for MIMG opcode `op` from its sweep_mimg.py probes:
+    operands, printed modifiers, must-be bits (flips that make LLVM reject the word, the
+    opcode's bit 7 when that names no instruction) and the data-register counts LLVM
+    prints per dmask (`vsize`, and `vsize16` with d16; absent when d16 is rejected)."""
+    base = e['base'][0]
+    mn = e['base'][1].split(' ')[0]
+    # vdata's width is the count LLVM prints for dmask 0 (its base form, which it falls back to
+    # when the dmask's count would run past v255).
+    ops = ['vdata:v:%d' % e['vsize'][0][0], 'vaddr:v:1', 'srsrc:s:8'] + (['ssamp:s:4'] if e['sampler'] else [])
+    operand_bits = set()
+    for name, lo, width in MIMG_OPERANDS:
+        if name != 'ssamp' or e['sampler']:
+            operand_bits |= set(range(lo, lo + width))
+    mods = []
+    for name, lo, width in MIMG_MODS:
+        flips = [e.get('bit%d' % b) for b in range(lo, lo + width)]
+        if any(f and f[1] is not None and f[1] != e['base'][1] for f in flips):
+            mods.append(name)
+    masks = [0, 0]
+    for b in range(64):
+        r = e.get('bit%d' % b)
+        if r is None or r[1] is not None or b in operand_bits: continue
+        if b < 32 and (MIMG_PREFIX >> b) & 1: continue
+        masks[b // 32] |= 1 << (b % 32)
+    if (op | 0x80) not in ops_valid:
+        masks[0] |= 1
+    must = ['%d:%08x:%08x' % (wi, m, base[wi] & m) for wi, m in enumerate(masks) if m]
+    digits = lambda sizes: ''.join('%x' % n for n in sizes)
+    extra = 'vsize=' + digits(e['vsize'][0])
+    if all(n is not None for n in e['vsize'][1]):
+        extra += ' vsize16=' + digits(e['vsize'][1])
+    return mn, ','.join(ops), ','.join(mods), ','.join(must), extra, 2
+
 def main():
     D = json.load(open(os.path.join(here, 'raw.json')))
     entries = {}
@@ -317,6 +357,10 @@ def main():
             for op, e in d.get(sec, {}).items():
                 key = (fam, int(op)) + analyse_dpp(fam, e)
                 entries.setdefault(key, []).append(t)
+        mimg = d.get('MIMG', {})
+        for op, e in mimg.items():
+            key = ('MIMG', int(op)) + analyse_mimg(int(op), e, {int(o) for o in mimg})
+            entries.setdefault(key, []).append(t)
         for i, txt in d['hwreg'].items():
             m = re.search(r'hwreg\((HW_REG_\w+)', txt or '')
             if m: symbolic.append(('HWREG', t, int(i), m.group(1)))
@@ -327,9 +371,11 @@ def main():
              '# src/tables/*.rs (regenerate with UPDATE_TABLES=1 cargo test -p amdgpu-isa --test codegen).',
              '# Produced by data/sweep/{sweep,build_isa}.py from probing llvm-objdump 19 (gfx90a, gfx942) and',
              '# 22 (gfx950). Format: FAMILY OPCODE MNEMONIC TARGETS ops=FIELD:CLASS:WIDTH,... mods=FIELD,...',
-             '#   must=WORD:MASK:VALUE,... [kind=K] [lit16] [glcret] [ldsform] size=WORDS',
-             '# Classes: v vector register, s scalar register, i immediate; =TEXT is fixed operand text.']
-    ORDER = list(FAMILIES) + ['VOP1DPP', 'VOP2DPP', 'VOPCDPP', 'VOP1SDWA', 'VOP2SDWA', 'VOPCSDWA']
+             '#   must=WORD:MASK:VALUE,... [kind=K] [lit16] [glcret] [ldsform] [vsize=HEX16 [vsize16=HEX16]] size=WORDS',
+             '# Classes: v vector register, s scalar register, i immediate; =TEXT is fixed operand text.',
+             '# MIMG: vsize lists the data registers LLVM prints per dmask value (vsize16: with d16), vdata',
+             '# the base width; gfx942 and gfx950 have no image instructions (data/sweep/sweep_mimg.py).']
+    ORDER = list(FAMILIES) + ['VOP1DPP', 'VOP2DPP', 'VOPCDPP', 'VOP1SDWA', 'VOP2SDWA', 'VOPCSDWA', 'MIMG']
     for key in sorted(entries, key=lambda k: (ORDER.index(k[0]), k[1], k[2])):
         fam, op, mn, ops, mods, must, extra, nwords = key
         tg = ','.join(entries[key])

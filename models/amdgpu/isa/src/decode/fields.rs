@@ -1,4 +1,5 @@
-//! Bit positions of the named fields in each encoding family (gfx9 CDNA layouts).
+//! Bit positions of the named fields in each encoding family (gfx9 CDNA layouts; MIMG as
+//! gfx90a lays it out, its bit 16 the AGPR-data `acc` bit).
 
 use super::Encoding;
 use crate::tables::Field;
@@ -80,6 +81,20 @@ pub(crate) const fn position(encoding: Encoding, field: Field) -> Option<(u8, u8
         (E::VopcSdwa, F::Sdst) => (1, 8, 7),
         (E::Vop1Sdwa | E::Vop2Sdwa | E::VopcSdwa, F::Clamp) => (1, 13, 1),
         (E::Vop1Sdwa | E::Vop2Sdwa, F::Omod) => (1, 14, 2),
+        (E::Mimg, F::B7) => (0, 7, 1),
+        (E::Mimg, F::Dmask) => (0, 8, 4),
+        (E::Mimg, F::Unorm) => (0, 12, 1),
+        (E::Mimg, F::Glc) => (0, 13, 1),
+        (E::Mimg, F::Da) => (0, 14, 1),
+        (E::Mimg, F::A16) => (0, 15, 1),
+        (E::Mimg, F::Acc) => (0, 16, 1),
+        (E::Mimg, F::Lwe) => (0, 17, 1),
+        (E::Mimg, F::Slc) => (0, 25, 1),
+        (E::Mimg, F::Vaddr) => (1, 0, 8),
+        (E::Mimg, F::Vdata) => (1, 8, 8),
+        (E::Mimg, F::Srsrc) => (1, 16, 5),
+        (E::Mimg, F::Ssamp) => (1, 21, 5),
+        (E::Mimg, F::D16) => (1, 31, 1),
         _ => return None,
     };
     Some(p)

@@ -46,13 +46,13 @@ const fn flat_position(op: usize, mid: usize, seg: usize) -> usize {
 }
 
 /// Number of encoding families with opcode tables (all but `Encoding::Unknown`).
-const N_FAMILIES: usize = 23;
+const N_FAMILIES: usize = 24;
 
 /// Offsets of each family's slice in a target's flat index, the all-zero slice that
 /// follows GLOBAL, and the index length.
-const fn layout() -> ([usize; 24], usize, usize) {
-    // `Encoding::Unknown` (the 24th) points at the all-zero slice.
-    let mut offsets = [0usize; 24];
+const fn layout() -> ([usize; 25], usize, usize) {
+    // `Encoding::Unknown` (the 25th) points at the all-zero slice.
+    let mut offsets = [0usize; 25];
     let mut at = 0;
     let mut pad = 0;
     let mut f = 0;
@@ -77,7 +77,7 @@ const fn layout() -> ([usize; 24], usize, usize) {
     (offsets, pad, at)
 }
 
-const OFFSETS: [usize; 24] = layout().0;
+const OFFSETS: [usize; 25] = layout().0;
 const INDEX_LEN: usize = layout().2;
 
 /// Per target: family slices laid out by [`layout`]; 0 = no instruction, else entry + 1
@@ -142,7 +142,7 @@ const fn opcode_field(encoding: Encoding) -> (u8, u16) {
         E::Vop3 => (16, 0x3ff),
         E::Vop3p => (16, 0x7f),
         E::Ds => (17, 0xff),
-        E::Flat | E::Scratch | E::Global | E::Mubuf => (18, 0x7f),
+        E::Flat | E::Scratch | E::Global | E::Mubuf | E::Mimg => (18, 0x7f),
         E::Mtbuf => (15, 0xf),
         _ => (0, 0),
     }
@@ -447,11 +447,11 @@ const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) 
         return None;
     }
     let scalar_field = matches!(class, Class::S)
-        && matches!(field, Field::Sdst | Field::Ssrc0 | Field::Ssrc1 | Field::Sdata | Field::Sbase | Field::Srsrc | Field::Saddr | Field::Vdst);
+        && matches!(field, Field::Sdst | Field::Ssrc0 | Field::Ssrc1 | Field::Sdata | Field::Sbase | Field::Srsrc | Field::Ssamp | Field::Saddr | Field::Vdst);
     if scalar_field {
         let scale = match (encoding, field) {
             (E::Smem, Field::Sbase) => 1,
-            (E::Mubuf | E::Mtbuf, Field::Srsrc) => 2,
+            (E::Mubuf | E::Mtbuf | E::Mimg, Field::Srsrc) | (E::Mimg, Field::Ssamp) => 2,
             _ => 0,
         };
         let t = table_id(KIND_SCALAR, scale, if width <= 16 { wc } else { 0 });
@@ -480,6 +480,9 @@ const fn wide_tables(encoding: Encoding, field: Field, width: u8, class: Class) 
         }
         // VGPR/AGPR-only fields.
         (E::Vop3p, Field::Vdst) | (E::Mubuf | E::Mtbuf, Field::Vdata) => Some((table_id(KIND_VGPR19, 0, wc), TABLE_NEVER)),
+        // MIMG data: its base width (LLVM prints the base form when the dmask's register
+        // count would run past v255, and rejects the word when the base form does too).
+        (E::Mimg, Field::Vdata) => Some((table_id(KIND_VGPR19, 0, wc), TABLE_NEVER)),
         _ => None,
     }
 }
@@ -577,7 +580,7 @@ pub(super) const ENCODINGS: [Encoding; N_FAMILIES] = {
     [
         E::Sop2, E::Sopk, E::Sop1, E::Sopc, E::Sopp, E::Smem, E::Vop2, E::Vop1, E::Vopc,
         E::Vop3, E::Vop3p, E::Ds, E::Flat, E::Scratch, E::Global, E::Mubuf, E::Mtbuf,
-        E::Vop1Dpp, E::Vop2Dpp, E::VopcDpp, E::Vop1Sdwa, E::Vop2Sdwa, E::VopcSdwa,
+        E::Vop1Dpp, E::Vop2Dpp, E::VopcDpp, E::Vop1Sdwa, E::Vop2Sdwa, E::VopcSdwa, E::Mimg,
     ]
 };
 

@@ -93,6 +93,8 @@ pub enum Encoding {
     Vop2Sdwa,
     /// VOPC with an SDWA control word.
     VopcSdwa,
+    /// Image memory (gfx90a only: gfx942 and gfx950 have no image instructions).
+    Mimg,
     /// No encoding family of these targets starts with these bits.
     Unknown,
 }
@@ -124,6 +126,7 @@ impl Encoding {
             Encoding::Vop1Sdwa => "VOP1_SDWA",
             Encoding::Vop2Sdwa => "VOP2_SDWA",
             Encoding::VopcSdwa => "VOPC_SDWA",
+            Encoding::Mimg => "MIMG",
             Encoding::Unknown => "UNKNOWN",
         }
     }
@@ -177,6 +180,9 @@ impl Encoding {
             },
             0b111000 => (Encoding::Mubuf, (w0 >> 18) & 0x7f),
             0b111010 => (Encoding::Mtbuf, (w0 >> 15) & 0xf),
+            // Opcode bits 6:0; bit 7 (w0 bit 0) names no instruction on these targets and
+            // is a must-be-zero bit of every entry.
+            0b111100 => (Encoding::Mimg, (w0 >> 18) & 0x7f),
             _ => (Encoding::Unknown, 0),
         }
     }

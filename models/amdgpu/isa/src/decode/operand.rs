@@ -214,6 +214,18 @@ pub struct Modifiers {
     pub dfmt: u8,
     /// MTBUF number format.
     pub nfmt: u8,
+    /// MIMG: which components the instruction reads or writes (bit per R, G, B, A).
+    pub dmask: u8,
+    /// MIMG: unnormalized texel coordinates.
+    pub unorm: bool,
+    /// MIMG: declared array (`da`).
+    pub da: bool,
+    /// MIMG: 16-bit address components (`a16`).
+    pub a16: bool,
+    /// MIMG: LOD warning enable (`lwe`).
+    pub lwe: bool,
+    /// MIMG: 16-bit data (`d16`).
+    pub d16: bool,
 }
 
 #[inline]
@@ -291,7 +303,7 @@ impl Inst {
         let e = self.entry();
         match self.encoding {
             Encoding::Vop3p if matches!(e.kind, Kind::Mai | Kind::MaiNeg) => (self.raw(Field::Clamp) != 0, self.raw(Field::OpselHi) as u8),
-            Encoding::Ds | Encoding::Flat | Encoding::Scratch | Encoding::Global | Encoding::Mubuf | Encoding::Mtbuf => {
+            Encoding::Ds | Encoding::Flat | Encoding::Scratch | Encoding::Global | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => {
                 let a = self.raw(Field::Acc) != 0;
                 (a, 0)
             }
@@ -354,6 +366,11 @@ impl Inst {
                     return None;
                 }
                 vreg(v, acc)
+            }
+            (Encoding::Mimg, Field::Srsrc | Field::Ssamp) => src_operand(v * 4, width, lit),
+            (Encoding::Mimg, Field::Vdata) => {
+                let count = self.image_data_printed(width);
+                if acc { Operand::Agpr(range(v, count)) } else { Operand::Vgpr(range(v, count)) }
             }
             (Encoding::Global, Field::Addr) => {
                 let w = if self.raw(Field::Saddr) == 0x7f { 2 } else { 1 };
@@ -541,9 +558,30 @@ impl Inst {
                 m.glc = r(Field::Glc) != 0;
                 m.offset = r(Field::Offset) as i32;
             }
+            Encoding::Mimg => {
+                m.dmask = r(Field::Dmask) as u8;
+                m.unorm = r(Field::Unorm) != 0;
+                m.glc = r(Field::Glc) != 0;
+                m.slc = r(Field::Slc) != 0;
+                m.scc = r(Field::B7) != 0;
+                m.da = r(Field::Da) != 0;
+                m.a16 = r(Field::A16) != 0;
+                m.lwe = r(Field::Lwe) != 0;
+                m.d16 = r(Field::D16) != 0;
+            }
             _ => {}
         }
         m
+    }
+
+    /// The number of data registers LLVM prints for a MIMG instruction whose data
+    /// operand has base width `base`: the count of its dmask (and d16) from the table, or
+    /// the base width when that count would run past v255 (LLVM then decodes the base
+    /// form; the decoder has rejected words whose base form runs past v255).
+    fn image_data_printed(&self, base: u8) -> u8 {
+        let first = self.raw(Field::Vdata);
+        let count = crate::tables::image_data_registers(self.entry, self.raw(Field::Dmask), self.raw(Field::D16) != 0).unwrap_or(base);
+        if first + u32::from(count) > 256 { base } else { count }
     }
 
     /// True on the gfx940 family (sc0/sc1/nt cache-policy names).

@@ -252,11 +252,12 @@ fn scalar_class_note(inst: &Inst, field: Field, op: Operand) -> Option<Note> {
         {
             "SReg_32"
         }
-        (Encoding::Smem, Field::Sbase, 4) | (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, 4)
+        (Encoding::Smem, Field::Sbase, 4) | (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, 4) | (Encoding::Mimg, Field::Ssamp, 4)
             if !sr.name().starts_with("src_") && sr != SpecialReg::Null =>
         {
             "SReg_128"
         }
+        (Encoding::Mimg, Field::Srsrc, 8) if !sr.name().starts_with("src_") && sr != SpecialReg::Null => "SReg_256",
         (Encoding::Smem, Field::Sdata, 4)
             if inst.target() != Target::Gfx950 && !sr.name().starts_with("src_") && sr != SpecialReg::Null =>
         {
@@ -502,6 +503,20 @@ fn write_modifiers(out: &mut impl fmt::Write, inst: &Inst, n_src: usize) -> fmt:
             write_cpol(out, e.has(Field::Glc) && m.glc, e.has(Field::Slc) && m.slc, (mtbuf || e.has(Field::B15)) && m.scc, g940)?;
             if lds && !lds_first {
                 out.write_str(" lds")?;
+            }
+        }
+        Encoding::Mimg => {
+            if m.dmask != 0 {
+                write!(out, " dmask:0x{:x}", m.dmask)?;
+            }
+            if m.unorm {
+                out.write_str(" unorm")?;
+            }
+            write_cpol(out, m.glc, m.slc, m.scc, g940)?;
+            for (on, name) in [(m.a16, " a16"), (m.lwe, " lwe"), (m.da, " da"), (m.d16 && e.has(Field::D16), " d16")] {
+                if on {
+                    out.write_str(name)?;
+                }
             }
         }
         Encoding::Smem if e.has(Field::Glc) && m.glc => out.write_str(" glc")?,

@@ -54,7 +54,7 @@ use crate::Target;
 
 use super::buffer_format::{one, BufferFormat};
 use super::device::{AccessKind, CachePolicy, DeviceMemory, Element, Space, VmemAccess};
-use super::interp::{scalar_src, unsupported, Ctx};
+use super::operands::{scalar_src, unsupported, Ctx};
 use super::vmem::{access, aux_element, file, lds_base, read_lds_element, write_lds_element, LaneAddr, MemOp, D16_HI, D16_LO, KIND_ATOMIC, KIND_LOAD, KIND_STORE, T_FORMAT};
 use super::wave::{Wave, WAVE_LANES};
 use super::ExecFault;

@@ -185,6 +185,22 @@ impl BufferFormat {
         self.data.bytes()
     }
 
+    /// True when loads return integers (UINT, SINT), not floats.
+    pub(crate) fn is_integer(self) -> bool {
+        self.num.is_integer()
+    }
+
+    /// The channels of one element as stored, without conversion: zero-extended, or
+    /// sign-extended when `signed`; channels the format lacks read 0.
+    pub(crate) fn raw_channels(self, bytes: &[u8; 16], signed: bool) -> [u32; 4] {
+        let mut out = [0u32; 4];
+        for c in 0..self.data.channels() {
+            let raw = raw_channel(self.data, bytes, c);
+            out[c] = if signed { sign_extend(raw, self.data.widths[c] as u32) as u32 } else { raw };
+        }
+        out
+    }
+
     /// Converts one loaded element into its four channel values (X, Y, Z, W) as 32-bit
     /// register values, or as 16-bit values when `d16`. Channels the format lacks follow
     /// the fill rule: 0, and 1 for W.

@@ -20,7 +20,7 @@ use crate::numeric::valu::{fma_f32_rne, max_f32, min_f32};
 use crate::numeric::{DenormMode, RoundMode};
 
 use super::fast::{FastOp, Kind, Src};
-use super::interp::scalar_src;
+use super::operands::{icmp, scalar_src};
 use super::program::Program;
 use super::wave::{Wave, WaveStatus, WAVE_LANES};
 
@@ -523,7 +523,73 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp, fp: Fp) -> Flow {
         Kind::VLshlOr => map3::<false>(w, op, op.src[2], |x, y, z| (x << (y & 31)) | z),
         Kind::VAndOr => map3::<false>(w, op, op.src[2], |x, y, z| (x & y) | z),
         Kind::VOr3 => map3::<false>(w, op, op.src[2], |x, y, z| x | y | z),
-        Kind::VCndmask => cndmask(w, op),
+        Kind::VCndmask => {
+            let vcc = w.vcc();
+            cndmask(w, op, vcc)
+        }
+        Kind::VCndmask64 => {
+            let sel = scalar64(w, op.src[2]);
+            cndmask(w, op, sel)
+        }
+        Kind::VWritelane => {
+            let v = scalar(w, op.src[0]);
+            let lane = (scalar(w, op.src[1]) & 63) as usize;
+            w.vgpr[op.dst as usize][lane] = v;
+            Flow::Next
+        }
+        Kind::VMbcntLo | Kind::VMbcntHi => {
+            let (a, b) = (lanes_of(w, op.src[0]), lanes_of(w, op.src[1]));
+            let hi = op.kind == Kind::VMbcntHi;
+            let mut out = [0u32; N];
+            for i in 0..N {
+                // The bits of `a` for the lanes below lane `i`, in the half the form counts.
+                let below = match (hi, i >= 32) {
+                    (false, false) => a[i] & ((1u32 << i) - 1),
+                    (false, true) => a[i],
+                    (true, false) => 0,
+                    (true, true) => a[i] & ((1u64 << (i - 32)) - 1) as u32,
+                };
+                out[i] = below.count_ones().wrapping_add(b[i]);
+            }
+            write_exec(w, op.dst as usize, &out);
+            Flow::Next
+        }
+        Kind::VReadfirstlane => {
+            let exec = w.exec();
+            let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
+            let v = lane_of(w, op.src[0], lane);
+            w.set_sgpr(op.dst as usize, v);
+            Flow::Next
+        }
+        Kind::VReadlane => {
+            let lane = (scalar(w, op.src[1]) & 63) as usize;
+            let v = lane_of(w, op.src[0], lane);
+            w.set_sgpr(op.dst as usize, v);
+            Flow::Next
+        }
+        Kind::VCmp32 => {
+            let (a, b) = (lanes_of(w, op.src[0]), lanes_of(w, op.src[1]));
+            let (signed, cond) = ((op.offset >> 4) & 0xf == 4, (op.offset & 0xf) as u32);
+            let mut bits = 0u64;
+            for i in 0..N {
+                let o = if signed { (a[i] as i32).cmp(&(b[i] as i32)) } else { a[i].cmp(&b[i]) };
+                bits |= (icmp(o, cond, false) as u64) << i;
+            }
+            let exec = w.exec();
+            w.set_sgpr_pair(op.dst as usize, bits & exec);
+            Flow::Next
+        }
+        Kind::VCmpU64 => {
+            let (a, b) = (lanes64_of(w, op.src[0]), lanes64_of(w, op.src[1]));
+            let cond = (op.offset & 0xf) as u32;
+            let mut bits = 0u64;
+            for i in 0..N {
+                bits |= (icmp(a[i].cmp(&b[i]), cond, false) as u64) << i;
+            }
+            let exec = w.exec();
+            w.set_sgpr_pair(op.dst as usize, bits & exec);
+            Flow::Next
+        }
         Kind::SNop => Flow::Next,
         Kind::SBranch => Flow::Jump(true),
         Kind::SCbranchScc0 => Flow::Jump(!w.scc),
@@ -594,15 +660,151 @@ fn run<const HW_FMA: bool>(w: &mut Wave, op: &FastOp, fp: Fp) -> Flow {
         Kind::SCmpGeU32 => cmp(w, op, |a, b| a >= b),
         Kind::SCmpLtU32 => cmp(w, op, |a, b| a < b),
         Kind::SCmpLeU32 => cmp(w, op, |a, b| a <= b),
+        Kind::SAndn2B32 => {
+            let (a, b) = scalar2(w, op);
+            sdst(w, op, a & !b, a & !b != 0)
+        }
+        Kind::SNotB32 => {
+            let v = !scalar(w, op.src[0]);
+            sdst(w, op, v, v != 0)
+        }
+        Kind::SAddcU32 => {
+            let (a, b) = scalar2(w, op);
+            let s = a as u64 + b as u64 + w.scc as u64;
+            sdst(w, op, s as u32, s >> 32 != 0)
+        }
+        Kind::SCselectB32 => {
+            let (a, b) = scalar2(w, op);
+            let scc = w.scc;
+            sdst(w, op, if scc { a } else { b }, scc)
+        }
+        Kind::SFf1B32 => {
+            let a = scalar(w, op.src[0]);
+            w.set_sgpr(op.dst as usize, if a == 0 { u32::MAX } else { a.trailing_zeros() });
+            Flow::Next
+        }
+        Kind::SFf1B64 => {
+            let a = scalar64(w, op.src[0]);
+            w.set_sgpr(op.dst as usize, if a == 0 { u32::MAX } else { a.trailing_zeros() });
+            Flow::Next
+        }
+        Kind::SMovB64 => {
+            let a = scalar64(w, op.src[0]);
+            w.set_sgpr_pair(op.dst as usize, a);
+            Flow::Next
+        }
+        Kind::SAndB64 => sop64(w, op, |a, b| a & b),
+        Kind::SOrB64 => sop64(w, op, |a, b| a | b),
+        Kind::SXorB64 => sop64(w, op, |a, b| a ^ b),
+        Kind::SAndn2B64 => sop64(w, op, |a, b| a & !b),
+        Kind::SLshlB64 | Kind::SLshrB64 => {
+            let (a, b) = (scalar64(w, op.src[0]), scalar(w, op.src[1]) & 63);
+            let r = if op.kind == Kind::SLshlB64 { a << b } else { a >> b };
+            w.set_sgpr_pair(op.dst as usize, r);
+            w.scc = r != 0;
+            Flow::Next
+        }
+        Kind::SCselectB64 => {
+            let (a, b) = (scalar64(w, op.src[0]), scalar64(w, op.src[1]));
+            w.set_sgpr_pair(op.dst as usize, if w.scc { a } else { b });
+            Flow::Next
+        }
+        Kind::SCmpEqU64 => {
+            w.scc = scalar64(w, op.src[0]) == scalar64(w, op.src[1]);
+            Flow::Next
+        }
+        Kind::SCmpLgU64 => {
+            w.scc = scalar64(w, op.src[0]) != scalar64(w, op.src[1]);
+            Flow::Next
+        }
+        Kind::SAndSaveexecB64 | Kind::SOrSaveexecB64 => {
+            // The saved EXEC goes to the destination before EXEC changes.
+            let s = scalar64(w, op.src[0]);
+            let old = w.exec();
+            let new = if op.kind == Kind::SAndSaveexecB64 { s & old } else { s | old };
+            w.set_sgpr_pair(op.dst as usize, old);
+            w.set_exec(new);
+            w.scc = new != 0;
+            Flow::Next
+        }
     }
 }
 
-/// `v_cndmask_b32` (VOP2: the select mask is VCC): `src1` where the VCC bit is set,
-/// `src0` elsewhere.
+/// A 64-bit scalar operation on two 64-bit sources; SCC says whether the result is
+/// non-zero.
 #[inline(always)]
-fn cndmask(w: &mut Wave, op: &FastOp) -> Flow {
-    let vcc = w.vcc();
-    let halves = [vcc as u32, (vcc >> 32) as u32];
+fn sop64(w: &mut Wave, op: &FastOp, f: impl Fn(u64, u64) -> u64) -> Flow {
+    let r = f(scalar64(w, op.src[0]), scalar64(w, op.src[1]));
+    w.set_sgpr_pair(op.dst as usize, r);
+    w.scc = r != 0;
+    Flow::Next
+}
+
+/// A 64-bit scalar source: an SGPR pair, or an inline integer sign-extended (what
+/// [`super::fast`] resolves for 64-bit operands).
+#[inline(always)]
+fn scalar64(w: &Wave, s: Src) -> u64 {
+    match s {
+        Src::Sgpr(r) => w.sgpr_pair(r as usize),
+        Src::Const(v) => v as i32 as i64 as u64,
+        // Not resolved for 64-bit operands; the low lane of a VGPR pair stands in.
+        Src::Vgpr(r) => w.vgpr[r as usize][0] as u64 | ((w.vgpr[(r as usize + 1) & 255][0] as u64) << 32),
+        Src::Other(code) => super::operands::scalar_src64(w, code as u32, 0),
+    }
+}
+
+/// Every lane of a 32-bit source.
+#[inline(always)]
+fn lanes_of(w: &Wave, s: Src) -> [u32; N] {
+    match s {
+        Src::Vgpr(r) => w.vgpr[r as usize],
+        other => [scalar(w, other); N],
+    }
+}
+
+/// Lane `lane` of a 32-bit source.
+#[inline(always)]
+fn lane_of(w: &Wave, s: Src, lane: usize) -> u32 {
+    match s {
+        Src::Vgpr(r) => w.vgpr[r as usize][lane],
+        other => scalar(w, other),
+    }
+}
+
+/// Every lane of a 64-bit source: a VGPR pair, or a scalar (see [`scalar64`]).
+#[inline(always)]
+fn lanes64_of(w: &Wave, s: Src) -> [u64; N] {
+    match s {
+        Src::Vgpr(r) => {
+            let (lo, hi) = (&w.vgpr[r as usize], &w.vgpr[(r as usize + 1) & 255]);
+            let mut out = [0u64; N];
+            for i in 0..N {
+                out[i] = lo[i] as u64 | ((hi[i] as u64) << 32);
+            }
+            out
+        }
+        other => [scalar64(w, other); N],
+    }
+}
+
+/// Writes `out` to VGPR `d` in the lanes of EXEC.
+#[inline(always)]
+fn write_exec(w: &mut Wave, d: usize, out: &[u32; N]) {
+    let exec = w.exec();
+    let reg = &mut w.vgpr[d];
+    for l in 0..N {
+        if (exec >> l) & 1 != 0 {
+            reg[l] = out[l];
+        }
+    }
+}
+
+
+/// `v_cndmask_b32`: `src1` where the bit of `sel` (VCC for VOP2, a 64-bit scalar for
+/// VOP3) is set, `src0` elsewhere.
+#[inline(always)]
+fn cndmask(w: &mut Wave, op: &FastOp, sel: u64) -> Flow {
+    let halves = [sel as u32, (sel >> 32) as u32];
     let (a, av) = operand(w, op.src[0]);
     let (b, bv) = operand(w, op.src[1]);
     let exec = w.exec();

@@ -29,7 +29,7 @@ use crate::numeric::fp8::insert_byte;
 use crate::numeric::scaled::{self, Narrow, Rounding, Scale, Wide};
 use crate::numeric::MxFormat;
 
-use super::interp::unsupported;
+use super::operands::unsupported;
 use super::program::CachedInst;
 use super::valu::{fetch, Fields};
 use super::wave::{Wave, WAVE_LANES};

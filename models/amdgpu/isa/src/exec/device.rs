@@ -140,6 +140,31 @@ pub trait DeviceMemory {
         Ok(())
     }
 
+    /// Reads `out.len()` consecutive dwords (1 to 4) per lane of `mask`, lane `l`'s from
+    /// `addrs[l]`, into `out[k][l]`; other lanes keep their values. Each lane is one
+    /// access of `4 * out.len()` bytes (see [`gather_dwords_by_lane`]); lanes are read in
+    /// lane order and the first fault stops the gather. The default takes one
+    /// [`DeviceMemory::read`] per lane (or [`DeviceMemory::gather_u32`] for one dword); a
+    /// memory that can check all lanes at once overrides it.
+    fn gather_dwords(&mut self, addrs: &[u64; 64], mask: u64, out: &mut [[u32; 64]]) -> Result<(), MemFault> {
+        match out {
+            [one] => self.gather_u32(addrs, mask, one),
+            _ => gather_dwords_by_lane(self, addrs, mask, out),
+        }
+    }
+
+    /// Stores `data.len()` consecutive dwords (1 to 4) per lane of `mask`, `data[k][l]` at
+    /// `addrs[l] + 4 * k`, in lane order (a later lane wins where lanes overlap); the
+    /// first fault stops the scatter, earlier lanes' stores stay done. The default takes
+    /// one [`DeviceMemory::write`] per lane (or [`DeviceMemory::scatter_u32`] for one
+    /// dword).
+    fn scatter_dwords(&mut self, addrs: &[u64; 64], mask: u64, data: &[[u32; 64]]) -> Result<(), MemFault> {
+        match data {
+            [one] => self.scatter_u32(addrs, mask, one),
+            _ => scatter_dwords_by_lane(self, addrs, mask, data),
+        }
+    }
+
     /// One lane's 32-bit read-modify-write at `addr`; returns the old value. The default
     /// reads, applies [`AtomicOp::apply_u32`] and writes back (atomic only because nothing
     /// else runs meanwhile); a memory shared between threads overrides it.
@@ -171,6 +196,40 @@ pub trait DeviceMemory {
         let _ = access;
         Route::Now
     }
+}
+
+/// [`DeviceMemory::gather_dwords`] one lane at a time: one [`DeviceMemory::read`] of
+/// `4 * out.len()` bytes (at most 16) per lane of `mask`, in lane order.
+pub fn gather_dwords_by_lane<M: DeviceMemory + ?Sized>(mem: &mut M, addrs: &[u64; 64], mask: u64, out: &mut [[u32; 64]]) -> Result<(), MemFault> {
+    let dwords = out.len().min(4);
+    let mut m = mask;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let mut buf = [0u8; 16];
+        mem.read(addrs[lane], &mut buf[..4 * dwords])?;
+        for (k, reg) in out.iter_mut().take(dwords).enumerate() {
+            reg[lane] = u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
+        }
+    }
+    Ok(())
+}
+
+/// [`DeviceMemory::scatter_dwords`] one lane at a time: one [`DeviceMemory::write`] of
+/// `4 * data.len()` bytes (at most 16) per lane of `mask`, in lane order.
+pub fn scatter_dwords_by_lane<M: DeviceMemory + ?Sized>(mem: &mut M, addrs: &[u64; 64], mask: u64, data: &[[u32; 64]]) -> Result<(), MemFault> {
+    let dwords = data.len().min(4);
+    let mut m = mask;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let mut buf = [0u8; 16];
+        for (k, reg) in data.iter().take(dwords).enumerate() {
+            buf[4 * k..4 * k + 4].copy_from_slice(&reg[lane].to_le_bytes());
+        }
+        mem.write(addrs[lane], &buf[..4 * dwords])?;
+    }
+    Ok(())
 }
 
 /// A read-modify-write operation of a memory atomic. `src` is the instruction's data
@@ -459,6 +518,8 @@ pub enum Space {
     Buffer,
     /// Scalar memory: loads, stores, atomics and `s_dcache_*`.
     Scalar,
+    /// MIMG (image) instructions: addresses are texel addresses.
+    Image,
 }
 
 /// The instruction's cache-policy bits (named as on gfx940; see the [module docs](self)

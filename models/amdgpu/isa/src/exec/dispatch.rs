@@ -22,7 +22,8 @@ use crate::decode::{Encoding, Opcode};
 use crate::numeric::Mode;
 
 use super::gws::FunctionalGws;
-use super::interp::{run_wave, Ctx, Stop, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::interp::{run_wave, Stop};
+use super::operands::{Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::device::DeviceMemory;
 use super::hwreg::GroupPlace;
 use super::memory::Memory;
@@ -476,7 +477,7 @@ fn resume_functionally<M: DeviceMemory>(w: &mut Wave, tag: u64, mem: &mut M, gws
         WaveStatus::WaitMemory => {
             if let Some(request) = w.take_request() {
                 if FunctionalGws::is_gws(&request) {
-                    return gws.submit(tag, w, request);
+                    return gws.submit(tag, w, *request);
                 }
                 match request.perform(mem) {
                     Ok(resp) => w.complete(&resp)?,

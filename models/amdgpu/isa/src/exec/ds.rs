@@ -27,7 +27,7 @@
 use crate::decode::Opcode;
 
 use super::device::{AtomicOp, DeviceMemory};
-use super::interp::{unsupported, Ctx};
+use super::operands::{unsupported, Ctx};
 use super::program::CachedInst;
 use super::vmem::{apply, file, lds_read, lds_set_u32, lds_u32, lds_unit_stride, lds_write};
 use super::wave::{Wave, M0, WAVE_LANES};

@@ -20,7 +20,7 @@
 
 use crate::decode::{Encoding, Opcode};
 
-use super::interp::{PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::operands::{PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::{CachedInst, Extension, Slot};
 
 /// A pre-decoded 32-bit source operand.
@@ -68,6 +68,12 @@ pub(crate) enum Kind {
     VAndOr,
     VOr3,
     VCndmask,
+    /// `v_cndmask_b32_e64`: the select mask is the 64-bit scalar `src[2]`.
+    VCndmask64,
+    /// `v_writelane_b32`: lane `src[1] & 63` of `dst` is `src[0]`, whatever EXEC says.
+    VWritelane,
+    VMbcntLo,
+    VMbcntHi,
     /// `s_nop`, `s_waitcnt` and the other functional no-ops.
     SNop,
     SBranch,
@@ -98,6 +104,33 @@ pub(crate) enum Kind {
     SCmpGeU32,
     SCmpLtU32,
     SCmpLeU32,
+    SAndn2B32,
+    SNotB32,
+    SAddcU32,
+    SCselectB32,
+    SFf1B32,
+    SFf1B64,
+    SMovB64,
+    SAndB64,
+    SOrB64,
+    SXorB64,
+    SAndn2B64,
+    SLshlB64,
+    SLshrB64,
+    SCselectB64,
+    SCmpEqU64,
+    SCmpLgU64,
+    SAndSaveexecB64,
+    SOrSaveexecB64,
+    /// VALU operations with a scalar destination (not a VGPR).
+    VReadfirstlane,
+    VReadlane,
+    /// `v_cmp_<cond>_{i32,u32}` (VOPC or VOP3): the mask of lanes where the condition
+    /// holds (under EXEC) into the SGPR pair `dst`; `offset` holds the condition (the
+    /// compare descriptor's bits 7:0: type and condition).
+    VCmp32,
+    /// `v_cmp_<cond>_u64`: as [`Kind::VCmp32`], VGPR pair sources.
+    VCmpU64,
 }
 
 /// One pre-resolved instruction.
@@ -107,7 +140,8 @@ pub(crate) struct FastOp {
     /// Destination VGPR or scalar slot.
     pub(crate) dst: u8,
     pub(crate) src: [Src; 3],
-    /// Branch displacement in bytes from the next instruction.
+    /// Branch displacement in bytes from the next instruction (a compare's condition:
+    /// see [`Kind::VCmp32`]).
     pub(crate) offset: i32,
 }
 
@@ -141,8 +175,10 @@ impl FastOp {
         } else {
             0
         };
+        // A 64-bit compare reads VGPR pairs.
+        let width = if self.kind == Kind::VCmpU64 { 2 } else { 1 };
         self.src.iter().fold(dst, |n, s| match s {
-            Src::Vgpr(r) => n.max(*r as u16 + 1),
+            Src::Vgpr(r) => n.max(*r as u16 + width),
             _ => n,
         })
     }
@@ -220,12 +256,23 @@ fn resolve_src(code: u32, literal: u32) -> Src {
     }
 }
 
+/// A source of a 64-bit scalar operand (`b64`/`u64` semantics) when it is static enough:
+/// an SGPR pair (or VCC, EXEC, ...) or an inline integer (sign-extended at run time from
+/// its `Src::Const`). Literals and f64 inline constants are left to the general handlers.
+fn resolve_src64(code: u32) -> Option<Src> {
+    match code {
+        0..=127 => Some(Src::Sgpr(code as u8)),
+        128..=208 => Some(Src::Const(scalar_src_static(code))),
+        _ => None,
+    }
+}
+
 /// The value of an inline integer or f32 constant code.
 fn scalar_src_static(code: u32) -> u32 {
     match code {
         128..=192 => code - 128,
         193..=208 => (192i32 - code as i32) as u32,
-        _ => super::interp::inline_f32(code),
+        _ => super::operands::inline_f32(code),
     }
 }
 
@@ -235,10 +282,38 @@ pub(crate) fn resolve(c: &CachedInst) -> Option<FastOp> {
         return None;
     }
     match c.enc {
+        Encoding::Vopc | Encoding::Vop3 if c.aux & 0x8000 != 0 => resolve_compare(c),
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vop3 => resolve_valu(c),
-        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopp => resolve_scalar(c),
+        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopp | Encoding::Sopk => resolve_scalar(c),
         _ => None,
     }
+}
+
+/// The integer `v_cmp_*` forms without modifiers (not `v_cmpx`, which writes EXEC).
+fn resolve_compare(c: &CachedInst) -> Option<FastOp> {
+    let fl = &c.fields;
+    let (ty, cond) = ((c.aux >> 4) & 0xf, c.aux & 0xf);
+    let always = c.aux & (1 << 13) != 0;
+    let cmpx = c.aux & (1 << 14) != 0;
+    let modifiers = fl.abs != 0 || fl.neg != 0 || fl.clamp || fl.omod != 0 || fl.opsel != 0;
+    if cmpx || always || modifiers || !(1..=6).contains(&cond) {
+        return None;
+    }
+    let dst = if c.enc == Encoding::Vop3 { fl.vdst } else { fl.sdst };
+    if dst > 127 {
+        return None; // not an SGPR: the general handler drops the write
+    }
+    let (kind, src) = match ty {
+        // i32, u32.
+        4 | 7 => (Kind::VCmp32, [resolve_src(fl.src[0], fl.literal), resolve_src(fl.src[1], fl.literal), Src::Const(0)]),
+        // u64: VGPR pairs, SGPR pairs or inline integers.
+        8 => {
+            let wide = |code: u32| if code >= 256 { Some(Src::Vgpr((code - 256) as u8)) } else { resolve_src64(code) };
+            (Kind::VCmpU64, [wide(fl.src[0])?, wide(fl.src[1])?, Src::Const(0)])
+        }
+        _ => return None,
+    };
+    Some(FastOp { kind, dst: dst as u8, src, offset: i32::from(c.aux & 0xff) })
 }
 
 fn resolve_valu(c: &CachedInst) -> Option<FastOp> {
@@ -277,6 +352,19 @@ fn resolve_valu(c: &CachedInst) -> Option<FastOp> {
         O::VAndOrB32 => Kind::VAndOr,
         O::VOr3B32 => Kind::VOr3,
         O::VCndmaskB32E32 => Kind::VCndmask,
+        O::VCndmaskB32E64 => {
+            let src = [resolve_src(fl.src[0], fl.literal), resolve_src(fl.src[1], fl.literal), resolve_src64(fl.src[2])?];
+            return Some(FastOp { kind: Kind::VCndmask64, dst: (fl.vdst & 255) as u8, src, offset: 0 });
+        }
+        // Scalar sources only (a VGPR code reads 0 there).
+        O::VWritelaneB32 if fl.src[0] < 256 && fl.src[1] < 256 => Kind::VWritelane,
+        O::VMbcntLoU32B32 => Kind::VMbcntLo,
+        O::VMbcntHiU32B32 => Kind::VMbcntHi,
+        // A scalar destination: `dst` is the SGPR.
+        O::VReadfirstlaneB32 | O::VReadlaneB32 if fl.vdst < 128 && (c.op == O::VReadfirstlaneB32 || fl.src[1] < 256) => {
+            let kind = if c.op == O::VReadlaneB32 { Kind::VReadlane } else { Kind::VReadfirstlane };
+            return Some(FastOp { kind, dst: fl.vdst as u8, src: fl.src.map(|s| resolve_src(s, fl.literal)), offset: 0 });
+        }
         // D = S0 * K + S1 and D = S0 * S1 + K: an fma with the literal K as an operand.
         O::VFmamkF32 => {
             let src = [
@@ -360,7 +448,13 @@ fn resolve_scalar(c: &CachedInst) -> Option<FastOp> {
                 O::SCmpGeU32 => Kind::SCmpGeU32,
                 O::SCmpLtU32 => Kind::SCmpLtU32,
                 O::SCmpLeU32 => Kind::SCmpLeU32,
-                _ => return None,
+                O::SAndn2B32 => Kind::SAndn2B32,
+                O::SNotB32 => Kind::SNotB32,
+                O::SAddcU32 => Kind::SAddcU32,
+                O::SCselectB32 => Kind::SCselectB32,
+                O::SFf1I32B32 => Kind::SFf1B32,
+                O::SMovkI32 => return Some(FastOp { kind: Kind::SMovB32, dst: sdst, src: [Src::Const(simm as u32); 3], offset: 0 }),
+                op => return resolve_scalar64(op, word, sdst),
             };
             (kind, sdst, [s0, s1, s0], 0)
         }
@@ -373,10 +467,154 @@ fn resolve_scalar(c: &CachedInst) -> Option<FastOp> {
     })
 }
 
+/// The 64-bit scalar operations (sources as [`resolve_src64`] allows; the shift amount of
+/// `s_lshl_b64`/`s_lshr_b64` is a 32-bit source).
+fn resolve_scalar64(op: Opcode, word: u32, sdst: u8) -> Option<FastOp> {
+    use Opcode as O;
+    let (v0, v1) = (word & 0xff, (word >> 8) & 0xff);
+    let kind = match op {
+        O::SMovB64 => Kind::SMovB64,
+        O::SAndB64 => Kind::SAndB64,
+        O::SOrB64 => Kind::SOrB64,
+        O::SXorB64 => Kind::SXorB64,
+        O::SAndn2B64 => Kind::SAndn2B64,
+        O::SLshlB64 => Kind::SLshlB64,
+        O::SLshrB64 => Kind::SLshrB64,
+        O::SCselectB64 => Kind::SCselectB64,
+        O::SCmpEqU64 => Kind::SCmpEqU64,
+        O::SCmpLgU64 => Kind::SCmpLgU64,
+        O::SFf1I32B64 => Kind::SFf1B64,
+        O::SAndSaveexecB64 => Kind::SAndSaveexecB64,
+        O::SOrSaveexecB64 => Kind::SOrSaveexecB64,
+        _ => return None,
+    };
+    let one = matches!(kind, Kind::SMovB64 | Kind::SFf1B64 | Kind::SAndSaveexecB64 | Kind::SOrSaveexecB64);
+    let s0 = resolve_src64(v0)?;
+    let s1 = match kind {
+        _ if one => Src::Const(0),
+        // A 32-bit shift amount (literals are left to the general handler).
+        Kind::SLshlB64 | Kind::SLshrB64 => match resolve_src(v1, 0) {
+            Src::Const(_) if v1 == 255 => return None,
+            s => s,
+        },
+        _ => resolve_src64(v1)?,
+    };
+    Some(FastOp { kind, dst: sdst, src: [s0, s1, Src::Const(0)], offset: 0 })
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::exec::Program;
+    use crate::exec::hwreg::MODE_GPR_IDX_EN;
+    use crate::exec::{step, Memory, Program, StepEnv, StepStop, Wave};
     use crate::Target;
+
+    /// Scalar, lane and compare instructions the fast path pre-resolves (assembled with
+    /// llvm-mc-19 -mcpu=gfx942), as they appear in compiled code (the host-call loops).
+    const SCALAR_AND_LANE_OPS: &[(&str, &[u32])] = &[
+        ("s_ff1_i32_b64 s22, s[20:21]", &[0xbe96_1114]),
+        ("s_ff1_i32_b32 s22, s20", &[0xbe96_1014]),
+        ("s_mov_b64 s[22:23], -1", &[0xbe96_01c1]),
+        ("s_mov_b64 s[22:23], s[4:5]", &[0xbe96_0104]),
+        ("s_mov_b64 exec, s[4:5]", &[0xbefe_0104]),
+        ("s_and_b64 s[22:23], s[4:5], s[6:7]", &[0x8696_0604]),
+        ("s_and_b64 vcc, exec, s[6:7]", &[0x86ea_067e]),
+        ("s_or_b64 exec, exec, s[8:9]", &[0x87fe_087e]),
+        ("s_xor_b64 s[22:23], exec, s[22:23]", &[0x8896_167e]),
+        ("s_andn2_b64 s[20:21], s[20:21], s[22:23]", &[0x8994_1614]),
+        ("s_lshl_b64 s[22:23], 1, s22", &[0x8e96_1681]),
+        ("s_lshl_b64 s[22:23], s[4:5], 2", &[0x8e96_8204]),
+        ("s_lshr_b64 s[22:23], s[4:5], s9", &[0x8f96_0904]),
+        ("s_cselect_b64 s[20:21], -1, 0", &[0x8594_80c1]),
+        ("s_cselect_b32 s16, s16, 0", &[0x8510_8010]),
+        ("s_cmp_lg_u64 s[20:21], 0", &[0xbf13_8014]),
+        ("s_cmp_eq_u64 s[4:5], s[6:7]", &[0xbf12_0604]),
+        ("s_and_saveexec_b64 s[4:5], vcc", &[0xbe84_206a]),
+        ("s_or_saveexec_b64 s[4:5], s[6:7]", &[0xbe84_2106]),
+        ("s_andn2_b32 s4, s5, s6", &[0x8904_0605]),
+        ("s_not_b32 s25, s26", &[0xbe99_041a]),
+        ("s_addc_u32 s21, s21, 0", &[0x8215_8015]),
+        ("s_movk_i32 s8, 0x4c0", &[0xb008_04c0]),
+        ("s_movk_i32 s8, 0xfc40", &[0xb008_fc40]),
+        ("v_readfirstlane_b32 s20, v3", &[0x7e28_0503]),
+        ("v_readlane_b32 s25, v3, s22", &[0xd289_0019, 0x0000_2d03]),
+        ("v_readlane_b32 s25, v3, 5", &[0xd289_0019, 0x0001_0b03]),
+        ("v_writelane_b32 v2, s24, m0", &[0xd28a_0002, 0x0000_f818]),
+        ("v_writelane_b32 v2, 7, s5", &[0xd28a_0002, 0x0000_0a87]),
+        ("v_mbcnt_lo_u32_b32 v2, -1, 0", &[0xd28c_0002, 0x0001_00c1]),
+        ("v_mbcnt_hi_u32_b32 v6, -1, v2", &[0xd28d_0006, 0x0002_04c1]),
+        ("v_mbcnt_lo_u32_b32 v3, s18, 0", &[0xd28c_0003, 0x0001_0012]),
+        ("v_mbcnt_hi_u32_b32 v3, s19, v3", &[0xd28d_0003, 0x0002_0613]),
+        ("v_cmp_eq_u32_e32 vcc, 0, v5", &[0x7d94_0a80]),
+        ("v_cmp_ne_u32_e32 vcc, s9, v4", &[0x7d9a_0809]),
+        ("v_cmp_lt_i32_e32 vcc, v1, v2", &[0x7d82_0501]),
+        ("v_cmp_ge_u32_e64 s[4:5], v1, v2", &[0xd0ce_0004, 0x0002_0501]),
+        ("v_cmp_gt_i32_e64 s[4:5], v1, s6", &[0xd0c4_0004, 0x0000_0d01]),
+        ("v_cmp_le_u32_e64 vcc, 3, v1", &[0xd0cb_006a, 0x0002_0283]),
+        ("v_cmp_ne_u64_e32 vcc, 0, v[10:11]", &[0x7dda_1480]),
+        ("v_cmp_lt_u64_e32 vcc, -1, v[2:3]", &[0x7dd2_04c1]),
+        ("v_cndmask_b32_e64 v4, 0, 1, s[20:21]", &[0xd100_0004, 0x0051_0280]),
+        ("v_cndmask_b32_e64 v4, v1, v2, vcc", &[0xd100_0004, 0x01aa_0501]),
+    ];
+
+    /// Each of those is pre-resolved, and gives the same wave (every SGPR, VGPR, SCC) as
+    /// the general handlers, which run it when GPR indexing mode is on (its index mask
+    /// zero: no operand changes), over states with zero, full and mixed masks.
+    #[test]
+    fn scalar_and_lane_ops_match_the_general_handlers() {
+        const BASE: u64 = 0x1000;
+        const S_ENDPGM: u32 = 0xbf81_0000;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for &(name, words) in SCALAR_AND_LANE_OPS {
+            let mut all = words.to_vec();
+            all.push(S_ENDPGM);
+            let program = Program::from_words(Target::Gfx942, BASE, &all);
+            assert!(program.fast_table()[0].run != 0, "{name} is pre-resolved");
+            for trial in 0..24 {
+                let mut wave = Wave::new(BASE, 0x3f0);
+                for r in 0..106 {
+                    wave.sgpr[r] = match next() % 4 {
+                        0 => 0,
+                        1 => u32::MAX,
+                        2 => (next() % 70) as u32,
+                        _ => next() as u32,
+                    };
+                }
+                for r in 0..12 {
+                    for lane in 0..64 {
+                        wave.vgpr[r][lane] = if next() % 3 == 0 { (next() % 4) as u32 } else { next() as u32 };
+                    }
+                }
+                let mask = |v: u64| match trial % 4 {
+                    0 => 0,
+                    1 => u64::MAX,
+                    _ => v,
+                };
+                wave.set_exec(mask(next()));
+                wave.set_vcc(mask(next()));
+                // M0: a lane number, with the GPR index mask (bits 15:12) clear.
+                wave.set_sgpr(super::super::wave::M0, (next() % 64) as u32);
+                wave.scc = trial % 2 == 0;
+                let run = |mut w: Wave, indexed: bool| {
+                    if indexed {
+                        w.set_mode(w.mode_bits | MODE_GPR_IDX_EN);
+                    }
+                    let (mut mem, mut lds) = (Memory::new(), vec![0u8; 64]);
+                    let mut env = StepEnv { mem: &mut mem, lds: &mut lds, clock: 0, realtime: 0, counts: None };
+                    let out = step(&mut w, &program, &mut env, 4).unwrap_or_else(|e| panic!("{name}: {e}"));
+                    assert_eq!(out.stop, StepStop::Ended, "{name}");
+                    (w.sgpr, w.scc, w.vgpr.as_slice()[..12].to_vec())
+                };
+                let (fast, general) = (run(wave.clone(), false), run(wave, true));
+                assert_eq!(fast, general, "{name}, trial {trial}");
+            }
+        }
+    }
 
     /// Runs end at the first branch (included) and before the first slot without a
     /// pre-resolved form; each names the VGPRs of its own operations and those after them.

@@ -26,7 +26,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::device::{AccessKind, CachePolicy, Element, GwsOp, Space, VmemRequest, VmemResponse};
-use super::interp::unsupported;
+use super::operands::unsupported;
 use super::program::CachedInst;
 use super::wave::{PendingAccess, Wave, WaveStatus, M0, WAVE_LANES};
 use super::ExecFault;

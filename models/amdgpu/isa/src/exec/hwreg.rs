@@ -58,7 +58,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Target;
 
-use super::interp::{PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::operands::{PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::wave::Wave;
 
 /// Register id of MODE.

@@ -11,7 +11,11 @@
 //! - `fast`: pre-resolved forms of the hottest instructions, built per program slot, and
 //!   their straight-line runs.
 //! - `burst`: runs those runs (AVX2-compiled when the host has it).
-//! - `interp`: the interpreter loop and the scalar ALU and control (SOP*) handlers.
+//! - `interp`: the interpreter loop and the dispatch to the handlers by encoding family
+//!   (the only module that imports the handlers).
+//! - `operands`: what every handler shares (the handler context, inline constants, scalar
+//!   sources, the unsupported-instruction fault, the flat apertures), below the handlers.
+//! - `salu`: the scalar ALU and control (SOP*) handlers.
 //! - `scalar_flow`: `s_cbranch_*_fork`/`join` (the fork/join stack) and M0-relative SGPR
 //!   indexing (`s_movrels`/`s_movreld`).
 //! - `smem`: scalar memory (SMEM): loads, stores, scratch, atomics, cache operations.
@@ -20,9 +24,11 @@
 //! - `valu`: vector ALU handlers (VOP1/VOP2/VOPC/VOP3, SDWA, GPR indexing mode); `vop3p`:
 //!   packed math, dot products and mixed-precision FMA; `dpp`: the DPP lane permutations;
 //!   `cvt`: the gfx950 block-scaled conversions (`v_cvt_scalef32_*`), called from `valu`.
-//! - `vmem`: FLAT/GLOBAL/SCRATCH handlers and the load/store/atomic machinery shared
+//! - `vmem`: the FLAT/GLOBAL/SCRATCH handler and the load/store/atomic machinery shared
 //!   with `buffer` (MUBUF/MTBUF addressing, formats and loads into LDS; conversions in
 //!   `buffer_format`) and `ds` (LDS; the gfx950 transposing loads in `ds_transpose`).
+//! - [`image`]: image instructions (MIMG, gfx90a): T#/S# descriptors, texel formats, the
+//!   linear and tiled layouts ROCr creates, the sampler.
 //! - [`gws`]: global wave sync requests and the device-wide [`GwsUnit`] that performs them.
 //! - `mfma`: matrix instructions (MFMA, SMFMAC, `v_mfma_ld_scale_b32`, AccVGPR moves).
 //! - [`dispatch`]: work-group scheduling, initial register state ([`init_group_waves`]),
@@ -39,8 +45,9 @@
 //!
 //! Known gaps (each stops the wave with [`ExecFault::Unsupported`] rather than computing
 //! something wrong): swizzled buffer resources, vector memory instructions in GPR indexing
-//! mode, an inline constant as the 128-bit accumulator of `v_mqsad_u32_u8`, image
-//! instructions (not in the decoder's tables), trap handlers. Words LLVM neither prints
+//! mode, an inline constant as the 128-bit accumulator of `v_mqsad_u32_u8`, the image
+//! features [`image`] lists (multisampled images, anisotropic filtering, ...), trap
+//! handlers. Words LLVM neither prints
 //! nor accepts stop it with [`ExecFault::Illegal`]. f16 arithmetic rounds per MODE but does not flush
 //! denormals; f64 arithmetic is IEEE round-to-nearest-even.
 //!
@@ -78,11 +85,14 @@ mod ds_transpose;
 mod fast;
 pub mod gws;
 pub mod hwreg;
+pub mod image;
 mod interp;
 mod mfma;
 pub mod memory;
+mod operands;
 pub mod program;
 pub mod reg_file;
+mod salu;
 mod scalar_flow;
 mod smem;
 pub mod step;

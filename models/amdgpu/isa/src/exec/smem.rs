@@ -45,7 +45,7 @@
 use crate::decode::{Inst, Opcode};
 
 use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VmemAccess, VmemRequest};
-use super::interp::{unsupported, Ctx};
+use super::operands::{unsupported, Ctx};
 use super::wave::{PendingAccess, SgprDest, Wave, WaveStatus, FLAT_SCRATCH_LO, WAVE_LANES};
 use super::ExecFault;
 

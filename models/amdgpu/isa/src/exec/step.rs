@@ -16,7 +16,8 @@
 //! A fault leaves the wave in [`WaveStatus::Faulted`] and returns the [`ExecFault`].
 
 use super::device::DeviceMemory;
-use super::interp::{run_wave, Ctx, Stop};
+use super::interp::{run_wave, Stop};
+use super::operands::Ctx;
 use super::program::Program;
 use super::wave::{Wave, WaveStatus};
 use super::ExecFault;

@@ -13,7 +13,7 @@ use crate::numeric::valu::{max_f32, max_f64, min_f32, min_f64, output_f16, outpu
 use crate::numeric::{dot, fp8, int, transcendental, valu, Fp8Format, Mode};
 use crate::Target;
 
-use super::interp::{inline_f64, scalar_src, scalar_src64, unsupported, VCC};
+use super::operands::{icmp, inline_f64, scalar_src, scalar_src64, unsupported, VCC};
 use super::program::{CachedInst, Extension};
 use super::reg_file::RegFile;
 use super::wave::{VReg, Wave, WAVE_LANES};
@@ -1903,21 +1903,6 @@ fn fcmp(a: f64, b: f64, cond: u32, always: bool) -> bool {
     }
 }
 
-fn icmp(o: std::cmp::Ordering, cond: u32, always: bool) -> bool {
-    use std::cmp::Ordering::*;
-    if always {
-        return true;
-    }
-    match cond {
-        1 => o == Less,
-        2 => o == Equal,
-        3 => o != Greater,
-        4 => o == Greater,
-        5 => o != Equal,
-        6 => o != Less,
-        _ => false,
-    }
-}
 
 /// `v_cmp_class`: bit 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0,
 /// 7 +denormal, 8 +normal, 9 +inf.

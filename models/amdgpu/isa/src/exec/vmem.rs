@@ -1,5 +1,5 @@
-//! Vector memory handlers: the dispatch to DS ([`super::ds`]) and MUBUF/MTBUF
-//! ([`super::buffer`]), FLAT/GLOBAL/SCRATCH, and the load/store/atomic machinery they share.
+//! Vector memory: the FLAT/GLOBAL/SCRATCH handler, and the load/store/atomic machinery it
+//! shares with DS ([`super::ds`]) and MUBUF/MTBUF ([`super::buffer`]).
 //!
 //! Global/flat/buffer instructions are described at load time by [`mem_aux`] (kind,
 //! width, atomic operation) so the hot path does not look at mnemonics. LDS accesses out
@@ -16,7 +16,7 @@ use crate::decode::{Encoding, Opcode};
 use crate::Target;
 
 use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest};
-use super::interp::{unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use super::operands::{unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::CachedInst;
 use super::reg_file::RegFile;
 use super::wave::{PendingAccess, VReg, Wave, WaveStatus, M0, WAVE_LANES};
@@ -243,15 +243,6 @@ pub(super) enum LaneAddr {
     Private(u64),
 }
 
-pub(crate) fn execute<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
-    match c.enc {
-        Encoding::Ds => super::ds::ds(w, c, pc, ctx),
-        Encoding::Flat | Encoding::Global | Encoding::Scratch => flat(w, c, pc, ctx),
-        Encoding::Mubuf | Encoding::Mtbuf => super::buffer::mubuf(w, c, pc, ctx),
-        _ => Err(unsupported(&c.inst, pc)),
-    }
-}
-
 /// Per-lane addresses of a FLAT/GLOBAL/SCRATCH instruction.
 fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [LaneAddr; N] {
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
@@ -297,27 +288,60 @@ fn flat_addresses(w: &Wave, c: &CachedInst, target: Target) -> [LaneAddr; N] {
     })
 }
 
-/// Per-lane addresses of a GLOBAL instruction (all lanes, EXEC ignored).
+/// The device addresses of a FLAT or GLOBAL instruction's lanes of `exec` (0 for the
+/// other lanes), when none of them falls in the LDS or private aperture of the flat
+/// address space (`None` then, and for SCRATCH: those take [`flat_addresses`]).
 #[inline]
-fn global_addresses(w: &Wave, c: &CachedInst) -> [u64; N] {
+fn device_addresses(w: &Wave, c: &CachedInst, exec: u64) -> Option<[u64; N]> {
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
-    let offset = ((((w0 & 0x1fff) << 19) as i32) >> 19) as i64 as u64;
     let vaddr = (w1 & 0xff) as usize;
     let saddr = ((w1 >> 16) & 0x7f) as usize;
-    let mut out = [0u64; N];
     let lo = &w.vgpr[vaddr];
-    if saddr == 0x7f {
-        let hi = &w.vgpr[(vaddr + 1) & 255];
-        for i in 0..N {
-            out[i] = (lo[i] as u64 | ((hi[i] as u64) << 32)).wrapping_add(offset);
+    let hi = &w.vgpr[(vaddr + 1) & 255];
+    let mut out = [0u64; N];
+    match c.enc {
+        Encoding::Global => {
+            let offset = ((((w0 & 0x1fff) << 19) as i32) >> 19) as i64 as u64;
+            if saddr == 0x7f {
+                for_lanes(exec, &mut out, |i| (lo[i] as u64 | ((hi[i] as u64) << 32)).wrapping_add(offset));
+            } else {
+                let base = w.sgpr_pair(saddr).wrapping_add(offset);
+                for_lanes(exec, &mut out, |i| base.wrapping_add(lo[i] as u64));
+            }
+            Some(out)
+        }
+        Encoding::Flat => {
+            let offset = (w0 & 0x1fff) as u64;
+            for_lanes(exec, &mut out, |i| (lo[i] as u64 | ((hi[i] as u64) << 32)).wrapping_add(offset));
+            // Inactive lanes hold 0, outside both apertures: one pass over all lanes.
+            let aperture = out.iter().fold(false, |any, &a| any | matches!((a >> 32) as u32, SHARED_APERTURE_HI | PRIVATE_APERTURE_HI));
+            (!aperture).then_some(out)
+        }
+        _ => None,
+    }
+}
+
+/// Sets `out[lane] = f(lane)` for the lanes of `exec` (the others stay 0): all 64 in one
+/// branch-free pass when most lanes are active, lane by lane when few are.
+#[inline(always)]
+fn for_lanes(exec: u64, out: &mut [u64; N], f: impl Fn(usize) -> u64) {
+    if exec == u64::MAX {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = f(i);
+        }
+    } else if exec.count_ones() > 8 {
+        for (i, o) in out.iter_mut().enumerate() {
+            let on = 0u64.wrapping_sub((exec >> i) & 1);
+            *o = f(i) & on;
         }
     } else {
-        let base = w.sgpr_pair(saddr).wrapping_add(offset);
-        for i in 0..N {
-            out[i] = base.wrapping_add(lo[i] as u64);
+        let mut m = exec;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            out[lane] = f(lane);
         }
     }
-    out
 }
 
 /// The first address of a GLOBAL instruction whose 64 lanes address one unit-stride run
@@ -558,7 +582,8 @@ fn flat_policy(w0: u32) -> CachePolicy {
     CachePolicy { sc0: (w0 >> 16) & 1 != 0, nt: (w0 >> 17) & 1 != 0, sc1: (w0 >> 25) & 1 != 0 }
 }
 
-fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
+/// A FLAT, GLOBAL or SCRATCH instruction.
+pub(crate) fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>) -> Result<(), ExecFault> {
     let aux = c.aux;
     let [w0, w1] = [c.inst.words()[0], c.inst.words()[1]];
     if let Some((element, count)) = flat_lds_element(c.op) {
@@ -578,27 +603,20 @@ fn flat<M: DeviceMemory>(w: &mut Wave, c: &CachedInst, pc: u64, ctx: &mut Ctx<M>
         space: if c.enc == Encoding::Scratch { Space::Scratch } else { Space::Global },
     };
     let exec = w.exec();
-    if c.enc == Encoding::Global && (aux & 0xfff == LOAD_DWORD || aux & 0xfff == STORE_DWORD) && !op.acc {
-        if !M::OBSERVES_ROUTES && exec == u64::MAX {
-            if let Some(start) = global_unit_stride(w, c) {
-                if block_access(w, ctx, &op, aux & 0xfff == LOAD_DWORD, start) {
-                    return Ok(());
-                }
+    if !M::OBSERVES_ROUTES && exec == u64::MAX && c.enc == Encoding::Global && (aux & 0xfff == LOAD_DWORD || aux & 0xfff == STORE_DWORD) && !op.acc {
+        if let Some(start) = global_unit_stride(w, c) {
+            if block_access(w, ctx, &op, aux & 0xfff == LOAD_DWORD, start) {
+                return Ok(());
             }
         }
-        let addrs = global_addresses(w, c);
-        if route(ctx, &op, exec, &addrs) == Route::Defer {
-            defer(w, &op, exec, addrs);
-            return Ok(());
-        }
-        return if aux & 0xfff == LOAD_DWORD {
-            ctx.mem.gather_u32(&addrs, exec, &mut w.vgpr[op.vdst]).map_err(|f| ExecFault::mem(pc, f))
-        } else {
-            ctx.mem.scatter_u32(&addrs, exec, &w.vgpr[op.data]).map_err(|f| ExecFault::mem(pc, f))
-        };
     }
-    let lanes = flat_addresses(w, c, ctx.target);
-    access(w, ctx, &op, exec, &lanes)
+    match device_addresses(w, c, exec) {
+        Some(addrs) => access_device(w, ctx, &op, exec, addrs),
+        None => {
+            let lanes = flat_addresses(w, c, ctx.target);
+            access(w, ctx, &op, exec, &lanes)
+        }
+    }
 }
 
 /// Performs (or defers) a load, store or atomic for every lane of `exec` at `lanes`.
@@ -627,13 +645,44 @@ pub(super) fn access<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp
             }
         }
     }
+    if lds_lanes == 0 {
+        return access_device(w, ctx, op, device, addrs);
+    }
+    // An instruction with LDS lanes is performed at once, whatever the route.
+    route(ctx, op, device, &addrs);
+    perform_lanes(w, ctx, op, exec, &addrs, lds_lanes)
+}
+
+/// Performs (or defers) a load, store or atomic whose lanes of `mask` all access device
+/// memory, at `addrs`: whole-dword loads and stores as one gather or scatter.
+pub(super) fn access_device<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, mask: u64, addrs: [u64; N]) -> Result<(), ExecFault> {
     // A deferred load completes by replacing whole registers, so `_d16` loads (which
     // merge into half a register) are always performed at once.
     let d16_load = op.aux & 0xf == KIND_LOAD && op.aux & (3 << 14) != 0;
-    if route(ctx, op, device, &addrs) == Route::Defer && lds_lanes == 0 && !d16_load {
-        defer(w, op, device, addrs);
+    if route(ctx, op, mask, &addrs) == Route::Defer && !d16_load {
+        defer(w, op, mask, addrs);
         return Ok(());
     }
+    // Whole dwords into or out of registers inside the allocation (a range that wraps or
+    // leaves it takes the per-lane path, which implements both).
+    let kind = op.aux & 0xf;
+    let (element, count) = aux_element(op.aux);
+    if kind != KIND_ATOMIC && element == Element::Dwords && count > 0 {
+        let fault = |f| ExecFault::mem(op.pc, f);
+        if kind == KIND_LOAD {
+            if let Some(regs) = file(w, op.acc).as_mut_slice().get_mut(op.vdst..op.vdst + count) {
+                return ctx.mem.gather_dwords(&addrs, mask, regs).map_err(fault);
+            }
+        } else if let Some(data) = if op.acc { &w.agpr } else { &w.vgpr }.as_slice().get(op.data..op.data + count) {
+            return ctx.mem.scatter_dwords(&addrs, mask, data).map_err(fault);
+        }
+    }
+    perform_lanes(w, ctx, op, mask, &addrs, 0)
+}
+
+/// Performs a load, store or atomic lane by lane for the lanes of `exec` at `addrs`; the
+/// lanes of `lds_lanes` access the work-group's LDS, the others device memory.
+fn perform_lanes<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op: &MemOp, exec: u64, addrs: &[u64; N], lds_lanes: u64) -> Result<(), ExecFault> {
     let fault = |f| ExecFault::mem(op.pc, f);
     let (data, vdst, acc) = (op.data, op.vdst, op.acc);
     match op.aux & 0xf {

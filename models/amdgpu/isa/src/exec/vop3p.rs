@@ -37,7 +37,7 @@ use crate::numeric::valu::{self, output_f16, output_f32, OutputModifier};
 use crate::numeric::{dot, Mode};
 use crate::Target;
 
-use super::interp::unsupported;
+use super::operands::unsupported;
 use super::program::CachedInst;
 use super::valu::{fetch, fetch64, write, write64};
 use super::wave::{Wave, WAVE_LANES};

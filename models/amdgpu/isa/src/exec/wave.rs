@@ -285,9 +285,10 @@ impl Wave {
 
 impl Wave {
     /// Takes the parked deferred request, if any, for the scheduler to perform. The wave
-    /// stays in [`WaveStatus::WaitMemory`] until [`Wave::complete`].
-    pub fn take_request(&mut self) -> Option<VmemRequest> {
-        self.pending.take().map(|r| *r)
+    /// stays in [`WaveStatus::WaitMemory`] until [`Wave::complete`]. The request stays
+    /// in the box it was parked in (a scheduler ships it in a message as it is).
+    pub fn take_request(&mut self) -> Option<Box<VmemRequest>> {
+        self.pending.take()
     }
 
     /// Finishes the deferred access: writes the returned dwords of the lanes of both the
@@ -325,10 +326,15 @@ impl Wave {
             let file = if dest.acc { &mut self.agpr } else { &mut self.vgpr };
             for (k, dwords) in resp.data.iter().take(dest.count as usize).enumerate() {
                 let reg = &mut file[(dest.first as usize + k) & (VGPR_SLOTS - 1)];
-                for (lane, r) in reg.iter_mut().enumerate() {
-                    if (lanes >> lane) & 1 != 0 {
-                        *r = dwords.0[lane];
-                    }
+                if lanes == u64::MAX {
+                    *reg = dwords.0;
+                    continue;
+                }
+                let mut m = lanes;
+                while m != 0 {
+                    let lane = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    reg[lane] = dwords.0[lane];
                 }
             }
         }

@@ -658,6 +658,56 @@ pub enum Opcode {
     GlobalStoreShort,
     /// `global_store_short_d16_hi`
     GlobalStoreShortD16Hi,
+    /// `image_atomic_add`
+    ImageAtomicAdd,
+    /// `image_atomic_and`
+    ImageAtomicAnd,
+    /// `image_atomic_cmpswap`
+    ImageAtomicCmpswap,
+    /// `image_atomic_dec`
+    ImageAtomicDec,
+    /// `image_atomic_inc`
+    ImageAtomicInc,
+    /// `image_atomic_or`
+    ImageAtomicOr,
+    /// `image_atomic_smax`
+    ImageAtomicSmax,
+    /// `image_atomic_smin`
+    ImageAtomicSmin,
+    /// `image_atomic_sub`
+    ImageAtomicSub,
+    /// `image_atomic_swap`
+    ImageAtomicSwap,
+    /// `image_atomic_umax`
+    ImageAtomicUmax,
+    /// `image_atomic_umin`
+    ImageAtomicUmin,
+    /// `image_atomic_xor`
+    ImageAtomicXor,
+    /// `image_get_resinfo`
+    ImageGetResinfo,
+    /// `image_load`
+    ImageLoad,
+    /// `image_load_mip`
+    ImageLoadMip,
+    /// `image_load_mip_pck`
+    ImageLoadMipPck,
+    /// `image_load_mip_pck_sgn`
+    ImageLoadMipPckSgn,
+    /// `image_load_pck`
+    ImageLoadPck,
+    /// `image_load_pck_sgn`
+    ImageLoadPckSgn,
+    /// `image_sample`
+    ImageSample,
+    /// `image_store`
+    ImageStore,
+    /// `image_store_mip`
+    ImageStoreMip,
+    /// `image_store_mip_pck`
+    ImageStoreMipPck,
+    /// `image_store_pck`
+    ImageStorePck,
     /// `s_abs_i32`
     SAbsI32,
     /// `s_absdiff_i32`
@@ -4031,7 +4081,7 @@ pub enum Opcode {
 }
 
 #[rustfmt::skip]
-pub(crate) static MNEMONICS: [&str; 2010] = [
+pub(crate) static MNEMONICS: [&str; 2035] = [
     "buffer_atomic_add",
     "buffer_atomic_add_f32",
     "buffer_atomic_add_f64",
@@ -4357,6 +4407,31 @@ pub(crate) static MNEMONICS: [&str; 2010] = [
     "global_store_dwordx4",
     "global_store_short",
     "global_store_short_d16_hi",
+    "image_atomic_add",
+    "image_atomic_and",
+    "image_atomic_cmpswap",
+    "image_atomic_dec",
+    "image_atomic_inc",
+    "image_atomic_or",
+    "image_atomic_smax",
+    "image_atomic_smin",
+    "image_atomic_sub",
+    "image_atomic_swap",
+    "image_atomic_umax",
+    "image_atomic_umin",
+    "image_atomic_xor",
+    "image_get_resinfo",
+    "image_load",
+    "image_load_mip",
+    "image_load_mip_pck",
+    "image_load_mip_pck_sgn",
+    "image_load_pck",
+    "image_load_pck_sgn",
+    "image_sample",
+    "image_store",
+    "image_store_mip",
+    "image_store_mip_pck",
+    "image_store_pck",
     "s_abs_i32",
     "s_absdiff_i32",
     "s_add_i32",
@@ -8828,6 +8903,31 @@ pub(crate) static ENTRIES: &[Entry] = &[
     Entry { opcode: Opcode::VCmpxNeU32Sdwa, ops: &[OpSpec::Text("vcc"), OpSpec::Field(Field::Src0, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vsrc1, 1, Class::V, &Annot::NONE)], mods: 0, must: [(0x00000000, 0x00000000), (0x30300000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x8e8e8000, sext: 0 }, // VOPCSDWA 0x0dd gfx90a,gfx942,gfx950
     Entry { opcode: Opcode::VCmpxGeU32Sdwa, ops: &[OpSpec::Text("vcc"), OpSpec::Field(Field::Src0, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vsrc1, 1, Class::V, &Annot::NONE)], mods: 0, must: [(0x00000000, 0x00000000), (0x30300000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x8e8e8000, sext: 0 }, // VOPCSDWA 0x0de gfx90a,gfx942,gfx950
     Entry { opcode: Opcode::VCmpxTU32Sdwa, ops: &[OpSpec::Text("vcc"), OpSpec::Field(Field::Src0, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vsrc1, 1, Class::V, &Annot::NONE)], mods: 0, must: [(0x00000000, 0x00000000), (0x30300000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x8e8e8000, sext: 0 }, // VOPCSDWA 0x0df gfx90a,gfx942,gfx950
+    Entry { opcode: Opcode::ImageLoad, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::D16.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x03e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x000 gfx90a
+    Entry { opcode: Opcode::ImageLoadMip, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::D16.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x03e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x001 gfx90a
+    Entry { opcode: Opcode::ImageLoadPck, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x002 gfx90a
+    Entry { opcode: Opcode::ImageLoadPckSgn, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x003 gfx90a
+    Entry { opcode: Opcode::ImageLoadMipPck, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x004 gfx90a
+    Entry { opcode: Opcode::ImageLoadMipPckSgn, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x005 gfx90a
+    Entry { opcode: Opcode::ImageStore, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::D16.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x03e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x008 gfx90a
+    Entry { opcode: Opcode::ImageStoreMip, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::D16.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x03e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x009 gfx90a
+    Entry { opcode: Opcode::ImageStorePck, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x00a gfx90a
+    Entry { opcode: Opcode::ImageStoreMipPck, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x00b gfx90a
+    Entry { opcode: Opcode::ImageGetResinfo, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x00e gfx90a
+    Entry { opcode: Opcode::ImageAtomicSwap, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x010 gfx90a
+    Entry { opcode: Opcode::ImageAtomicCmpswap, ops: &[OpSpec::Field(Field::Vdata, 2, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x011 gfx90a
+    Entry { opcode: Opcode::ImageAtomicAdd, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x012 gfx90a
+    Entry { opcode: Opcode::ImageAtomicSub, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x013 gfx90a
+    Entry { opcode: Opcode::ImageAtomicSmin, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x014 gfx90a
+    Entry { opcode: Opcode::ImageAtomicUmin, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x015 gfx90a
+    Entry { opcode: Opcode::ImageAtomicSmax, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x016 gfx90a
+    Entry { opcode: Opcode::ImageAtomicUmax, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x017 gfx90a
+    Entry { opcode: Opcode::ImageAtomicAnd, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x018 gfx90a
+    Entry { opcode: Opcode::ImageAtomicOr, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x019 gfx90a
+    Entry { opcode: Opcode::ImageAtomicXor, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x01a gfx90a
+    Entry { opcode: Opcode::ImageAtomicInc, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x01b gfx90a
+    Entry { opcode: Opcode::ImageAtomicDec, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x83e00000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x01c gfx90a
+    Entry { opcode: Opcode::ImageSample, ops: &[OpSpec::Field(Field::Vdata, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Vaddr, 1, Class::V, &Annot::NONE), OpSpec::Field(Field::Srsrc, 8, Class::S, &Annot::NONE), OpSpec::Field(Field::Ssamp, 4, Class::S, &Annot::NONE)], mods: Field::Dmask.bit() | Field::Unorm.bit() | Field::Glc.bit() | Field::Slc.bit() | Field::B7.bit() | Field::A16.bit() | Field::Lwe.bit() | Field::Da.bit() | Field::D16.bit() | Field::Acc.bit(), must: [(0x00000001, 0x00000000), (0x00000000, 0x00000000)], kind: Kind::None, flags: 0, abs_mask: 255, neg_mask: 255, opsel_mask: 255, literal: 0, w1_mods: 0x00000000, sext: 0 }, // MIMG 0x020 gfx90a
 ];
 
 #[rustfmt::skip]
@@ -9183,6 +9283,17 @@ pub(crate) static GFX90A_VOPCSDWA: [u16; 256] = [
     2735, 2736, 2737, 2738, 2739, 2740, 2741, 2742, 2743, 2744, 2745, 2746, 2747, 2748, 2749, 2750,
     2751, 2752, 2753, 2754, 2755, 2756, 2757, 2758, 2759, 2760, 2761, 2762, 2763, 2764, 2765, 2766,
     2767, 2768, 2769, 2770, 2771, 2772, 2773, 2774, 2775, 2776, 2777, 2778, 2779, 2780, 2781, 2782,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
+#[rustfmt::skip]
+pub(crate) static GFX90A_MIMG: [u16; 128] = [
+    2783, 2784, 2785, 2786, 2787, 2788, 0, 0, 2789, 2790, 2791, 2792, 0, 0, 2793, 0,
+    2794, 2795, 2796, 2797, 2798, 2799, 2800, 2801, 2802, 2803, 2804, 2805, 2806, 0, 0, 0,
+    2807, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 ];
@@ -9543,6 +9654,17 @@ pub(crate) static GFX942_VOPCSDWA: [u16; 256] = [
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 ];
+#[rustfmt::skip]
+pub(crate) static GFX942_MIMG: [u16; 128] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
 
 #[rustfmt::skip]
 pub(crate) static GFX950_SOP2: [u16; 128] = [
@@ -9900,14 +10022,56 @@ pub(crate) static GFX950_VOPCSDWA: [u16; 256] = [
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 ];
+#[rustfmt::skip]
+pub(crate) static GFX950_MIMG: [u16; 128] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
+
+/// MIMG entries: `(entry index, data registers per dmask value, the same with d16)`,
+/// one hex digit per dmask value (digit `dmask` counted from the right); 0: d16 rejected.
+#[rustfmt::skip]
+pub(crate) static IMAGE_DATA_SIZES: &[(u16, u64, u64)] = &[
+    (2782, 0x4332322132212111, 0x2221211121111111), // image_load
+    (2783, 0x4332322132212111, 0x2221211121111111), // image_load_mip
+    (2784, 0x4332322132212111, 0x0000000000000000), // image_load_pck
+    (2785, 0x4332322132212111, 0x0000000000000000), // image_load_pck_sgn
+    (2786, 0x4332322132212111, 0x0000000000000000), // image_load_mip_pck
+    (2787, 0x4332322132212111, 0x0000000000000000), // image_load_mip_pck_sgn
+    (2788, 0x4332322132212111, 0x2221211121111111), // image_store
+    (2789, 0x4332322132212111, 0x2221211121111111), // image_store_mip
+    (2790, 0x4332322132212111, 0x0000000000000000), // image_store_pck
+    (2791, 0x4332322132212111, 0x0000000000000000), // image_store_mip_pck
+    (2792, 0x4332322132212111, 0x0000000000000000), // image_get_resinfo
+    (2793, 0x5112122112212111, 0x0000000000000000), // image_atomic_swap
+    (2794, 0x4222222222222222, 0x0000000000000000), // image_atomic_cmpswap
+    (2795, 0x5112122112212111, 0x0000000000000000), // image_atomic_add
+    (2796, 0x5112122112212111, 0x0000000000000000), // image_atomic_sub
+    (2797, 0x5112122112212111, 0x0000000000000000), // image_atomic_smin
+    (2798, 0x5112122112212111, 0x0000000000000000), // image_atomic_umin
+    (2799, 0x5112122112212111, 0x0000000000000000), // image_atomic_smax
+    (2800, 0x5112122112212111, 0x0000000000000000), // image_atomic_umax
+    (2801, 0x5112122112212111, 0x0000000000000000), // image_atomic_and
+    (2802, 0x5112122112212111, 0x0000000000000000), // image_atomic_or
+    (2803, 0x5112122112212111, 0x0000000000000000), // image_atomic_xor
+    (2804, 0x5112122112212111, 0x0000000000000000), // image_atomic_inc
+    (2805, 0x5112122112212111, 0x0000000000000000), // image_atomic_dec
+    (2806, 0x4332322132212111, 0x2221211121111111), // image_sample
+];
 
 /// Index tables by `[target][encoding]` (0 = no instruction, else entry + 1), in
 /// `Target` and `Encoding` declaration order.
 #[rustfmt::skip]
-pub(crate) static FAMILY_TABLES: [[&[u16]; 23]; 3] = [
-    [&GFX90A_SOP2, &GFX90A_SOPK, &GFX90A_SOP1, &GFX90A_SOPC, &GFX90A_SOPP, &GFX90A_SMEM, &GFX90A_VOP2, &GFX90A_VOP1, &GFX90A_VOPC, &GFX90A_VOP3, &GFX90A_VOP3P, &GFX90A_DS, &GFX90A_FLAT, &GFX90A_SCRATCH, &GFX90A_GLOBAL, &GFX90A_MUBUF, &GFX90A_MTBUF, &GFX90A_VOP1DPP, &GFX90A_VOP2DPP, &GFX90A_VOPCDPP, &GFX90A_VOP1SDWA, &GFX90A_VOP2SDWA, &GFX90A_VOPCSDWA, ],
-    [&GFX942_SOP2, &GFX942_SOPK, &GFX942_SOP1, &GFX942_SOPC, &GFX942_SOPP, &GFX942_SMEM, &GFX942_VOP2, &GFX942_VOP1, &GFX942_VOPC, &GFX942_VOP3, &GFX942_VOP3P, &GFX942_DS, &GFX942_FLAT, &GFX942_SCRATCH, &GFX942_GLOBAL, &GFX942_MUBUF, &GFX942_MTBUF, &GFX942_VOP1DPP, &GFX942_VOP2DPP, &GFX942_VOPCDPP, &GFX942_VOP1SDWA, &GFX942_VOP2SDWA, &GFX942_VOPCSDWA, ],
-    [&GFX950_SOP2, &GFX950_SOPK, &GFX950_SOP1, &GFX950_SOPC, &GFX950_SOPP, &GFX950_SMEM, &GFX950_VOP2, &GFX950_VOP1, &GFX950_VOPC, &GFX950_VOP3, &GFX950_VOP3P, &GFX950_DS, &GFX950_FLAT, &GFX950_SCRATCH, &GFX950_GLOBAL, &GFX950_MUBUF, &GFX950_MTBUF, &GFX950_VOP1DPP, &GFX950_VOP2DPP, &GFX950_VOPCDPP, &GFX950_VOP1SDWA, &GFX950_VOP2SDWA, &GFX950_VOPCSDWA, ],
+pub(crate) static FAMILY_TABLES: [[&[u16]; 24]; 3] = [
+    [&GFX90A_SOP2, &GFX90A_SOPK, &GFX90A_SOP1, &GFX90A_SOPC, &GFX90A_SOPP, &GFX90A_SMEM, &GFX90A_VOP2, &GFX90A_VOP1, &GFX90A_VOPC, &GFX90A_VOP3, &GFX90A_VOP3P, &GFX90A_DS, &GFX90A_FLAT, &GFX90A_SCRATCH, &GFX90A_GLOBAL, &GFX90A_MUBUF, &GFX90A_MTBUF, &GFX90A_VOP1DPP, &GFX90A_VOP2DPP, &GFX90A_VOPCDPP, &GFX90A_VOP1SDWA, &GFX90A_VOP2SDWA, &GFX90A_VOPCSDWA, &GFX90A_MIMG, ],
+    [&GFX942_SOP2, &GFX942_SOPK, &GFX942_SOP1, &GFX942_SOPC, &GFX942_SOPP, &GFX942_SMEM, &GFX942_VOP2, &GFX942_VOP1, &GFX942_VOPC, &GFX942_VOP3, &GFX942_VOP3P, &GFX942_DS, &GFX942_FLAT, &GFX942_SCRATCH, &GFX942_GLOBAL, &GFX942_MUBUF, &GFX942_MTBUF, &GFX942_VOP1DPP, &GFX942_VOP2DPP, &GFX942_VOPCDPP, &GFX942_VOP1SDWA, &GFX942_VOP2SDWA, &GFX942_VOPCSDWA, &GFX942_MIMG, ],
+    [&GFX950_SOP2, &GFX950_SOPK, &GFX950_SOP1, &GFX950_SOPC, &GFX950_SOPP, &GFX950_SMEM, &GFX950_VOP2, &GFX950_VOP1, &GFX950_VOPC, &GFX950_VOP3, &GFX950_VOP3P, &GFX950_DS, &GFX950_FLAT, &GFX950_SCRATCH, &GFX950_GLOBAL, &GFX950_MUBUF, &GFX950_MTBUF, &GFX950_VOP1DPP, &GFX950_VOP2DPP, &GFX950_VOPCDPP, &GFX950_VOP1SDWA, &GFX950_VOP2SDWA, &GFX950_VOPCSDWA, &GFX950_MIMG, ],
 ];
 
 /// `(targets bitmask gfx90a=1 gfx942=2 gfx950=4, value, symbolic text)`.

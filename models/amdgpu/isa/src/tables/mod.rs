@@ -8,7 +8,7 @@ mod generated;
 
 pub use generated::Opcode;
 
-pub(crate) use generated::{ENTRIES, FAMILY_TABLES, HWREG_NAMES, MNEMONICS, SENDMSG_NAMES};
+pub(crate) use generated::{ENTRIES, FAMILY_TABLES, HWREG_NAMES, IMAGE_DATA_SIZES, MNEMONICS, SENDMSG_NAMES};
 
 /// How an instruction field is printed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -77,8 +77,8 @@ pub(crate) enum Kind {
 /// Named bit fields of the encodings; their positions depend on the encoding family.
 /// Operand roles for [`crate::decode::Inst::operand`] are the register/immediate fields
 /// (`Vdst`, `Sdst`, `Src0`..`Src2`, `Vsrc1`, `Ssrc0`, `Ssrc1`, `Sdata`, `Sbase`, `Addr`,
-/// `Data`, `Data0`, `Data1`, `Vaddr`, `Vdata`, `Srsrc`, `Saddr`, `Soffset`, `Offset`,
-/// `Simm16`, `Literal`); the others are modifier bits.
+/// `Data`, `Data0`, `Data1`, `Vaddr`, `Vdata`, `Srsrc`, `Ssamp`, `Saddr`, `Soffset`,
+/// `Offset`, `Simm16`, `Literal`); the others are modifier bits.
 #[allow(missing_docs)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -86,7 +86,7 @@ pub enum Field {
     Sdst, Ssrc0, Ssrc1, Simm16, Sbase, Sdata, Offset, Soffset, Glc, Imm, Nv, Soe,
     Src0, Src1, Src2, Vsrc1, Vdst, Abs, Opsel, Clamp, Omod, Neg, NegHi, OpselHi2, OpselHi, NegLo,
     Offset0, Offset1, Gds, Addr, Data0, Data1, Acc, Lds, Slc, B25, Saddr, Data, Offen, Idxen, B15,
-    Vaddr, Vdata, Srsrc, Dfmt, Nfmt, Literal,
+    Vaddr, Vdata, Srsrc, Dfmt, Nfmt, Literal, Ssamp, Dmask, Unorm, Da, A16, Lwe, D16, B7,
 }
 
 impl Field {
@@ -97,13 +97,14 @@ impl Field {
 
     /// The field whose [`Field::bit`] is `1 << bit`.
     pub(crate) const fn from_bit(bit: u32) -> Option<Field> {
-        const ALL: [Field; 47] = [
+        const ALL: [Field; 55] = [
             Field::Sdst, Field::Ssrc0, Field::Ssrc1, Field::Simm16, Field::Sbase, Field::Sdata, Field::Offset, Field::Soffset,
             Field::Glc, Field::Imm, Field::Nv, Field::Soe, Field::Src0, Field::Src1, Field::Src2, Field::Vsrc1, Field::Vdst,
             Field::Abs, Field::Opsel, Field::Clamp, Field::Omod, Field::Neg, Field::NegHi, Field::OpselHi2, Field::OpselHi,
             Field::NegLo, Field::Offset0, Field::Offset1, Field::Gds, Field::Addr, Field::Data0, Field::Data1, Field::Acc,
             Field::Lds, Field::Slc, Field::B25, Field::Saddr, Field::Data, Field::Offen, Field::Idxen, Field::B15,
-            Field::Vaddr, Field::Vdata, Field::Srsrc, Field::Dfmt, Field::Nfmt, Field::Literal,
+            Field::Vaddr, Field::Vdata, Field::Srsrc, Field::Dfmt, Field::Nfmt, Field::Literal, Field::Ssamp,
+            Field::Dmask, Field::Unorm, Field::Da, Field::A16, Field::Lwe, Field::D16, Field::B7,
         ];
         if (bit as usize) < ALL.len() {
             Some(ALL[bit as usize])
@@ -171,6 +172,17 @@ impl Entry {
     pub(crate) fn has(&self, f: Field) -> bool {
         self.mods & f.bit() != 0
     }
+}
+
+/// The data registers LLVM prints for MIMG entry `entry` (an index of `ENTRIES`) with
+/// `dmask` and `d16`, from the table learned by the sweep; `None` for entries that are
+/// not MIMG or reject d16.
+pub(crate) fn image_data_registers(entry: u16, dmask: u32, d16: bool) -> Option<u8> {
+    let i = IMAGE_DATA_SIZES.binary_search_by_key(&entry, |row| row.0).ok()?;
+    let (_, plain, with_d16) = IMAGE_DATA_SIZES[i];
+    let nibbles = if d16 { with_d16 } else { plain };
+    let n = (nibbles >> (4 * (dmask & 15))) & 15;
+    (n != 0).then_some(n as u8)
 }
 
 impl Opcode {

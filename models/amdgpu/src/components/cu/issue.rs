@@ -250,7 +250,8 @@ pub fn classify(mnemonic: &str, p: &IssueParams) -> IssueInfo {
         _ if m.starts_with("buffer_")
             || m.starts_with("global_")
             || m.starts_with("scratch_")
-            || m.starts_with("tbuffer_") =>
+            || m.starts_with("tbuffer_")
+            || m.starts_with("image_") =>
         {
             info(p.mem_issue, IssueUnit::Vmem, 0, MemClass::Vector)
         }
@@ -346,6 +347,8 @@ mod tests {
         assert_eq!(classify("s_load_dwordx2", &P).mem, MemClass::Scalar);
         assert_eq!(classify("global_load_dword", &P).unit, IssueUnit::Vmem);
         assert_eq!(classify("buffer_store_dword", &P).mem, MemClass::Vector);
+        let sample = classify("image_sample", &P);
+        assert_eq!((sample.unit, sample.mem), (IssueUnit::Vmem, MemClass::Vector));
         assert_eq!(classify("flat_load_dword", &P).mem, MemClass::Flat);
         assert_eq!(classify("ds_read_b32", &P).unit, IssueUnit::Lds);
         let wait = classify("s_waitcnt", &P);

@@ -75,23 +75,40 @@ impl CuMemory {
     /// Whether any active lane addresses fine-grained memory (its MTYPE makes every
     /// access coherent, whatever the instruction's cache bits say).
     fn touches_fine(&mut self, addrs: &[u64; 64], mask: u64) -> bool {
-        let mut m = mask;
-        while m != 0 {
-            let lane = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if self.view.is_fine(addrs[lane]) {
-                return true;
-            }
-        }
-        false
+        self.view.any_fine(addrs, mask)
     }
 
     /// Logs the lines one wave instruction touches, each once (the texture addresser
     /// coalesces an instruction's lanes into one request per cache line), in the order
     /// of their first lane.
     fn log(&mut self, a: &VmemAccess<'_>, write: bool) {
-        // The lines seen so far, in an open-addressing table twice the lane count (a
-        // line address is never all ones: it is line-aligned).
+        let shift = self.line_bytes.trailing_zeros();
+        let first = self.lines.len();
+        // Lanes whose lines never go down (the usual case: unit or small strides) need
+        // no table: a line differs from every earlier one when it is above the last.
+        let mut last = None;
+        let mut mask = a.mask;
+        while mask != 0 {
+            let lane = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let line = a.addrs[lane] >> shift;
+            match last {
+                Some(l) if line == l => {}
+                Some(l) if line < l => return self.log_unordered(a, write, first),
+                _ => {
+                    self.lines.push(LineAccess { line: line << shift, write });
+                    last = Some(line);
+                }
+            }
+        }
+    }
+
+    /// [`CuMemory::log`] for lanes whose lines are in no order: the lines seen so far sit
+    /// in an open-addressing table twice the lane count (a line address is never all
+    /// ones: it is line-aligned). Drops what `log` pushed from `first` on and starts over.
+    #[cold]
+    fn log_unordered(&mut self, a: &VmemAccess<'_>, write: bool, first: usize) {
+        self.lines.truncate(first);
         const SLOTS: usize = 128;
         let mut seen = [u64::MAX; SLOTS];
         let shift = self.line_bytes.trailing_zeros();
@@ -130,6 +147,26 @@ impl DeviceMemory for CuMemory {
     #[inline]
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), MemFault> {
         self.view.write(addr, data)
+    }
+
+    #[inline]
+    fn gather_dwords(&mut self, addrs: &[u64; 64], mask: u64, out: &mut [[u32; 64]]) -> Result<(), MemFault> {
+        self.view.gather_dwords(addrs, mask, out)
+    }
+
+    #[inline]
+    fn scatter_dwords(&mut self, addrs: &[u64; 64], mask: u64, data: &[[u32; 64]]) -> Result<(), MemFault> {
+        self.view.scatter_dwords(addrs, mask, data)
+    }
+
+    #[inline]
+    fn gather_u32(&mut self, addrs: &[u64; 64], mask: u64, out: &mut [u32; 64]) -> Result<(), MemFault> {
+        self.view.gather_u32(addrs, mask, out)
+    }
+
+    #[inline]
+    fn scatter_u32(&mut self, addrs: &[u64; 64], mask: u64, vals: &[u32; 64]) -> Result<(), MemFault> {
+        self.view.scatter_u32(addrs, mask, vals)
     }
 
     fn atomic_u32(&mut self, addr: u64, op: AtomicOp, src: u32, cmp: u32) -> Result<u32, MemFault> {
@@ -674,7 +711,7 @@ impl ComputeUnit {
                 self.state.deferred.inc();
                 let system = goes_to_home(mem.target, &req, &mut mem);
                 let tag = (u64::from(self.state.groups[g].launch.first_slot) + wi as u64) | (seq.0 << 8);
-                ctx.send(&self.l2, MemMsg::Request { tag, seq, req: Box::new(req), system });
+                ctx.send(&self.l2, MemMsg::Request { tag, seq, req, system });
             }
             let c = &mut self.state.counters.entry(seq).or_insert_with(|| (DispatchCounters::default(), vec![0; OPCODES])).0;
             let shift = self.line_bytes.trailing_zeros();

@@ -702,7 +702,7 @@ impl ComputeUnit {
                                             MemMsg::Request {
                                                 tag,
                                                 seq,
-                                                req: Box::new(req),
+                                                req,
                                                 system,
                                             },
                                         );

@@ -79,9 +79,13 @@ impl TagStore {
         }
     }
 
+    #[inline]
     fn locate(&self, set: u64) -> (usize, usize) {
-        let group = (set / self.sets_per_group) as usize;
-        let first_way = (set % self.sets_per_group) as usize * self.ways;
+        // Set counts are powers of two, so is `sets_per_group`: a shift and a mask, not
+        // two divisions per access.
+        debug_assert!(self.sets_per_group.is_power_of_two());
+        let group = (set >> self.sets_per_group.trailing_zeros()) as usize;
+        let first_way = (set & (self.sets_per_group - 1)) as usize * self.ways;
         (group, first_way)
     }
 

@@ -85,7 +85,7 @@ use crate::numeric::matrix::{e8m0_to_f64, fp8_table, quiet_f32, quiet_f64, round
 use crate::numeric::Fp8Format;
 use crate::Target;
 
-use super::interp::{inline_f64, scalar_src, unsupported};
+use super::operands::{inline_f64, scalar_src, unsupported};
 use super::program::CachedInst;
 use super::reg_file::RegFile;
 use super::valu::{fetch, write};
