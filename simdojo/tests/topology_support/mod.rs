@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use simdojo::component::{BuildContext, BuildError, Component, Event};
 use simdojo::engine::Context;
-use simdojo::params::{Bytes, ParamSet, ParamValue};
+use simdojo::params::{Bytes, ParamError, ParamSet, ParamValue};
 use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec};
 use simdojo::time::Tick;
 use simdojo::topology::{self, Diagnostic, DiagnosticKind, Format, LinkKind, Topology, TopologyError};
@@ -55,6 +55,42 @@ struct SinkParams {
     #[param(default = Bytes::kib(4))]
     size: Bytes,
 }
+
+/// The parameters of `test.cache`: a cross-field check and a memory estimate.
+#[derive(simdojo::Params)]
+#[params(check = CacheParams::check, estimate = CacheParams::estimate)]
+struct CacheParams {
+    /// Test parameter: capacity.
+    #[param(default = Bytes::kib(64), range = 1..)]
+    size: Bytes,
+    /// Test parameter: ways, which must divide the lines.
+    #[param(default = 4, range = 1..)]
+    ways: u64,
+}
+
+impl CacheParams {
+    fn check(&self) -> Result<(), ParamError> {
+        if (self.size.get() / 64) % self.ways != 0 {
+            return Err(ParamError::new("ways", format!("is {}, which does not divide the {} lines", self.ways, self.size.get() / 64)));
+        }
+        Ok(())
+    }
+    /// Its tags: 8 bytes per 64-byte line.
+    fn estimate(&self) -> u64 {
+        self.size.get() / 8
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "test.cache",
+    doc: "A cache-like type with a cross-field check and a memory estimate.",
+    params: CacheParams::SPECS,
+    validate: registry::validate_with::<CacheParams>,
+    estimate: registry::estimate_with::<CacheParams>,
+    ports: &[],
+    stats: &[],
+    build: build_idle,
+});
 
 simdojo::register_component!(ComponentType {
     name: "test.lp",
