@@ -70,7 +70,7 @@ struct CacheParams {
 
 impl CacheParams {
     fn check(&self) -> Result<(), ParamError> {
-        if (self.size.get() / 64) % self.ways != 0 {
+        if !(self.size.get() / 64).is_multiple_of(self.ways) {
             return Err(ParamError::new("ways", format!("is {}, which does not divide the {} lines", self.ways, self.size.get() / 64)));
         }
         Ok(())
