@@ -1,12 +1,10 @@
 //! Criterion benches of the simdojo engine: the event queue (through the classic
 //! "hold" model: one component keeping K timers pending and rescheduling each as it
-//! fires), the epoch barrier, and PHOLD on one and two workers.
-
-use std::sync::Arc;
+//! fires) and PHOLD on one and two workers.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use simdojo::component::{BuildContext, BuildError, Component, Event};
-use simdojo::engine::{Context, SimConfig, Simulation, SpinBarrier};
+use simdojo::engine::{Context, SimConfig, Simulation};
 use simdojo::ids::PartitionId;
 use simdojo::params::ParamSet;
 use simdojo::phold::{self, mix64, PholdConfig};
@@ -75,28 +73,6 @@ fn hold(c: &mut Criterion) {
     g.finish();
 }
 
-fn barrier(c: &mut Criterion) {
-    let mut g = c.benchmark_group("barrier");
-    let rounds = 10_000u64;
-    g.throughput(Throughput::Elements(rounds));
-    g.bench_function("2_threads", |b| {
-        b.iter(|| {
-            let barrier = Arc::new(SpinBarrier::new(2));
-            let other = barrier.clone();
-            let t = std::thread::spawn(move || {
-                for _ in 0..rounds {
-                    other.wait();
-                }
-            });
-            for _ in 0..rounds {
-                barrier.wait();
-            }
-            t.join().expect("barrier thread");
-        })
-    });
-    g.finish();
-}
-
 fn phold_bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("phold");
     g.sample_size(10);
@@ -121,5 +97,5 @@ fn phold_bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hold, barrier, phold_bench);
+criterion_group!(benches, hold, phold_bench);
 criterion_main!(benches);

@@ -83,13 +83,13 @@ pub struct PholdArgs {
     #[arg(long, conflicts_with = "copies")]
     ceiling: bool,
     /// Observe the run (each event is timed, which slows it) and print where the wall
-    /// time went: per-component events and host time, per-worker busy and barrier time,
+    /// time went: per-component events and host time, per-worker busy and idle-wait time,
     /// epochs, events per window, and the parallelism profile (work, critical path,
     /// predicted speedup on more workers).
     #[arg(long, conflicts_with = "copies")]
     profile: bool,
     /// Observe the run and write a Chrome trace (JSON, which Perfetto loads) to FILE:
-    /// one track per worker with its windows, barrier waits and sampled event spans.
+    /// one track per worker with its windows, idle waits and sampled event spans.
     #[arg(long, value_name = "FILE", conflicts_with = "copies")]
     trace: Option<std::path::PathBuf>,
     /// Print one JSON object.

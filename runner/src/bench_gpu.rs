@@ -97,7 +97,8 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         opt: OptLevel::O2,
         output: image_path.clone(),
         inputs: vec![src],
-        extra_flags: vec![format!("-DITERATIONS={}", a.iterations)],
+        // WAVES: the memory kernel's static buffers, one per wave of the grid.
+        extra_flags: vec![format!("-DITERATIONS={}", a.iterations), format!("-DWAVES={}", u64::from(blocks) * u64::from(a.threads.div_ceil(64)))],
     };
     amdgpu::host::cc::compile(&cc).map_err(|e| anyhow!("{e}"))?;
     let image = std::fs::read(&image_path)?;

@@ -76,13 +76,13 @@ pub struct ExecArgs {
     #[arg(long, default_value = "1GiB", value_parser = bytes_arg)]
     max_output: u64,
     /// Observe the run and print on stderr where the host time went: epochs, each
-    /// worker's busy and barrier time, events and host time by component type and the
+    /// worker's busy and idle-wait time, events and host time by component type and the
     /// busiest components, the parallelism available and the predicted speedup (as
     /// `dojo sim --profile`). Changes no simulated result.
     #[arg(long)]
     profile: bool,
     /// Observe the run and write a Chrome trace (JSON, which Perfetto loads) to FILE:
-    /// one track per worker with its partitions' windows, barrier waits and sampled
+    /// one track per worker with its partitions' windows, idle waits and sampled
     /// events named by component path.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,

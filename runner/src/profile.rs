@@ -42,7 +42,7 @@ fn write_profile(s: &mut String, obs: &Observation, names: &Names<'_>, sim_end: 
     writeln!(s, "profile:")?;
     writeln!(
         s,
-        "  epochs:          {} ({} windows with events; {:.1} events per window; average window {:.3} ns simulated)",
+        "  passes:          {} ({} windows with events; {:.1} events per window; {:.3} ns simulated per pass)",
         obs.epochs,
         windows,
         events as f64 / windows.max(1) as f64,
@@ -54,7 +54,7 @@ fn write_profile(s: &mut String, obs: &Observation, names: &Names<'_>, sim_end: 
     for (w, l) in obs.worker_loads().iter().enumerate() {
         writeln!(
             s,
-            "  worker {w}:        busy {:.3} ms ({} events), barrier wait {:.3} ms",
+            "  worker {w}:        busy {:.3} ms ({} events), idle wait {:.3} ms",
             ms(l.busy_ns),
             l.events,
             ms(l.barrier_ns)
@@ -81,31 +81,21 @@ fn write_profile(s: &mut String, obs: &Observation, names: &Names<'_>, sim_end: 
     let p = obs.parallelism();
     writeln!(
         s,
-        "  parallelism:     work {:.3} ms, critical path {:.3} ms over {} epochs: {:.2} available",
+        "  parallelism:     work {:.3} ms, critical path {:.3} ms over {} lookahead slices of {}: {:.2} available",
         ms(p.work_ns),
         ms(p.critical_ns),
         p.epochs,
+        obs.lookahead.map_or("the whole run".to_string(), |l| l.to_string()),
         p.available()
     )?;
-    let barrier_ns = median_wait(obs);
-    for n in [2, 4, 8] {
-        writeln!(
-            s,
-            "  predicted speedup on {n} workers: {:.2} (barriers free), {:.2} (with this run's median barrier wait, {barrier_ns} ns)",
-            obs.predicted_speedup(n, 0),
-            obs.predicted_speedup(n, barrier_ns)
-        )?;
+    for n in PREDICTED {
+        writeln!(s, "  predicted speedup on {n} workers: {:.2} (synchronisation free)", obs.predicted_speedup(n, 0))?;
     }
     Ok(())
 }
 
-/// The median barrier wait of the run (0 without waits): the usual cost of a barrier,
-/// little moved by the few waits a preempted worker makes long.
-fn median_wait(obs: &Observation) -> u64 {
-    let mut waits: Vec<u64> = obs.waits.iter().map(|b| b.end_ns.saturating_sub(b.start_ns)).collect();
-    waits.sort_unstable();
-    waits.get(waits.len() / 2).copied().unwrap_or(0)
-}
+/// The worker counts the profile predicts the speedup of.
+const PREDICTED: [usize; 5] = [2, 4, 8, 16, 64];
 
 /// The profile's figures as JSON.
 pub fn to_json(obs: &Observation) -> Value {
@@ -116,9 +106,9 @@ pub fn to_json(obs: &Observation) -> Value {
         "work_ns": p.work_ns,
         "critical_path_ns": p.critical_ns,
         "available_parallelism": p.available(),
+        "predicted_speedup": PREDICTED.iter().map(|&n| (n.to_string(), json!(obs.predicted_speedup(n, 0)))).collect::<serde_json::Map<_, _>>(),
         "predicted_speedup_2": obs.predicted_speedup(2, 0),
-        "predicted_speedup_2_with_barriers": obs.predicted_speedup(2, median_wait(obs)),
-        "barrier_wait_ns": obs.waits.iter().map(|b| b.end_ns.saturating_sub(b.start_ns)).sum::<u64>(),
+        "idle_wait_ns": obs.waits.iter().map(|b| b.end_ns.saturating_sub(b.start_ns)).sum::<u64>(),
     })
 }
 
@@ -127,7 +117,7 @@ fn us(ns: u64) -> f64 {
 }
 
 /// Writes the Chrome trace of an observed run to `path`: one track per worker with its
-/// partitions' windows (`epoch E, partition P`), its barrier waits and the sampled
+/// partitions' windows (`pass E, partition P`), its idle waits and the sampled
 /// event spans (named by component path) inside the windows.
 pub fn write_trace(path: &Path, obs: &Observation, names: &Names<'_>) -> anyhow::Result<()> {
     let mut events = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "simdojo"}})];
@@ -137,14 +127,14 @@ pub fn write_trace(path: &Path, obs: &Observation, names: &Names<'_>) -> anyhow:
     }
     for w in &obs.windows {
         events.push(json!({
-            "ph": "X", "cat": "window", "name": format!("epoch {}, partition {}", w.epoch, w.partition.0),
+            "ph": "X", "cat": "window", "name": format!("pass {}, partition {}", w.epoch, w.partition.0),
             "pid": 1, "tid": w.worker, "ts": us(w.start_ns), "dur": us(w.end_ns.saturating_sub(w.start_ns)),
-            "args": {"epoch": w.epoch, "partition": w.partition.0, "events": w.events},
+            "args": {"pass": w.epoch, "partition": w.partition.0, "events": w.events, "first_ps": w.first.0, "last_ps": w.last.0},
         }));
     }
     for b in &obs.waits {
         events.push(json!({
-            "ph": "X", "cat": "barrier", "name": "barrier", "pid": 1, "tid": b.worker,
+            "ph": "X", "cat": "wait", "name": "idle wait", "pid": 1, "tid": b.worker,
             "ts": us(b.start_ns), "dur": us(b.end_ns.saturating_sub(b.start_ns)),
         }));
     }

@@ -328,10 +328,13 @@ fn phold_bench_trace_is_chrome_json_with_a_track_per_worker_and_a_profile() {
     let events = v["traceEvents"].as_array().unwrap();
     let tracks: Vec<&str> = events.iter().filter(|e| e["name"] == "thread_name").filter_map(|e| e["args"]["name"].as_str()).collect();
     assert!(tracks.contains(&"worker 0") && tracks.contains(&"worker 1"), "{tracks:?}");
-    for cat in ["window", "barrier", "event"] {
+    // Windows and events always; idle waits only when a worker had to wait, which
+    // depends on thread scheduling (issue 33), so only their kind is checked.
+    for cat in ["window", "event"] {
         let n = events.iter().filter(|e| e["cat"] == cat && e["ph"] == "X").count();
         assert!(n > 0, "no {cat} spans");
     }
+    assert!(events.iter().filter(|e| e["ph"] == "X").all(|e| ["window", "wait", "event"].contains(&e["cat"].as_str().unwrap_or(""))));
     assert!(events.iter().filter(|e| e["ph"] == "X").all(|e| e["ts"].as_f64().is_some() && e["dur"].as_f64().is_some()));
     assert!(events.iter().any(|e| e["cat"] == "event" && e["name"].as_str().is_some_and(|n| n.starts_with("lp["))));
 }

@@ -737,23 +737,53 @@ fn a_daemon_serves_two_programs_at_once_survives_a_killed_client_and_garbage() {
     a.expect_pass("vector_add through the daemon");
     b.expect_pass("reduction through the daemon");
 
-    // A client killed in the middle of its work: the others are not disturbed.
+    // A client killed in the middle of its work: the others are not disturbed. Nothing
+    // here depends on how fast the host simulates: the victim holds 64 MiB of device
+    // memory and then waits in a command that never ends by itself; the bystander holds
+    // 16 MiB (written by a GPU memset) until the test says the victim is dead, then frees
+    // it and ends. The test kills the victim only after both have said (through files)
+    // that they hold their memory.
+    let (victim_ready, bystander_ready, victim_dead) =
+        (tmp.path().join("victim-ready"), tmp.path().join("bystander-ready"), tmp.path().join("victim-dead"));
+    let hold = hip("hold_memory");
     let mut victim = Command::new(env!("CARGO_BIN_EXE_dojo"));
     victim
-        .args([OsStr::new("run"), OsStr::new("--attach"), OsStr::new("--"), add.as_os_str(), OsStr::new("16777216")])
+        .args([OsStr::new("run"), OsStr::new("--attach"), OsStr::new("--"), hold.as_os_str(), OsStr::new("64")])
+        // hold_memory hands its remaining arguments, joined, to system().
+        .arg(format!("touch '{}'; exec sleep 100000", victim_ready.display()))
         .env("DOJO_RUNTIME_DIR", &dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
     let mut victim = victim.spawn().unwrap();
-    // Another client works through the victim's death.
+    let wait_for = |file: &Path, who: &str, alive: &mut dyn FnMut() -> bool| {
+        let start = Instant::now();
+        while !file.exists() {
+            assert!(alive(), "{who} ended before it said it was ready");
+            assert!(start.elapsed() < PROGRAM_LIMIT, "{who} never said it was ready (hang guard)");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let bystander_command =
+        format!("touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done", bystander_ready.display(), victim_dead.display());
+    // Releases the bystander however this scope ends, so a failure here never leaves
+    // it waiting until its hang guard.
+    struct Release<'a>(&'a Path);
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::write(self.0, b"");
+        }
+    }
     let bystander = std::thread::scope(|s| {
-        let bystander = s.spawn(|| daemon.attach(&add, &["262144"]));
-        std::thread::sleep(Duration::from_millis(1500));
+        let release = Release(&victim_dead);
+        let bystander = s.spawn(|| daemon.attach(&hold, &["16", &bystander_command]));
+        wait_for(&victim_ready, "the victim", &mut || victim.try_wait().unwrap().is_none());
+        wait_for(&bystander_ready, "the bystander", &mut || !bystander.is_finished());
         // SAFETY: kill(2) on the group the victim leads.
         unsafe { libc::kill(-(victim.id() as i32), libc::SIGKILL) };
         let status = victim.wait().unwrap();
-        assert!(!status.success(), "the victim was killed before it finished");
+        assert!(!status.success(), "the victim was killed, it cannot have finished");
+        drop(release);
         bystander.join().unwrap()
     });
     bystander.expect_pass("a client running while another is killed");

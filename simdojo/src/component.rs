@@ -193,6 +193,8 @@ pub struct BuildContext<'a> {
     pub(crate) resources: Resources,
     /// Whether the component declared that it may end the run.
     pub(crate) ends_run: bool,
+    /// The synchronisation hooks the component registered.
+    pub(crate) hooks: Vec<std::sync::Arc<dyn crate::engine::SyncHook>>,
 }
 
 impl<'a> BuildContext<'a> {
@@ -205,7 +207,7 @@ impl<'a> BuildContext<'a> {
         connected: &'a [String],
         resources: Resources,
     ) -> BuildContext<'a> {
-        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false }
+        BuildContext { id, path, params, specs, connected, opened: BTreeMap::new(), resources, ends_run: false, hooks: Vec::new() }
     }
     /// The component's id.
     pub fn id(&self) -> ComponentId {
@@ -228,6 +230,16 @@ impl<'a> BuildContext<'a> {
     /// the first request (see [`crate::resources`] for the rules of sharing).
     pub fn resource<T: std::any::Any + Send + Sync>(&mut self, name: &str, make: impl FnOnce() -> T) -> std::sync::Arc<T> {
         self.resources.get_or_insert_with(name, make)
+    }
+    /// Registers a periodic synchronisation hook of a shared resource (see
+    /// [`crate::engine::SyncHook`]). Several components may register the same hook
+    /// (the same `Arc`): it runs once per boundary. Fails if its period is zero.
+    pub fn sync_hook(&mut self, hook: std::sync::Arc<dyn crate::engine::SyncHook>) -> Result<(), BuildError> {
+        if hook.period() == crate::time::Tick::ZERO {
+            return Err(BuildError::Invalid("a synchronisation hook's period must be at least one tick".into()));
+        }
+        self.hooks.push(hook);
+        Ok(())
     }
     /// Declares that this component may end the run: call `Context::request_exit`,
     /// `Context::primary_hold` or `Context::primary_release`. The engine lets every

@@ -235,6 +235,7 @@ impl Simulation {
     /// `step` or the end of `run`). Fails if a component type does not support
     /// checkpoints or external input is pending.
     pub fn checkpoint(&self) -> Result<Checkpoint, EngineError> {
+        self.hooks.flush(self.now, crate::engine::SyncPoint::Checkpoint);
         let wiring = &self.wiring;
         let mut components = Vec::new();
         let mut events = Vec::new();

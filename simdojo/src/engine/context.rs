@@ -2,6 +2,7 @@
 
 use crate::component::{Event, Port, TimerId};
 use crate::engine::control::ExitRequest;
+use crate::engine::mailbox::Batch;
 use crate::engine::order::{EventKey, MAX_SEQ};
 use crate::engine::queue::Pending;
 use crate::engine::wiring::{Binding, Wiring};
@@ -10,15 +11,19 @@ use crate::ids::{ComponentId, FabricMember, PartitionId, PortIdx};
 use crate::registry::Message;
 use crate::time::Tick;
 
-/// The events one partition created this epoch for another.
+/// The events one partition created for another since it last published.
 #[derive(Debug)]
 pub(crate) struct Outbox {
     /// The destination partition.
     pub dest: PartitionId,
-    /// The earliest time among `events`.
-    pub min_time: Tick,
-    pub events: Vec<Pending>,
+    /// The events, with their earliest time.
+    pub batch: Box<Batch>,
 }
+
+/// Entries of the direct-mapped cache of open outboxes (destination modulo this).
+const OUTBOX_SLOTS: usize = 32;
+/// Open outboxes found by a scan before a map is kept for them.
+const OUTBOX_SCAN: usize = 8;
 
 /// Where the events a component creates go: the partition's own queue or the outbox
 /// of another partition. Owned by the partition; lent to each [`Context`].
@@ -26,15 +31,20 @@ pub(crate) struct Outbox {
 pub(crate) struct Emitter {
     pub me: PartitionId,
     pub queue: crate::engine::queue::EventQueue,
-    /// The destinations sent to this epoch, each with its events (sparse: a
-    /// partition keeps no per-partition state for the partitions it never sends to).
+    /// The destinations sent to since the last publication, each with its events
+    /// (sparse: a partition keeps no per-partition state for the partitions it never
+    /// sends to).
     pub outboxes: Vec<Outbox>,
     /// Destination partition -> its index in `outboxes`.
     outbox_of: std::collections::HashMap<u32, u32, foldhash::fast::FixedState>,
-    /// The last destination looked up and its index (most sends repeat it).
-    last_outbox: (u32, u32),
-    /// Emptied event vectors, reused for new outboxes.
-    pub spare: Vec<Vec<Pending>>,
+    /// A direct-mapped cache of `outbox_of`: (generation, destination, index) by
+    /// destination modulo [`OUTBOX_SLOTS`]; entries of older generations are empty.
+    outbox_slots: [(u32, u32, u32); OUTBOX_SLOTS],
+    /// The generation of the open outboxes (advanced when they are taken).
+    outbox_generation: u32,
+    /// Emptied batches, reused for new outboxes.
+    #[allow(clippy::vec_box)] // batches are nodes of the mailboxes' intrusive lists: they move boxed
+    pub spare: Vec<Box<Batch>>,
     /// Whether this is the only partition (it then knows every stop by itself).
     pub alone: bool,
     /// Timers cancelled but not yet popped: (owner, timer sequence).
@@ -50,6 +60,9 @@ pub(crate) struct Emitter {
     /// Set when an error, exit request or primary release happened since the event
     /// loop last looked, so the loop checks one flag per event instead of all three.
     pub attention: bool,
+    /// Set when the run control (errors, exit requests, primary holds and releases)
+    /// changed since the partition last published it.
+    pub control: bool,
     /// Events handled.
     pub handled: u64,
 }
@@ -61,7 +74,8 @@ impl Emitter {
             queue: crate::engine::queue::EventQueue::new(),
             outboxes: Vec::new(),
             outbox_of: Default::default(),
-            last_outbox: (u32::MAX, 0),
+            outbox_slots: [(0, 0, 0); OUTBOX_SLOTS],
+            outbox_generation: 1,
             spare: Vec::new(),
             alone: n_partitions == 1,
             cancelled: Default::default(),
@@ -71,6 +85,7 @@ impl Emitter {
             last_release: None,
             error: None,
             attention: false,
+            control: false,
             handled: 0,
         }
     }
@@ -82,30 +97,54 @@ impl Emitter {
             self.queue.push(ev);
         } else {
             let d = dest.0;
-            let i = if self.last_outbox.0 == d { self.last_outbox.1 } else { self.outbox_index(d) };
-            let outbox = &mut self.outboxes[i as usize];
-            outbox.min_time = outbox.min_time.min(ev.key.time);
-            outbox.events.push(ev);
+            let (generation, cached, index) = self.outbox_slots[d as usize % OUTBOX_SLOTS];
+            let i = if generation == self.outbox_generation && cached == d { index } else { self.outbox_index(d) };
+            let batch = &mut self.outboxes[i as usize].batch;
+            batch.min_time = batch.min_time.min(ev.key.time);
+            batch.events.push(ev);
         }
     }
 
-    /// The index of the outbox to partition `d`, opened if this epoch has none yet.
+    /// The index of the outbox to partition `d`, opened if none is yet. A few open
+    /// outboxes are scanned; beyond [`OUTBOX_SCAN`] a map keeps them.
     #[inline(never)]
     fn outbox_index(&mut self, d: u32) -> u32 {
-        let next = self.outboxes.len() as u32;
-        let i = *self.outbox_of.entry(d).or_insert(next);
-        if i == next {
-            let events = self.spare.pop().unwrap_or_default();
-            self.outboxes.push(Outbox { dest: PartitionId(d), min_time: Tick::MAX, events });
-        }
-        self.last_outbox = (d, i);
+        let open = self.outboxes.len();
+        let found = if open <= OUTBOX_SCAN {
+            self.outboxes.iter().position(|o| o.dest.0 == d).map(|i| i as u32)
+        } else {
+            if self.outbox_of.is_empty() {
+                self.outbox_of.extend(self.outboxes.iter().enumerate().map(|(i, o)| (o.dest.0, i as u32)));
+            }
+            self.outbox_of.get(&d).copied()
+        };
+        let i = found.unwrap_or_else(|| {
+            let mut batch = self.spare.pop().unwrap_or_else(|| Batch::new(self.me.0));
+            batch.sender = self.me.0;
+            batch.min_time = Tick::MAX;
+            self.outboxes.push(Outbox { dest: PartitionId(d), batch });
+            if open > OUTBOX_SCAN {
+                self.outbox_of.insert(d, open as u32);
+            }
+            open as u32
+        });
+        self.outbox_slots[d as usize % OUTBOX_SLOTS] = (self.outbox_generation, d, i);
         i
     }
 
-    /// Takes this epoch's outboxes, leaving none open.
+    /// Takes the open outboxes, leaving none open.
     pub fn take_outboxes(&mut self) -> std::vec::Drain<'_, Outbox> {
-        self.outbox_of.clear();
-        self.last_outbox = (u32::MAX, 0);
+        if !self.outboxes.is_empty() {
+            if !self.outbox_of.is_empty() {
+                self.outbox_of.clear();
+            }
+            self.outbox_generation = self.outbox_generation.wrapping_add(1);
+            if self.outbox_generation == 0 {
+                // Generation 0 marks never-used slots; after a wrap, clear them.
+                self.outbox_slots = [(0, 0, 0); OUTBOX_SLOTS];
+                self.outbox_generation = 1;
+            }
+        }
         self.outboxes.drain(..)
     }
 
@@ -114,6 +153,7 @@ impl Emitter {
             self.error = Some(e);
         }
         self.attention = true;
+        self.control = true;
     }
 
     pub fn fail_panic(&mut self, component: String, message: String) {
@@ -301,6 +341,7 @@ impl<'a> Context<'a> {
         let req = ExitRequest { at, component: self.me, reason: reason.into(), code };
         self.out.exit = ExitRequest::earliest(self.out.exit.take(), &req);
         self.out.attention = true;
+        self.out.control = true;
     }
 
     /// Registers this component as primary. A run with primary components ends when
@@ -315,6 +356,7 @@ impl<'a> Context<'a> {
         }
         self.out.primary_held += 1;
         self.out.primaries_registered += 1;
+        self.out.control = true;
     }
 
     /// Releases a [`Context::primary_hold`].
@@ -324,6 +366,7 @@ impl<'a> Context<'a> {
         }
         self.out.primary_held -= 1;
         self.out.attention = true;
+        self.out.control = true;
         let now = self.now;
         self.out.last_release = Some(self.out.last_release.map_or(now, |t| t.max(now)));
     }

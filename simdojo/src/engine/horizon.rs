@@ -45,6 +45,8 @@ pub(crate) struct LookaheadGraph {
     /// Partitions holding a component that may end the run (see
     /// `BuildContext::may_end_run`), sorted.
     exit_sources: Vec<u32>,
+    /// The smallest latency between two partitions (`None`: none are linked).
+    min_latency: Option<Tick>,
 }
 
 /// Reusable buffers of [`LookaheadGraph::arrivals`].
@@ -54,7 +56,39 @@ pub(crate) struct Scratch {
     tentative: Vec<Tick>,
     /// Per hub, its best arrival and the best from another partition: (time, from).
     labels: Vec<[(Tick, u32); 2]>,
+    /// Per hub, the two best arrivals from distinct partitions offered so far (labels
+    /// included): an offer that changes neither cannot become a label and is not queued.
+    offered: Vec<[(Tick, u32); 2]>,
     heap: BinaryHeap<Reverse<(Tick, u32, u32)>>,
+}
+
+/// Offers arrival `t` from partition `from` to a hub's two best distinct arrivals;
+/// returns whether they changed.
+fn offer(best: &mut [(Tick, u32); 2], t: Tick, from: u32) -> bool {
+    if from == best[0].1 {
+        let better = t < best[0].0;
+        if better {
+            best[0].0 = t;
+        }
+        return better;
+    }
+    if t < best[0].0 {
+        best[1] = best[0];
+        best[0] = (t, from);
+        return true;
+    }
+    if from == best[1].1 {
+        let better = t < best[1].0;
+        if better {
+            best[1].0 = t;
+        }
+        return better;
+    }
+    let better = t < best[1].0;
+    if better {
+        best[1] = (t, from);
+    }
+    better
 }
 
 impl LookaheadGraph {
@@ -114,7 +148,9 @@ impl LookaheadGraph {
             ends_run.iter().enumerate().filter(|(_, &e)| e).map(|(c, _)| assignment[c].index() as u32).collect();
         exit_sources.sort_unstable();
         exit_sources.dedup();
-        LookaheadGraph { partitions, first, edges, exit_sources }
+        // Edges out of hubs have no latency of their own: the way in carries it.
+        let min_latency = raw.iter().filter(|e| (e.0 as usize) < partitions).map(|e| e.2).min();
+        LookaheadGraph { partitions, first, edges, exit_sources, min_latency }
     }
 
     /// The graph of one partition (no edges).
@@ -124,7 +160,13 @@ impl LookaheadGraph {
             first: vec![0, 0],
             edges: Vec::new(),
             exit_sources: if any_ends_run { vec![0] } else { Vec::new() },
+            min_latency: None,
         }
+    }
+
+    /// The smallest latency between two partitions, `None` when no two are linked.
+    pub fn min_latency(&self) -> Option<Tick> {
+        self.min_latency
     }
 
     /// The partitions that may end the run.
@@ -138,6 +180,12 @@ impl LookaheadGraph {
 
     /// Fills `out[q]` with `min over s of next[s] + reach(s, q)` (`Tick::MAX` where
     /// nothing can arrive) for every partition q.
+    ///
+    /// Dijkstra's algorithm from every partition at once, with hubs relaxed in bulk: a
+    /// hub queues only the arrivals that can become one of its two labels, and when a
+    /// label is final every member it reaches is final with it (its time is the
+    /// smallest still queued), without a queue entry each. A fabric over P partitions
+    /// thus costs O(P), not O(P log P).
     pub fn arrivals(&self, next: &[Tick], s: &mut Scratch, out: &mut Vec<Tick>) {
         let n = self.partitions;
         let hubs = self.first.len() - 1 - n;
@@ -147,55 +195,73 @@ impl LookaheadGraph {
         s.tentative.resize(n, Tick::MAX);
         s.labels.clear();
         s.labels.resize(hubs, [(Tick::MAX, NONE); 2]);
+        s.offered.clear();
+        s.offered.resize(hubs, [(Tick::MAX, NONE); 2]);
         s.heap.clear();
         out.clear();
         out.resize(n, Tick::MAX);
         for (u, &t) in next.iter().enumerate() {
-            if t != Tick::MAX {
-                self.relax(u as u32, t, s);
+            if t == Tick::MAX {
+                continue;
+            }
+            for e in self.out(u as u32) {
+                let at = t.saturating_add(e.latency);
+                if (e.to as usize) < n {
+                    push(s, at, e.to, u as u32);
+                } else {
+                    offer(&mut s.offered[e.to as usize - n], at, u as u32);
+                }
+            }
+        }
+        for (h, offered) in s.offered.iter().enumerate() {
+            for &(t, from) in offered.iter().filter(|o| o.1 != NONE) {
+                s.heap.push(Reverse((t, (n + h) as u32, from)));
             }
         }
         while let Some(Reverse((t, v, from))) = s.heap.pop() {
             let v_ = v as usize;
             if v_ < n {
-                if s.done[v_] {
-                    continue;
+                if !s.done[v_] {
+                    self.settle(v, t, s, out);
                 }
-                s.done[v_] = true;
-                out[v_] = t;
-                self.relax(v, t, s);
                 continue;
             }
             let hub = v_ - n;
             let [best, second] = s.labels[hub];
             if best.1 == NONE {
                 s.labels[hub][0] = (t, from);
-                for e in self.out(v) {
-                    if e.to != from {
-                        push(s, t.saturating_add(e.latency), e.to, v);
+                for i in self.first[v_] as usize..self.first[v_ + 1] as usize {
+                    let to = self.edges[i].to;
+                    if to != from && !s.done[to as usize] {
+                        self.settle(to, t, s, out);
                     }
                 }
             } else if second.1 == NONE && from != best.1 {
                 s.labels[hub][1] = (t, from);
-                if let Some(e) = self.out(v).iter().find(|e| e.to == best.1) {
-                    push(s, t.saturating_add(e.latency), e.to, v);
+                if !s.done[best.1 as usize] && self.out(v).iter().any(|e| e.to == best.1) {
+                    self.settle(best.1, t, s, out);
                 }
             }
         }
     }
 
-    /// Pushes the arrivals along the edges of partition `u`, reached at `t`.
-    fn relax(&self, u: u32, t: Tick, s: &mut Scratch) {
+    /// Partition `v`'s earliest arrival is `t` (the smallest still queued): records it
+    /// and relaxes `v`'s edges.
+    fn settle(&self, v: u32, t: Tick, s: &mut Scratch, out: &mut [Tick]) {
+        s.done[v as usize] = true;
+        out[v as usize] = t;
         let n = self.partitions as u32;
-        for e in self.out(u) {
+        for e in self.out(v) {
             let at = t.saturating_add(e.latency);
             if e.to >= n {
-                // A hub with both labels never relays again.
-                if s.labels[(e.to - n) as usize][1].1 == NONE {
-                    s.heap.push(Reverse((at, e.to, u)));
+                let hub = (e.to - n) as usize;
+                // A hub with both labels never relays again; an arrival that changes
+                // neither of its two best offers cannot become a label.
+                if s.labels[hub][1].1 == NONE && offer(&mut s.offered[hub], at, v) {
+                    s.heap.push(Reverse((at, e.to, v)));
                 }
             } else {
-                push(s, at, e.to, u);
+                push(s, at, e.to, v);
             }
         }
     }

@@ -9,40 +9,43 @@
 //!
 //! See `order` for the deterministic event order and `exec` for the epoch loop.
 
-mod barrier;
+mod board;
 mod checkpoint;
 mod context;
 mod control;
 mod exec;
 mod external;
+mod hooks;
 mod horizon;
+mod mailbox;
 mod observe;
 pub mod order;
 mod partition_state;
+mod pass;
 mod progress;
 mod queue;
+mod wait;
 mod wiring;
 
 use crate::resources::Resources;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-pub use barrier::SpinBarrier;
 pub use checkpoint::Checkpoint;
 pub use context::Context;
 pub use control::{ExitReason, ExitStatus};
 pub use exec::SyncStats;
 pub use observe::{ComponentCost, EventSpan, Observation, Parallelism, WaitSpan, WindowSpan, WorkerLoad};
 pub use external::{ExternalSender, StopHandle};
+pub use hooks::{SyncHook, SyncPoint, SyncShare, MAX_SYNC_HOOKS};
 
 use crate::component::{BuildContext, BuildError, Component, Event};
 use crate::engine::context::Emitter;
-use crate::engine::exec::{Limits, Shared, Stop};
+use crate::engine::exec::{Limits, SegmentSetup, Shared, Stop};
 use crate::engine::external::ExternalInbox;
 use crate::engine::partition_state::{PartitionState, Slot};
 use crate::engine::wiring::{Binding, FabricWiring, PortWiring, Wiring};
 use crate::ids::{ComponentId, FabricId, FabricMember, PartitionId, PortIdx};
-use crossbeam::utils::CachePadded;
 use crate::registry;
 use crate::stats::StatsReport;
 use crate::topology::SourceLoc;
@@ -134,20 +137,22 @@ pub enum EngineError {
     Causality(String),
 }
 
-/// Below this much work per epoch (the time all partitions of a segment spent handling
-/// events, barrier waits excluded, divided by its epochs), worker threads cost more than
-/// they gain: a barrier and a message exchange
-/// per epoch cost about a microsecond on 2 cores, and PHOLD breaks even at about 250
-/// events (~15 us) per epoch. Measured as time, not events, because a GPU model's
-/// events (a compute unit's quantum of hundreds of wave-instructions) are heavy.
+/// Below this much work per round (the time all partitions of a segment spent handling
+/// events, waits excluded, per smallest lookahead of simulated progress), worker threads
+/// cost more than they gain: every round the partitions' progress must cross between
+/// cores (about a microsecond on 2 cores), and PHOLD breaks even at about 250 events
+/// (~15 us) per round. Measured as time, not events, because a GPU model's events (a
+/// compute unit's quantum of hundreds of wave-instructions) are heavy; per round of
+/// simulated progress, not per pass, because threads pass more often than one thread
+/// does for the same progress.
 pub const PARALLEL_MIN_EPOCH_WORK: std::time::Duration = std::time::Duration::from_micros(15);
 /// After this many consecutive light segments a run merges its partitions into one
-/// for good (one partition needs no epochs at all).
+/// for good (one partition needs no synchronization at all).
 pub const LIGHT_SEGMENTS_BEFORE_MERGE: u32 = 16;
-/// Epochs per segment on one thread (short: the first one is the probe).
+/// Passes per segment on one thread (short: the first one is the probe).
 const SERIAL_SEGMENT_EPOCHS: u64 = 64;
-/// Epochs per segment on worker threads.
-const THREADED_SEGMENT_EPOCHS: u64 = 4096;
+/// Passes per segment on worker threads.
+const THREADED_SEGMENT_EPOCHS: u64 = 1 << 16;
 
 /// The ports a component opened while it was built: name -> (index, message type).
 type OpenedPorts = BTreeMap<String, (PortIdx, registry::MessageKind)>;
@@ -216,6 +221,12 @@ pub struct Simulation {
     /// The worker threads the run was given: `SimConfig::workers`, at most one per
     /// partition of the plan (what an observation reports, idle workers included).
     requested_workers: usize,
+    /// The synchronisation hooks the components registered; their shares are the
+    /// requested workers.
+    hooks: Arc<hooks::Hooks>,
+    /// The smallest cross-partition latency of the partitioning built (kept when the
+    /// partitions are merged: an observation's parallelism is judged by it).
+    lookahead: Option<Tick>,
 }
 
 impl Simulation {
@@ -277,6 +288,7 @@ impl Simulation {
         // Build every component.
         let mut built: Vec<(Box<dyn Component>, OpenedPorts)> = Vec::with_capacity(n);
         let mut ends_run = Vec::with_capacity(n);
+        let mut hooks: Vec<Arc<dyn SyncHook>> = Vec::new();
         for (i, decl) in topology.components.iter().enumerate() {
             let ty = registry::lookup(&decl.type_name).ok_or_else(|| EngineError::UnknownType {
                 component: decl.path.clone(),
@@ -290,6 +302,18 @@ impl Simulation {
             let comp = (ty.build)(&mut ctx)
                 .map_err(|reason| EngineError::Build { component: decl.path.clone(), origin: decl.origin.clone(), reason })?;
             ends_run.push(ctx.ends_run);
+            for hook in ctx.hooks {
+                if !hooks.iter().any(|h| Arc::ptr_eq(h, &hook)) {
+                    if hooks.len() == MAX_SYNC_HOOKS {
+                        return Err(EngineError::Build {
+                            component: decl.path.clone(),
+                            origin: decl.origin.clone(),
+                            reason: BuildError::Invalid(format!("more than {MAX_SYNC_HOOKS} synchronisation hooks")),
+                        });
+                    }
+                    hooks.push(hook);
+                }
+            }
             built.push((comp, ctx.opened));
         }
 
@@ -398,6 +422,7 @@ impl Simulation {
             exit_delay,
         };
         let wiring = Arc::new(wiring);
+        let lookahead = wiring.graph.min_latency();
         for part in &mut parts {
             part.for_each_component(&wiring, Tick::ZERO, |c, ctx| {
                 let before = *ctx.seq;
@@ -428,6 +453,8 @@ impl Simulation {
             resources: config.resources.clone(),
             observer: config.observe.then(|| Arc::new(observe::Observer::new())),
             requested_workers: config.workers.unwrap_or(n_parts).clamp(1, n_parts.max(1)),
+            lookahead,
+            hooks: Arc::new(hooks::Hooks::new(hooks, config.workers.unwrap_or(n_parts).clamp(1, n_parts.max(1)), Tick::ZERO)),
         })
     }
 
@@ -436,9 +463,12 @@ impl Simulation {
     fn deliver_outboxes(&mut self) {
         let mut moved = Vec::new();
         for part in &mut self.parts {
+            let mut emptied = Vec::new();
             for mut outbox in part.emit.take_outboxes() {
-                moved.append(&mut outbox.events);
+                moved.append(&mut outbox.batch.events);
+                emptied.push(outbox.batch);
             }
+            part.emit.spare.append(&mut emptied);
         }
         for ev in moved {
             let p = self.wiring.partition_of[ev.target.index()].index();
@@ -486,30 +516,38 @@ impl Simulation {
         self.external.clear_stop();
         loop {
             let n = self.parts.len();
-            // One worker gains nothing from several partitions but their epochs.
+            // One worker gains nothing from several partitions but their passes.
             if n > 1 && !self.fixed && (self.workers == 1 || self.light_segments >= LIGHT_SEGMENTS_BEFORE_MERGE) {
                 self.collapse();
                 continue;
             }
             let threads = n > 1 && self.workers > 1 && (self.heavy || self.fixed);
-            let max_epochs = match (n, threads) {
-                (1, _) => u64::MAX,
-                (_, true) => THREADED_SEGMENT_EPOCHS,
-                (_, false) => SERIAL_SEGMENT_EPOCHS,
+            // Segments end only to choose the next one's mode: a run whose mode cannot
+            // change (one partition, fixed partitions) is one segment.
+            let adaptive = n > 1 && !self.fixed && self.workers > 1;
+            let max_passes = match (adaptive, threads) {
+                (false, _) => u64::MAX,
+                (true, true) => THREADED_SEGMENT_EPOCHS,
+                (true, false) => SERIAL_SEGMENT_EPOCHS,
             };
-            let limits = Limits { max_ticks: self.max_ticks, until, step, max_epochs, time_budget: self.workers > 1 };
-            let epochs = self.summary.sync.epochs;
-            let (stop, work_ns) = self.segment(limits, threads);
-            let epochs = self.summary.sync.epochs - epochs;
-            if epochs > 0 && n > 1 {
-                // Work, not wall time: a threaded segment's wall time also counts its
-                // barrier waits, which on a busy machine (a worker preempted, a parked
-                // worker woken) can make tiny epochs look heavy and keep them on threads.
+            let time_budget = adaptive && !threads;
+            let limits = Limits { max_ticks: self.max_ticks, until, step, max_passes, time_budget };
+            let (stop, work_ns, progress) = self.segment(limits, threads);
+            if n > 1 && !self.fixed {
+                // Work, not wall time: wall time also counts the waits, which on a busy
+                // machine (a worker preempted, a sleeping worker woken) can make tiny
+                // rounds look heavy and keep them on threads.
+                let rounds = match self.wiring.graph.min_latency() {
+                    Some(l) => (progress / l.0.max(1)).max(1),
+                    None => 1,
+                };
                 let min_work = PARALLEL_MIN_EPOCH_WORK.as_nanos() as u64;
-                self.heavy = work_ns >= min_work.saturating_mul(epochs);
+                self.heavy = work_ns >= min_work.saturating_mul(rounds);
                 self.light_segments = if self.heavy { 0 } else { self.light_segments + 1 };
             }
             if let Stop::Status(status) = stop {
+                let point = if status.can_continue() { SyncPoint::Pause } else { SyncPoint::End };
+                self.hooks.flush(status.tick, point);
                 self.now = status.tick;
                 self.last_status = Some(status.clone());
                 return status;
@@ -528,66 +566,34 @@ impl Simulation {
     }
 
     /// Runs one segment of the epoch loop, on worker threads or on this thread.
-    /// Returns why it stopped and the nanoseconds all partitions spent handling events.
-    fn segment(&mut self, limits: Limits, threads: bool) -> (Stop, u64) {
+    /// Returns why it stopped, the nanoseconds all partitions spent handling events
+    /// (when measured) and the simulated progress (see `pass::PassState::progress`).
+    fn segment(&mut self, limits: Limits, threads: bool) -> (Stop, u64, u64) {
         let n = self.parts.len();
-        let workers = self.workers.min(n);
+        let workers = if threads { self.workers.min(n) } else { 1 };
         let wiring = self.wiring.clone();
-        let shared = Shared {
+        let setup = SegmentSetup {
             wiring: &wiring,
             limits,
-            barrier: SpinBarrier::new(if threads { workers } else { 1 }),
-            // Input queued before this segment (a doorbell sent to a quiescent run being
-            // continued) counts as an open sender: the first epoch idles, which routes it.
-            records: exec::initial_records(&mut self.parts, self.external.has_senders() || self.external.has_pending(), self.ext_seq),
-            judges: [CachePadded::new(Mutex::new(exec::Judge::new())), CachePadded::new(Mutex::new(exec::Judge::new()))],
-            ran: Default::default(),
-            inboxes: (0..n).map(|_| Default::default()).collect(),
-            spares: (0..n).map(|_| Default::default()).collect(),
             external: &self.external,
-            progress: if self.progress { progress::Progress::on_terminal().map(Mutex::new) } else { None },
-            work_ns: Default::default(),
+            progress: if self.progress { progress::Progress::on_terminal() } else { None },
             observer: self.observer.as_deref(),
             epoch_base: self.summary.sync.epochs,
+            ext_seq: self.ext_seq,
+            workers,
+            measure_work: n > 1 && !self.fixed,
+            hooks: &self.hooks,
         };
+        let shared = Shared::new(&mut self.parts, setup);
+        let stop = exec::run(&mut self.parts, &shared, workers);
         let mut sync = SyncStats::default();
-        let stop = if n == 1 {
-            exec::worker(&mut self.parts[0], &shared, &mut sync)
-        } else if !threads {
-            exec::serial(&mut self.parts, &shared, &mut sync)
-        } else if workers < n {
-            exec::claiming(&mut self.parts, &shared, &mut sync, workers)
-        } else {
-            std::thread::scope(|s| {
-                let (first, rest) = self.parts.split_at_mut(1);
-                let shared = &shared;
-                for part in rest {
-                    s.spawn(move || {
-                        let mut ignored = SyncStats::default();
-                        exec::worker(part, shared, &mut ignored)
-                    });
-                }
-                exec::worker(&mut first[0], shared, &mut sync)
-            })
-        };
-        // Batches sent in the last epoch go into their queues, so the state is whole;
-        // emptied batch vectors stay with their partitions for the next segment.
-        for (q, inbox) in shared.inboxes.iter().enumerate() {
-            while let Some((sender, mut batch)) = inbox.pop() {
-                batch.drain(..).for_each(|ev| self.parts[q].emit.queue.push(ev));
-                self.parts[sender].emit.spare.push(batch);
-            }
-        }
-        for (q, spares) in shared.spares.iter().enumerate() {
-            while let Some(spare) = spares.pop() {
-                self.parts[q].emit.spare.push(spare);
-            }
-        }
+        let (work_ns, progress) = shared.close(&mut self.parts, &mut sync);
         self.ext_seq = self.ext_seq.max(sync.ext_seq);
         self.summary.events = self.parts.iter().map(|p| p.emit.handled).sum();
         self.summary.sync.epochs += sync.epochs;
+        self.summary.sync.windows += sync.windows;
         self.summary.sync.epoch_ns.merge(&sync.epoch_ns);
-        (stop, shared.work_ns.load(std::sync::atomic::Ordering::Relaxed))
+        (stop, work_ns, progress)
     }
 
     /// The shared resource of type `T` named `name` (see [`crate::resources`]).
@@ -626,7 +632,7 @@ impl Simulation {
         }
         spans.sort_by_key(|s| (s.worker, s.start_ns));
         let workers = u32::try_from(self.requested_workers).unwrap_or(u32::MAX);
-        Some(Observation { components, windows, waits, spans, epochs: self.summary.sync.epochs, workers })
+        Some(Observation { components, windows, waits, spans, epochs: self.summary.sync.epochs, lookahead: self.lookahead, workers })
     }
 
     /// Decomposition-dependent counters of all runs so far.

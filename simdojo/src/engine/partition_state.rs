@@ -39,6 +39,17 @@ pub(crate) struct PartitionState {
     pub frontier: Tick,
     /// Sampled event spans, recorded only when the run is observed.
     pub log: PartitionLog,
+    /// The run control last added to the segment's totals (see `exec::publish`).
+    pub published: Published,
+}
+
+/// What a partition last published of its run control: the totals of a segment count
+/// the differences.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Published {
+    pub held: i64,
+    pub registered: u64,
+    pub last_release: Option<Tick>,
 }
 
 /// Why a window ended.
@@ -60,6 +71,7 @@ impl PartitionState {
             emit: Emitter::new(id, n_partitions),
             frontier: Tick::ZERO,
             log: PartitionLog::default(),
+            published: Published::default(),
         }
     }
 

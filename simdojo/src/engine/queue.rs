@@ -85,6 +85,9 @@ pub(crate) struct EventQueue {
     overflow: u32,
     overflow_len: usize,
     overflow_min: u64,
+    /// The overflow's times while the wheel is refitted (kept, so refits allocate only
+    /// when the queue holds more events than ever before).
+    times: Vec<u64>,
 }
 
 impl Default for EventQueue {
@@ -112,6 +115,7 @@ impl EventQueue {
             overflow: NIL,
             overflow_len: 0,
             overflow_min: u64::MAX,
+            times: Vec::new(),
         }
     }
 
@@ -224,7 +228,8 @@ impl EventQueue {
         // spacing of events at the front. Buckets of four to eight events (the width
         // is rounded down to a power of two) measured fastest on PHOLD: sorting a few
         // events costs less than walking to the next bucket.
-        let mut times = Vec::with_capacity(self.overflow_len);
+        let mut times = std::mem::take(&mut self.times);
+        times.clear();
         let mut i = self.overflow;
         while i != NIL {
             times.push(self.nodes[i as usize].key.time.0);
@@ -232,12 +237,17 @@ impl EventQueue {
         }
         let quarter = (times.len() / 4).max(1).min(times.len().saturating_sub(1));
         let q_time = if times.is_empty() { min } else { *times.select_nth_unstable(quarter).1 };
+        self.times = times;
         let width = ((q_time - min) * 8 / quarter.max(1) as u64).max(1);
         self.shift = 63 - width.leading_zeros();
         let n_buckets = (2 * n).next_power_of_two().clamp(MIN_BUCKETS, 1 << 21);
         if n_buckets != self.heads.len() {
-            self.heads = vec![NIL; n_buckets];
-            self.occupied = vec![0; n_buckets / 64];
+            // Resized in place: the vectors keep the largest capacity they ever had, so
+            // a bucket count that moves back and forth does not allocate each time.
+            self.heads.clear();
+            self.heads.resize(n_buckets, NIL);
+            self.occupied.clear();
+            self.occupied.resize(n_buckets / 64, 0);
         }
         self.start = min >> self.shift << self.shift;
         self.set_cur(0);

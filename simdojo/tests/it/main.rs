@@ -2,6 +2,7 @@
 
 mod checkpoint;
 mod control;
+mod hooks;
 mod overrides;
 mod phold;
 mod support;

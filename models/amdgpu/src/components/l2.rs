@@ -302,7 +302,7 @@ impl L2 {
                     }
                 }
                 self.state.performed.inc();
-                let result = crate::gpu::memory::perform(self.view.as_mut(), &req);
+                let result = crate::gpu::memory::perform(self.view.as_mut(), req);
                 ctx.send(&self.cu[c], MemMsg::Response { tag, result });
             }
             MemMsg::Lines { seq, lines } => {

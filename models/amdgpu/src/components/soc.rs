@@ -34,7 +34,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use amdgpu_isa::exec::{AccessKind, AtomicOp, GwsOp, GwsUnit, MemFault, MemFaultKind, VmemRequest, VmemResponse};
+use amdgpu_isa::exec::{AccessKind, AtomicOp, GwsOp, GwsUnit, MemFault, MemFaultKind, VmemRequest};
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
@@ -473,8 +473,10 @@ impl Soc {
         q.waiting.insert(unit_tag, GwsWaiter { port, tag, seq, mask: req.mask });
         for done in q.unit.submit(unit_tag, &req) {
             if let Some(w) = q.waiting.remove(&done) {
-                let answer = VmemResponse { mask: w.mask, data: Vec::new() };
-                ctx.send(&self.l2[w.port], MemMsg::Response { tag: w.tag, result: Ok(Box::new(answer)) });
+                // A GWS answer carries no data: a fresh box with the lanes' mask.
+                let mut answer = Box::new(VmemRequest::blank());
+                answer.answer.mask = w.mask;
+                ctx.send(&self.l2[w.port], MemMsg::Response { tag: w.tag, result: Ok(answer) });
             }
         }
     }
@@ -659,7 +661,7 @@ impl Soc {
                     return self.on_gws(i, tag, seq, *req, ctx);
                 }
                 self.state.coherent.inc();
-                let result = crate::gpu::memory::perform(self.view.as_mut(), &req);
+                let result = crate::gpu::memory::perform(self.view.as_mut(), req);
                 ctx.send(&self.l2[i], MemMsg::Response { tag, result });
             }
             MemMsg::Counters { seq, l2, read_bytes, write_bytes } => self.on_counters(seq, &l2, read_bytes, write_bytes, ctx),

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use amdgpu_isa::exec::device::{gather_dwords_by_lane, scatter_dwords_by_lane};
-use amdgpu_isa::exec::{AtomicOp, DeviceMemory, MemFault, MemFaultKind, VmemRequest, VmemResponse};
+use amdgpu_isa::exec::{AtomicOp, DeviceMemory, MemFault, MemFaultKind, VmemRequest};
 use serde::{Deserialize, Serialize};
 
 use crate::gpu::ids::GpuAddr;
@@ -830,9 +830,10 @@ fn lane_span(addrs: &[u64; 64], mask: u64) -> Option<(u64, u64)> {
 
 /// Performs a deferred access where it is ordered (an L2 or the coherent home). With no
 /// GPU memory (a topology without an `amdgpu.soc`) every address is unmapped.
-pub fn perform(view: Option<&mut MemView>, req: &VmemRequest) -> Result<Box<VmemResponse>, MemFault> {
+/// The answer travels back in the request's own box ([`VmemRequest::perform_in_place`]).
+pub fn perform(view: Option<&mut MemView>, mut req: Box<VmemRequest>) -> Result<Box<VmemRequest>, MemFault> {
     match view {
-        Some(v) => req.perform(v).map(Box::new),
+        Some(v) => req.perform_in_place(v).map(|()| req),
         None => Err(MemFault { addr: 0, kind: MemFaultKind::Unmapped }),
     }
 }

@@ -1,7 +1,7 @@
 //! Messages between the GPU's components. A paired link carries one message type in
 //! both directions, so each link kind has one enum with the variants of both ways.
 
-use amdgpu_isa::exec::{GroupPlace, MemFault, VmemRequest, VmemResponse};
+use amdgpu_isa::exec::{GroupPlace, MemFault, VmemRequest};
 use serde::{Deserialize, Serialize};
 
 use crate::gpu::aql::KernelDispatch;
@@ -180,12 +180,13 @@ pub enum MemMsg {
         /// Whether it must go to the system-coherent home rather than the L2.
         system: bool,
     },
-    /// The result of a `Request`.
+    /// The result of a `Request`: the request's own box with the answer in it
+    /// ([`VmemRequest::answer`]), so a deferred access allocates nothing on its way.
     Response {
         /// The request's tag.
         tag: u64,
-        /// Returned data or the fault.
-        result: Result<Box<VmemResponse>, MemFault>,
+        /// The performed request, or the fault.
+        result: Result<Box<VmemRequest>, MemFault>,
     },
     /// Lines that missed a compute unit's L1 during a quantum (functional mode).
     Lines {

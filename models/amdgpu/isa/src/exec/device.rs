@@ -575,6 +575,112 @@ impl Default for LaneDwords {
     }
 }
 
+/// Up to `CAP` dwords of every lane, inline (no heap): a deferred access's store data or
+/// atomic operands, or its answer. Dereferences to the `len` dwords it holds; serialized as
+/// a sequence of [`LaneDwords`], as a `Vec` would be.
+#[derive(Clone)]
+pub struct LaneRegs<const CAP: usize> {
+    len: u8,
+    regs: [LaneDwords; CAP],
+}
+
+impl<const CAP: usize> LaneRegs<CAP> {
+    /// No dwords.
+    pub fn new() -> Self {
+        LaneRegs { len: 0, regs: [LaneDwords::default(); CAP] }
+    }
+
+    /// Forgets every dword (keeps the storage).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Appends one dword of every lane.
+    ///
+    /// Panics past `CAP` dwords: every access moves at most four dwords per lane (two
+    /// for an atomic's compare operand), so only a bug in the executor can get there.
+    #[inline]
+    pub fn push(&mut self, d: [u32; 64]) {
+        assert!((self.len as usize) < CAP, "at most {CAP} dwords per lane");
+        self.regs[self.len as usize] = LaneDwords(d);
+        self.len += 1;
+    }
+
+    /// Makes it hold `n` (at most `CAP`) dwords, the added ones zero.
+    #[inline]
+    pub fn resize_zeroed(&mut self, n: usize) {
+        let n = n.min(CAP);
+        for r in self.regs.iter_mut().take(n).skip(self.len as usize) {
+            r.0 = [0; 64];
+        }
+        self.len = n as u8;
+    }
+}
+
+impl<const CAP: usize> Default for LaneRegs<CAP> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const CAP: usize> std::ops::Deref for LaneRegs<CAP> {
+    type Target = [LaneDwords];
+
+    #[inline]
+    fn deref(&self) -> &[LaneDwords] {
+        &self.regs[..self.len as usize]
+    }
+}
+
+impl<const CAP: usize> std::ops::DerefMut for LaneRegs<CAP> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [LaneDwords] {
+        &mut self.regs[..self.len as usize]
+    }
+}
+
+impl<const CAP: usize> PartialEq for LaneRegs<CAP> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<const CAP: usize> Eq for LaneRegs<CAP> {}
+
+impl<const CAP: usize> std::fmt::Debug for LaneRegs<CAP> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<const CAP: usize> FromIterator<LaneDwords> for LaneRegs<CAP> {
+    /// Panics past `CAP` items, as [`LaneRegs::push`].
+    fn from_iter<I: IntoIterator<Item = LaneDwords>>(iter: I) -> Self {
+        let mut r = Self::new();
+        for d in iter {
+            r.push(d.0);
+        }
+        r
+    }
+}
+
+impl<const CAP: usize> Serialize for LaneRegs<CAP> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de, const CAP: usize> Deserialize<'de> for LaneRegs<CAP> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Vec::<LaneDwords>::deserialize(d)?;
+        if v.len() > CAP {
+            return Err(serde::de::Error::invalid_length(v.len(), &"at most the capacity's dwords per lane"));
+        }
+        Ok(v.into_iter().collect())
+    }
+}
+
 /// The element a load or store moves per lane.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Element {
@@ -636,13 +742,18 @@ pub struct VmemRequest {
     #[serde(with = "BigArray")]
     pub addrs: [u64; 64],
     /// Store data, or the atomic's source operand: `data[k]` is dword `k` of every lane.
-    pub data: Vec<LaneDwords>,
+    pub data: LaneRegs<4>,
     /// The compare operand of an atomic cmpswap (`dwords` entries), otherwise empty.
-    pub cmp: Vec<LaneDwords>,
+    pub cmp: LaneRegs<2>,
     /// Cache-policy bits.
     pub policy: CachePolicy,
     /// Where the returned dwords go (loads and returning atomics).
     pub dest: Option<VgprDest>,
+    /// The answer, once [`VmemRequest::perform_in_place`] performed it: the request's box
+    /// travels to where the access is ordered and back to its wave with the answer in it
+    /// (no allocation per access).
+    #[serde(default)]
+    pub answer: VmemResponse,
 }
 
 /// What a performed [`VmemRequest`] returns to its wave.
@@ -652,7 +763,7 @@ pub struct VmemResponse {
     pub mask: u64,
     /// Returned dword `k` of every lane (loads: the loaded value, extended; atomics: the
     /// old value); empty for stores and non-returning atomics.
-    pub data: Vec<LaneDwords>,
+    pub data: LaneRegs<4>,
 }
 
 impl VmemRequest {
@@ -678,11 +789,54 @@ impl VmemRequest {
     /// through [`DeviceMemory::atomic_u32`] / [`DeviceMemory::atomic_u64`]. The first
     /// faulting lane stops it (earlier lanes' stores and atomics stay done).
     pub fn perform<M: DeviceMemory + ?Sized>(&self, mem: &mut M) -> Result<VmemResponse, MemFault> {
+        let mut out = VmemResponse::default();
+        self.perform_to(mem, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`VmemRequest::perform`] with the answer left in [`VmemRequest::answer`] (a fault
+    /// leaves it empty).
+    pub fn perform_in_place<M: DeviceMemory + ?Sized>(&mut self, mem: &mut M) -> Result<(), MemFault> {
+        let mut out = std::mem::take(&mut self.answer);
+        let done = self.perform_to(mem, &mut out);
+        if done.is_err() {
+            out.mask = 0;
+            out.data.clear();
+        }
+        self.answer = out;
+        done
+    }
+
+    /// A request of nothing (no lanes), for a scheduler to fill in: the storage a wave
+    /// reuses for its deferred accesses.
+    pub fn blank() -> VmemRequest {
+        VmemRequest {
+            pc: 0,
+            kind: AccessKind::Load,
+            space: Space::Global,
+            op: None,
+            element: Element::Dwords,
+            dwords: 0,
+            mask: 0,
+            addrs: [0; N],
+            data: LaneRegs::new(),
+            cmp: LaneRegs::new(),
+            policy: CachePolicy::default(),
+            dest: None,
+            answer: VmemResponse::default(),
+        }
+    }
+
+    /// Performs the access, writing the answer to `out`.
+    fn perform_to<M: DeviceMemory + ?Sized>(&self, mem: &mut M, out: &mut VmemResponse) -> Result<(), MemFault> {
         let mask = self.mask;
         let dwords = (self.dwords as usize).min(4);
+        out.mask = mask;
+        out.data.clear();
         match self.kind {
             AccessKind::Load => {
-                let mut data = vec![LaneDwords::default(); dwords];
+                out.data.resize_zeroed(dwords);
+                let data = &mut *out.data;
                 if self.element == Element::Dwords && dwords == 1 {
                     mem.gather_u32(&self.addrs, mask, &mut data[0].0)?;
                 } else {
@@ -706,7 +860,7 @@ impl VmemRequest {
                         }
                     }
                 }
-                Ok(VmemResponse { mask, data })
+                Ok(())
             }
             AccessKind::Store => {
                 if self.element == Element::Dwords && dwords == 1 {
@@ -726,12 +880,13 @@ impl VmemRequest {
                         mem.write(self.addrs[lane], &buf[..size.min(16)])?;
                     }
                 }
-                Ok(VmemResponse { mask, data: Vec::new() })
+                Ok(())
             }
             AccessKind::Atomic { returns } => {
                 let op = self.op.unwrap_or(AtomicOp::Swap);
                 let word = |v: &[LaneDwords], k: usize, lane: usize| v.get(k).map_or(0, |d| d.0[lane]);
-                let mut data = vec![LaneDwords::default(); if returns { dwords } else { 0 }];
+                out.data.resize_zeroed(if returns { dwords } else { 0 });
+                let data = &mut *out.data;
                 for lane in 0..N {
                     if (mask >> lane) & 1 == 0 {
                         continue;
@@ -752,13 +907,13 @@ impl VmemRequest {
                         }
                     }
                 }
-                Ok(VmemResponse { mask, data })
+                Ok(())
             }
             // A GWS operation is not a memory access: the device's GWS unit performs it.
             AccessKind::Gws { resource, .. } => Err(MemFault { addr: resource as u64, kind: super::memory::MemFaultKind::GwsRequest }),
             // Only loads, stores and atomics are ever deferred; a hand-built request of
             // another kind has nothing to do.
-            AccessKind::ScalarLoad | AccessKind::Writeback | AccessKind::Invalidate => Ok(VmemResponse { mask, data: Vec::new() }),
+            AccessKind::ScalarLoad | AccessKind::Writeback | AccessKind::Invalidate => Ok(()),
         }
     }
 }

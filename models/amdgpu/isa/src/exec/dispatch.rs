@@ -479,8 +479,9 @@ fn resume_functionally<M: DeviceMemory>(w: &mut Wave, tag: u64, mem: &mut M, gws
                 if FunctionalGws::is_gws(&request) {
                     return gws.submit(tag, w, *request);
                 }
-                match request.perform(mem) {
-                    Ok(resp) => w.complete(&resp)?,
+                let mut request = request;
+                match request.perform_in_place(mem) {
+                    Ok(()) => w.complete_request(request)?,
                     Err(fault) => return Err(w.fail_pending(fault)),
                 }
             }

@@ -25,7 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::device::{AccessKind, CachePolicy, Element, GwsOp, Space, VmemRequest, VmemResponse};
+use super::device::{AccessKind, CachePolicy, Element, GwsOp, LaneRegs, Space, VmemRequest, VmemResponse};
 use super::operands::unsupported;
 use super::program::CachedInst;
 use super::wave::{PendingAccess, Wave, WaveStatus, M0, WAVE_LANES};
@@ -55,22 +55,21 @@ pub(super) fn request(w: &mut Wave, c: &CachedInst, pc: u64) -> Result<(), ExecF
     let data0 = (w1 & 0xff) as usize;
     let acc = (w0 >> 25) & 1 != 0;
     let value = if acc { w.agpr[data0][lane] } else { w.vgpr[data0][lane] };
-    let request = VmemRequest {
-        pc,
-        kind: AccessKind::Gws { op, resource, value },
-        space: Space::Global,
-        op: None,
-        element: Element::Dwords,
-        dwords: 0,
-        mask: exec,
-        addrs: [0; WAVE_LANES],
-        data: Vec::new(),
-        cmp: Vec::new(),
-        policy: CachePolicy::default(),
-        dest: None,
-    };
+    let mut request = w.request_box();
+    request.pc = pc;
+    request.kind = AccessKind::Gws { op, resource, value };
+    request.space = Space::Global;
+    request.op = None;
+    request.element = Element::Dwords;
+    request.dwords = 0;
+    request.mask = exec;
+    request.addrs = [0; WAVE_LANES];
+    request.data.clear();
+    request.cmp.clear();
+    request.policy = CachePolicy::default();
+    request.dest = None;
     w.waiting = Some(PendingAccess { pc, mask: exec, dest: None });
-    w.pending = Some(Box::new(request));
+    w.pending = Some(request);
     w.status = WaveStatus::WaitMemory;
     Ok(())
 }
@@ -172,7 +171,7 @@ impl GwsUnit {
 
     /// What a completed GWS request returns to its wave (nothing: the wave just resumes).
     pub fn response(req: &VmemRequest) -> VmemResponse {
-        VmemResponse { mask: req.mask, data: Vec::new() }
+        VmemResponse { mask: req.mask, data: LaneRegs::new() }
     }
 }
 

@@ -102,7 +102,7 @@ mod vop3p;
 pub mod wave;
 
 pub use device::{
-    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, GwsOp, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest,
+    AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, GwsOp, LaneDwords, LaneRegs, Route, Space, VgprDest, VmemAccess, VmemRequest,
     VmemResponse,
 };
 pub use dispatch::{

@@ -44,7 +44,7 @@
 
 use crate::decode::{Inst, Opcode};
 
-use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VmemAccess, VmemRequest};
+use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, Route, Space, VmemAccess, VmemRequest};
 use super::operands::{unsupported, Ctx};
 use super::wave::{PendingAccess, SgprDest, Wave, WaveStatus, FLAT_SCRATCH_LO, WAVE_LANES};
 use super::ExecFault;
@@ -187,14 +187,19 @@ pub(crate) fn execute<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: 
             if n == 0 {
                 return Ok(());
             }
-            let data = |k: u32| w.sgpr[(sdata + k as usize) & 127];
-            let request = request(pc, AccessKind::Store, None, n, addr, (0..n).map(data).collect(), Vec::new(), policy(w0));
+            let mut data = [0u32; 4];
+            for (k, d) in data.iter_mut().enumerate().take(n as usize) {
+                *d = w.sgpr[(sdata + k) & 127];
+            }
+            let data = &data[..(n as usize).min(4)];
+            let request = request(w, pc, AccessKind::Store, None, n, addr, data, &[], policy(w0));
             if route(ctx, &request) == Route::Defer {
                 park(w, request, None);
                 return Ok(());
             }
-            for k in 0..n {
-                ctx.mem.write_u32(addr.wrapping_add(4 * u64::from(k)), data(k)).map_err(|f| ExecFault::mem(pc, f))?;
+            w.keep_request_box(request);
+            for (k, &d) in data.iter().enumerate() {
+                ctx.mem.write_u32(addr.wrapping_add(4 * k as u64), d).map_err(|f| ExecFault::mem(pc, f))?;
             }
             Ok(())
         }
@@ -207,21 +212,27 @@ pub(crate) fn execute<M: DeviceMemory>(w: &mut Wave, inst: &Inst, pc: u64, ctx: 
                 return Err(unsupported(inst, pc));
             }
             let reg = |k: u32| w.sgpr[(sdata + k as usize) & 127];
-            let src: Vec<u32> = (0..dwords).map(reg).collect();
-            let cmp: Vec<u32> = if aop == AtomicOp::Cmpswap { (dwords..2 * dwords).map(reg).collect() } else { Vec::new() };
-            let request = request(pc, AccessKind::Atomic { returns }, Some(aop), dwords, addr, src, cmp, policy(w0));
+            let n = (dwords as usize).min(2);
+            let (mut src, mut cmp) = ([0u32; 2], [0u32; 2]);
+            for k in 0..n {
+                src[k] = reg(k as u32);
+                cmp[k] = reg(dwords + k as u32);
+            }
+            let cmp = if aop == AtomicOp::Cmpswap { &cmp[..n] } else { &[] };
+            let mut request = request(w, pc, AccessKind::Atomic { returns }, Some(aop), dwords, addr, &src[..n], cmp, policy(w0));
             if route(ctx, &request) == Route::Defer {
                 let dest = returns.then_some(SgprDest { first: sdata as u8, count: dwords as u8 });
                 park(w, request, dest);
                 return Ok(());
             }
-            let resp = request.perform(&mut *ctx.mem).map_err(|f| ExecFault::mem(pc, f))?;
-            if returns {
-                for (k, d) in resp.data.iter().enumerate() {
+            let done = request.perform_in_place(&mut *ctx.mem);
+            if done.is_ok() && returns {
+                for (k, d) in request.answer.data.iter().enumerate() {
                     w.set_sgpr(sdata + k, d.0[0]);
                 }
             }
-            Ok(())
+            w.keep_request_box(request);
+            done.map_err(|f| ExecFault::mem(pc, f))
         }
     }
 }
@@ -243,30 +254,35 @@ fn load<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, pc: u64, w0: u32, addr:
     Ok(())
 }
 
-/// A one-lane request for a scalar store or atomic.
+/// A one-lane request for a scalar store or atomic, in the box the wave reuses.
 #[allow(clippy::too_many_arguments)]
-fn request(pc: u64, kind: AccessKind, op: Option<AtomicOp>, dwords: u32, addr: u64, data: Vec<u32>, cmp: Vec<u32>, policy: CachePolicy) -> VmemRequest {
+fn request(w: &mut Wave, pc: u64, kind: AccessKind, op: Option<AtomicOp>, dwords: u32, addr: u64, data: &[u32], cmp: &[u32], policy: CachePolicy) -> Box<VmemRequest> {
     let lane0 = |v: u32| {
-        let mut d = LaneDwords::default();
-        d.0[0] = v;
+        let mut d = [0u32; WAVE_LANES];
+        d[0] = v;
         d
     };
-    let mut addrs = [0u64; WAVE_LANES];
-    addrs[0] = addr;
-    VmemRequest {
-        pc,
-        kind,
-        space: Space::Scalar,
-        op,
-        element: Element::Dwords,
-        dwords,
-        mask: 1,
-        addrs,
-        data: data.into_iter().map(lane0).collect(),
-        cmp: cmp.into_iter().map(lane0).collect(),
-        policy,
-        dest: None,
+    let mut req = w.request_box();
+    req.pc = pc;
+    req.kind = kind;
+    req.space = Space::Scalar;
+    req.op = op;
+    req.element = Element::Dwords;
+    req.dwords = dwords;
+    req.mask = 1;
+    req.addrs = [0; WAVE_LANES];
+    req.addrs[0] = addr;
+    req.data.clear();
+    for &v in data {
+        req.data.push(lane0(v));
     }
+    req.cmp.clear();
+    for &v in cmp {
+        req.cmp.push(lane0(v));
+    }
+    req.policy = policy;
+    req.dest = None;
+    req
 }
 
 /// Asks the memory where a scalar store or atomic goes.
@@ -279,9 +295,9 @@ fn route<M: DeviceMemory>(ctx: &mut Ctx<M>, request: &VmemRequest) -> Route {
 
 /// Parks a deferred scalar access in the wave and stops it.
 #[cold]
-fn park(w: &mut Wave, request: VmemRequest, dest: Option<SgprDest>) {
+fn park(w: &mut Wave, request: Box<VmemRequest>, dest: Option<SgprDest>) {
     w.waiting = Some(PendingAccess { pc: request.pc, mask: 1, dest: None });
     w.scalar_dest = dest;
-    w.pending = Some(Box::new(request));
+    w.pending = Some(request);
     w.status = WaveStatus::WaitMemory;
 }

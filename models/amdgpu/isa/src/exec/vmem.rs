@@ -8,14 +8,14 @@
 //!
 //! Every FLAT/GLOBAL/SCRATCH/MUBUF load, store and atomic, and every `buffer_*` cache
 //! operation, first asks [`DeviceMemory::route`]; a deferred access becomes a
-//! [`VmemRequest`] parked in the wave (see [`super::device`]).
+//! [`VmemRequest`](super::VmemRequest) parked in the wave (see [`super::device`]).
 
 #![allow(clippy::needless_range_loop)] // lane loops index lane arrays in lockstep
 
 use crate::decode::{Encoding, Opcode};
 use crate::Target;
 
-use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, LaneDwords, Route, Space, VgprDest, VmemAccess, VmemRequest};
+use super::device::{AccessKind, AtomicOp, CachePolicy, DeviceMemory, Element, Route, Space, VgprDest, VmemAccess};
 use super::operands::{unsupported, Ctx, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use super::program::CachedInst;
 use super::reg_file::RegFile;
@@ -532,48 +532,56 @@ fn route<M: DeviceMemory>(ctx: &mut Ctx<M>, op: &MemOp, mask: u64, addrs: &[u64;
     ctx.mem.route(&access)
 }
 
-/// Parks `op` in the wave as a [`VmemRequest`] and stops the wave.
+/// Parks `op` in the wave as a [`VmemRequest`](super::VmemRequest) (in the box the wave reuses) and stops
+/// the wave.
 #[cold]
-fn defer(w: &mut Wave, op: &MemOp, mask: u64, addrs: [u64; N]) {
+fn defer(w: &mut Wave, op: &MemOp, mask: u64, addrs: &[u64; N]) {
+    let mut req = w.request_box();
     let regs = if op.acc { &w.agpr } else { &w.vgpr };
-    let reg = |r: usize| LaneDwords(regs[r & 255]);
+    let reg = |r: usize| regs[r & 255];
     let kind = op.kind();
-    let (request_op, element, dwords, data, cmp, dest) = match kind {
+    req.data.clear();
+    req.cmp.clear();
+    let (request_op, element, dwords, dest) = match kind {
         AccessKind::Load => {
             let (element, dwords) = aux_element(op.aux);
-            (None, element, dwords, Vec::new(), Vec::new(), Some(dwords))
+            (None, element, dwords, Some(dwords))
         }
         AccessKind::Store => {
             let (element, dwords) = aux_element(op.aux);
             let shift = if op.aux & D16_HI != 0 { 16 } else { 0 };
-            let data = (0..dwords).map(|k| LaneDwords(reg(op.data + k).0.map(|v| v >> shift))).collect();
-            (None, element, dwords, data, Vec::new(), None)
+            for k in 0..dwords {
+                req.data.push(reg(op.data + k).map(|v| v >> shift));
+            }
+            (None, element, dwords, None)
         }
         _ => {
             let (aop, wide) = aux_atomic(op.aux);
             let dwords = if wide { 2 } else { 1 };
-            let data = (0..dwords).map(|k| reg(op.data + k)).collect();
-            let cmp = if aop == AtomicOp::Cmpswap { (0..dwords).map(|k| reg(op.data + dwords + k)).collect() } else { Vec::new() };
-            (Some(aop), Element::Dwords, dwords, data, cmp, op.glc.then_some(dwords))
+            for k in 0..dwords {
+                req.data.push(reg(op.data + k));
+            }
+            if aop == AtomicOp::Cmpswap {
+                for k in 0..dwords {
+                    req.cmp.push(reg(op.data + dwords + k));
+                }
+            }
+            (Some(aop), Element::Dwords, dwords, op.glc.then_some(dwords))
         }
     };
     let dest = dest.map(|count| VgprDest { first: op.vdst as u8, count: count as u8, acc: op.acc });
-    let request = VmemRequest {
-        pc: op.pc,
-        kind,
-        space: op.space,
-        op: request_op,
-        element,
-        dwords: dwords as u32,
-        mask,
-        addrs,
-        data,
-        cmp,
-        policy: op.policy,
-        dest,
-    };
+    req.pc = op.pc;
+    req.kind = kind;
+    req.space = op.space;
+    req.op = request_op;
+    req.element = element;
+    req.dwords = dwords as u32;
+    req.mask = mask;
+    req.addrs = *addrs;
+    req.policy = op.policy;
+    req.dest = dest;
     w.waiting = Some(PendingAccess { pc: op.pc, mask, dest });
-    w.pending = Some(Box::new(request));
+    w.pending = Some(req);
     w.status = WaveStatus::WaitMemory;
 }
 
@@ -660,7 +668,7 @@ pub(super) fn access_device<M: DeviceMemory>(w: &mut Wave, ctx: &mut Ctx<M>, op:
     // merge into half a register) are always performed at once.
     let d16_load = op.aux & 0xf == KIND_LOAD && op.aux & (3 << 14) != 0;
     if route(ctx, op, mask, &addrs) == Route::Defer && !d16_load {
-        defer(w, op, mask, addrs);
+        defer(w, op, mask, &addrs);
         return Ok(());
     }
     // Whole dwords into or out of registers inside the allocation (a range that wraps or

@@ -140,6 +140,11 @@ pub struct Wave {
     /// Where the wave runs and what it was allocated (HW_ID, XCC_ID, GPR_ALLOC, LDS_ALLOC).
     #[serde(default)]
     pub place: Placement,
+    /// The box of the last deferred access, back from its round trip
+    /// ([`Wave::complete_request`]): the next one is parked in it (no allocation per
+    /// deferred access). Storage only, not state: not saved.
+    #[serde(skip)]
+    spare: Option<Box<VmemRequest>>,
 }
 
 impl std::fmt::Debug for Wave {
@@ -174,6 +179,7 @@ impl Wave {
             mfma_scales: None,
             scalar_dest: None,
             place: Placement::unplaced((vgprs + agprs).min(u16::MAX as usize) as u16),
+            spare: None,
         };
         wave.set_exec(u64::MAX);
         wave
@@ -289,6 +295,26 @@ impl Wave {
     /// in the box it was parked in (a scheduler ships it in a message as it is).
     pub fn take_request(&mut self) -> Option<Box<VmemRequest>> {
         self.pending.take()
+    }
+
+    /// A box to park the next deferred access in: the one a completed access gave back,
+    /// or a new one. The caller fills in every field.
+    pub(crate) fn request_box(&mut self) -> Box<VmemRequest> {
+        self.spare.take().unwrap_or_else(|| Box::new(VmemRequest::blank()))
+    }
+
+    /// Gives back a box [`Wave::request_box`] handed out that was not parked.
+    pub(crate) fn keep_request_box(&mut self, req: Box<VmemRequest>) {
+        self.spare = Some(req);
+    }
+
+    /// [`Wave::complete`] with the answer the request carries back
+    /// ([`VmemRequest::perform_in_place`]); the wave keeps the box for its next deferred
+    /// access.
+    pub fn complete_request(&mut self, req: Box<VmemRequest>) -> Result<(), ExecFault> {
+        let done = self.complete(&req.answer);
+        self.spare = Some(req);
+        done
     }
 
     /// Finishes the deferred access: writes the returned dwords of the lanes of both the

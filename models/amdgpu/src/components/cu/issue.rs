@@ -65,6 +65,17 @@ impl IssueUnit {
     /// Number of categories (for per-category arrays).
     pub const COUNT: usize = 7;
 
+    /// Every category, in index order.
+    pub const ALL: [IssueUnit; IssueUnit::COUNT] = [
+        IssueUnit::Valu,
+        IssueUnit::Mfma,
+        IssueUnit::Scalar,
+        IssueUnit::Vmem,
+        IssueUnit::Lds,
+        IssueUnit::Branch,
+        IssueUnit::Internal,
+    ];
+
     /// Index in per-category arrays.
     pub const fn index(self) -> usize {
         self as usize
@@ -332,6 +343,13 @@ mod tests {
         branch: 4,
         mem_issue: 4,
     };
+
+    #[test]
+    fn all_lists_the_units_in_index_order() {
+        for (i, unit) in IssueUnit::ALL.iter().enumerate() {
+            assert_eq!(unit.index(), i);
+        }
+    }
 
     #[test]
     fn classes_get_their_units_cycles_and_counters() {

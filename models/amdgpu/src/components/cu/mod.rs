@@ -46,6 +46,7 @@ use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, W
 
 use self::mode::Mode;
 
+mod ahead;
 pub mod issue;
 pub mod lds_banks;
 pub mod mode;
@@ -233,6 +234,15 @@ struct Slot {
     /// Timing-mode scheduling state.
     #[serde(default)]
     timing: WaveTiming,
+}
+
+impl Slot {
+    /// The pc of the next instruction the wave issues: its pc, or in timing mode that of
+    /// the oldest instruction it ran ahead (`ahead`), which is where it is as far as
+    /// anything outside the wave can tell.
+    fn issue_pc(&self) -> u64 {
+        self.timing.ahead.front().map_or(self.wave.pc, |a| a.pc)
+    }
 }
 
 /// A resident work-group.
@@ -528,7 +538,7 @@ impl ComputeUnit {
         let group = self.state.groups.remove(g);
         self.state.faults.inc();
         let l = &group.launch;
-        let pc = group.waves.get(wave_index).map_or(0, |s| s.wave.pc);
+        let pc = group.waves.get(wave_index).map_or(0, Slot::issue_pc);
         let fault = GpuFault {
             kernel: l.kernel.clone(),
             dispatch: l.seq.0,
@@ -623,7 +633,7 @@ impl ComputeUnit {
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.wave.status != WaveStatus::Ended)
-                .map(|(i, s)| (i, s.wave.pc))
+                .map(|(i, s)| (i, s.issue_pc()))
                 .collect();
             const SHOWN: usize = 8;
             let mut waves: Vec<String> =
@@ -770,7 +780,7 @@ impl ComputeUnit {
         }
     }
 
-    fn on_response(&mut self, tag: u64, result: Result<Box<amdgpu_isa::exec::VmemResponse>, MemFault>, ctx: &mut Context<'_>) {
+    fn on_response(&mut self, tag: u64, result: Result<Box<amdgpu_isa::exec::VmemRequest>, MemFault>, ctx: &mut Context<'_>) {
         let slot = (tag & 0xff) as u32;
         let seq = DispatchSeq(tag >> 8);
         let Some(g) = self.state.groups.iter().position(|g| g.launch.seq == seq && slot >= g.launch.first_slot && slot < g.launch.first_slot + g.launch.waves)
@@ -779,9 +789,9 @@ impl ComputeUnit {
         };
         let wi = (slot - self.state.groups[g].launch.first_slot) as usize;
         match result {
-            Ok(resp) => {
+            Ok(req) => {
                 let done = match self.state.groups[g].waves.get_mut(wi) {
-                    Some(s) => s.wave.complete(&resp),
+                    Some(s) => s.wave.complete_request(req),
                     None => Ok(()),
                 };
                 if let Err(e) = done {

@@ -5,9 +5,12 @@
 //! is on SIMD `k % simds`). A wave is ready when it is running, the issue cycles of its
 //! previous instruction ([`IssueTable`]) and any `s_sleep` have passed, and, when the
 //! instruction at its pc is `s_waitcnt`, its outstanding memory instructions are few
-//! enough. Instructions execute one at a time (`step` with a budget of 1), so data is
-//! read and written at issue, exactly as in functional mode; only the wait counters
-//! are timed:
+//! enough. Memory, LDS and other instructions that anything outside their wave can see
+//! execute one at a time at issue (`step` with a budget of 1), so data is read and written
+//! at issue, exactly as in functional mode; a wave's straight-line stretch of register-only
+//! instructions executes ahead in one go and issues later from a queue
+//! ([`super::ahead`]), which changes nothing another wave, the memory or a statistic can
+//! see. Only the wait counters are timed:
 //!
 //! - a vector memory instruction whose lines all hit the vector L1 completes after
 //!   `l1_hit_latency`; otherwise its missing lines (and every line of a store: the L1
@@ -48,6 +51,7 @@ use simdojo::engine::Context;
 use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::{ClockDomain, Tick};
 
+use super::ahead::{run_ahead, runs_ahead, Ahead};
 use super::issue::{waitcnt_limits, IssueInfo, IssueTable, IssueUnit, MemClass};
 use super::lds_banks::lds_cycles;
 use super::{goes_to_home, ComputeUnit, CuMemory, CuState, Slot, OPCODES, SCALAR_LINE};
@@ -107,6 +111,12 @@ pub struct WaveTiming {
     /// The (vmcnt, lgkmcnt) limits of the `s_waitcnt` at `wait_pc`, if it is one.
     #[serde(default)]
     wait: Option<(u32, u32)>,
+    /// Instructions executed ahead of their issue, oldest first ([`super::ahead`]).
+    #[serde(default)]
+    pub(super) ahead: VecDeque<Ahead>,
+    /// The fault of the last queued instruction, if it faulted: (message, address).
+    #[serde(default)]
+    pub(super) fault: Option<(String, Option<u64>)>,
 }
 
 impl WaveTiming {
@@ -153,6 +163,9 @@ fn ready_cycle(slot: &mut Slot, program: &Program, table: &IssueTable, c: u64) -
     }
     let t = &mut slot.timing;
     let mut r = t.ready_at.max(slot.wake);
+    if !t.ahead.is_empty() {
+        return Some(r); // an instruction that ran ahead is never `s_waitcnt`
+    }
     if t.wait_pc != Some(slot.wave.pc) {
         // Looked up once per instruction, not once per cycle.
         t.wait_pc = Some(slot.wave.pc);
@@ -172,13 +185,81 @@ fn ready_cycle(slot: &mut Slot, program: &Program, table: &IssueTable, c: u64) -
     Some(r)
 }
 
-/// The issue entry of the instruction at the wave's pc.
+/// The issue entry of the wave's next instruction.
 fn next_info(slot: &Slot, program: &Program, table: &IssueTable) -> IssueInfo {
+    if let Some(a) = slot.timing.ahead.front() {
+        return table.get(a.opcode as usize);
+    }
     program
         .inst_at(slot.wave.pc)
         .map_or(IssueInfo::INTERNAL, |ci| {
             table.get(ci.inst.opcode() as usize)
         })
+}
+
+/// The earliest ready cycle per issue unit of the waves in wave slots `slots`
+/// (`u64::MAX`: no wave of that unit).
+fn unit_minima(
+    slots: &[usize],
+    ready: &[Option<u64>],
+    infos: &[Option<IssueInfo>],
+) -> [u64; IssueUnit::COUNT] {
+    let mut m = [u64::MAX; IssueUnit::COUNT];
+    for &k in slots {
+        if let (Some(r), Some(info)) = (ready[k], infos[k]) {
+            let u = info.unit.index();
+            m[u] = m[u].min(r);
+        }
+    }
+    m
+}
+
+/// The next cycle after `c` at which a wave of SIMD `simd` may issue (`u64::MAX`: none),
+/// from the earliest ready cycle of its waves per issue unit (`minima`) and the units'
+/// free cycles. The earliest over its waves of max(ready, unit free) is the earliest over
+/// units of max(the unit's earliest ready wave, the unit's free cycle); rounding up to
+/// the SIMD's turn keeps the order, so this is the earliest over its waves of their own
+/// next turns. While its inputs stay the same it stays the same for any later `c` below
+/// it, so it is recomputed only where they change.
+fn simd_next(
+    simd: usize,
+    minima: &[u64; IssueUnit::COUNT],
+    timed: &TimedState,
+    params: &TimedParams,
+    c: u64,
+    period: u64,
+) -> u64 {
+    let mut earliest = u64::MAX;
+    for unit in IssueUnit::ALL {
+        let r = minima[unit.index()];
+        if r == u64::MAX {
+            continue;
+        }
+        let Some(free) = timed.unit_free(simd, unit, params) else {
+            continue;
+        };
+        earliest = earliest.min(r.max(free));
+    }
+    if earliest == u64::MAX {
+        return u64::MAX;
+    }
+    next_turn(earliest.max(c + 1), simd as u64 % period, period)
+}
+
+/// The first cycle at or after `t` that is `turn` modulo `period`.
+#[inline]
+fn next_turn(t: u64, turn: u64, period: u64) -> u64 {
+    let phase = if period.is_power_of_two() {
+        t & (period - 1)
+    } else {
+        t % period
+    };
+    let wait = if turn >= phase {
+        turn - phase
+    } else {
+        turn + period - phase
+    };
+    t + wait
 }
 
 /// Timing-mode state of a compute unit.
@@ -246,6 +327,25 @@ impl TimedState {
             &Counter::from_count(self.lds_conflict_cycles),
         );
         out.counter("stall_mshr", &Counter::from_count(self.stall_mshr));
+    }
+
+    /// Occupies SIMD `simd`'s VALU or matrix core with the instruction (issue entry
+    /// `info`, `passes` matrix-core passes if an MFMA) issued at cycle `c`; other units
+    /// are left alone.
+    fn occupy_alu(&mut self, simd: usize, info: IssueInfo, passes: u16, c: u64) {
+        match info.unit {
+            IssueUnit::Valu => {
+                self.valu_free[simd] = c + u64::from(info.busy);
+                self.busy[0] += u64::from(info.busy);
+            }
+            IssueUnit::Mfma => {
+                let passes = u64::from(passes);
+                self.mfma_free[simd] = c + passes;
+                self.valu_free[simd] = c + u64::from(info.cycles);
+                self.busy[1] += passes;
+            }
+            _ => {}
+        }
     }
 
     /// The first cycle `unit` of SIMD `simd` can take an instruction, `None` while it
@@ -479,11 +579,11 @@ impl ComputeUnit {
             .map(|g| {
                 g.waves
                     .first()
-                    .and_then(|s| self.shared.program_at(s.wave.pc))
+                    .and_then(|s| self.shared.program_at(s.issue_pc()))
                     .or_else(|| {
                         g.waves
                             .iter()
-                            .find_map(|s| self.shared.program_at(s.wave.pc))
+                            .find_map(|s| self.shared.program_at(s.issue_pc()))
                     })
             })
             .collect()
@@ -571,14 +671,40 @@ impl ComputeUnit {
                     .collect()
             })
             .collect();
+        // Per SIMD, the earliest ready cycle of its waves per issue unit: the next cycle
+        // at which some wave may issue follows from these and the units' free cycles
+        // (see `next_turn` below), refreshed only where a wave issued or left a barrier.
+        let mut minima: Vec<[u64; IssueUnit::COUNT]> = occupied
+            .iter()
+            .map(|slots| unit_minima(slots, &ready, &infos))
+            .collect();
+        // Per SIMD, the next cycle at which one of its waves may issue, as seen after the
+        // cycle processed last (`u64::MAX`: none). Its inputs are the SIMD's `minima` and
+        // its units' free cycles; it is recomputed where those change (the SIMD's turn,
+        // an access of the shared vector memory or LDS pipeline, a barrier release), and
+        // otherwise stays what recomputing it would give (see `simd_next`).
+        let mut nexts: Vec<u64> = (0..simds)
+            .map(|simd| simd_next(simd, &minima[simd], issue.timed, params, start, period))
+            .collect();
+        // Whether a wave reached a barrier or ended since the last check (the first check
+        // of the window looks at every group, whatever happened between windows).
+        let mut barrier_check = true;
         'cycles: while c < end {
             let mut issued = false;
-            for (simd, occupied) in occupied.iter().enumerate() {
-                if simd as u64 % period != c % period || occupied.is_empty() {
-                    continue; // not this SIMD's turn
+            // Whether a shared pipeline (vector memory, LDS, the L1 MSHRs) changed.
+            let mut shared = false;
+            // The SIMDs whose turn this cycle is.
+            let mut turn = (c % period) as usize;
+            while turn < simds {
+                let simd = turn;
+                turn += period as usize;
+                let occupied = &occupied[simd];
+                if occupied.is_empty() {
+                    continue;
                 }
                 // One instruction per category per opportunity, each from its own wave.
                 let mut used = [false; IssueUnit::COUNT];
+                let mut simd_issued = false;
                 // The SIMD's occupied slots in round-robin order after the last one that issued.
                 let first = occupied.partition_point(|&k| k <= issue.timed.rr[simd] as usize);
                 for j in 0..occupied.len() {
@@ -609,143 +735,178 @@ impl ComputeUnit {
                     used[info.unit.index()] = true;
                     issue.timed.rr[simd] = k as u32;
                     issued = true;
+                    simd_issued = true;
                     let Some(program) = programs[g].as_deref() else {
                         continue;
                     };
-                    let group = &mut groups[g];
-                    let seq = group.launch.seq;
-                    let slot = &mut group.waves[wi];
-                    let words: [u32; 2] = program.inst_at(slot.wave.pc).map_or([0, 0], |ci| {
-                        let w = ci.inst.words();
-                        [
-                            w.first().copied().unwrap_or(0),
-                            w.get(1).copied().unwrap_or(0),
-                        ]
-                    });
-                    // The LDS pipeline's cycles, from the lanes' addresses before they change.
-                    let lds = if info.unit == IssueUnit::Lds && (words[0] >> 16) & 1 == 0 {
-                        let addr = &slot.wave.vgpr[(words[1] & 0xff) as usize];
-                        let cycles = lds_cycles(
-                            info.lds,
-                            addr,
-                            slot.wave.exec(),
-                            (words[0] & 0xff, (words[0] >> 8) & 0xff),
-                            params.lds_banks,
-                        );
-                        let ideal = (u64::from(info.lds.bytes)
-                            * u64::from(slot.wave.exec().count_ones())
-                            * if info.lds.pair { 2 } else { 1 })
-                        .div_ceil(4 * u64::from(params.lds_banks.max(1)))
-                        .max(1);
-                        issue.timed.lds_conflict_cycles += cycles.saturating_sub(ideal);
-                        cycles
-                    } else {
-                        0
-                    };
-                    let counts = counters.get(seq);
-                    if info.waitcnt {
-                        let waited = c - slot.timing.ready_at.max(slot.wake).min(c);
-                        issue.timed.stall_waitcnt += waited;
-                        counts.0.timing.stall_waitcnt += waited;
+                    let super::Group {
+                        launch, waves, lds: group_lds, ..
+                    } = &mut groups[g];
+                    let seq = launch.seq;
+                    let slot = &mut waves[wi];
+                    if slot.timing.ahead.is_empty()
+                        && program.inst_at(slot.wave.pc).is_some_and(runs_ahead)
+                    {
+                        run_ahead(slot, program, table, &mut mem, group_lds);
                     }
-                    let realtime = crate::gpu::clock::reference_ticks(self.clock.cycles(c));
-                    let mut env = StepEnv {
-                        mem: &mut mem,
-                        lds: &mut group.lds,
-                        clock: c,
-                        realtime,
-                        counts: Some(&mut counts.1),
-                    };
-                    match step(&mut slot.wave, program, &mut env, 1) {
-                        Ok(out) => {
-                            instructions.add(out.executed);
-                            let own = if info.nop {
-                                u64::from(words[0] & 0xf) + 1
-                            } else {
-                                u64::from(info.cycles)
-                            };
-                            slot.timing.ready_at = c + own;
-                            let t = &mut *issue.timed;
-                            match info.unit {
-                                IssueUnit::Valu => {
-                                    t.valu_free[simd] = c + u64::from(info.busy);
-                                    t.busy[0] += u64::from(info.busy);
-                                }
-                                IssueUnit::Mfma => {
-                                    let passes =
-                                        u64::from(info.mfma_busy(program.target(), &words));
-                                    t.mfma_free[simd] = c + passes;
-                                    t.valu_free[simd] = c + u64::from(info.cycles);
-                                    t.busy[1] += passes;
-                                }
-                                IssueUnit::Lds => {
-                                    t.lds_free = c + lds;
-                                    t.busy[3] += lds;
-                                }
-                                _ => {}
-                            }
-                            match out.stop {
-                                StepStop::Sleep { cycles } => slot.wake = c + cycles,
-                                StepStop::Barrier => slot.timing.waiting_since = c,
-                                StepStop::WaitMemory => {
-                                    slot.timing.waiting_since = c;
-                                    mem.lines.clear();
-                                    if let Some(req) = slot.wave.take_request() {
-                                        deferred.inc();
-                                        let system = goes_to_home(mem.target, &req, &mut mem);
-                                        let tag = (u64::from(group.launch.first_slot) + wi as u64)
-                                            | (seq.0 << 8);
-                                        let extra = issue.delay(ctx, c);
-                                        ctx.send_after(
-                                            &self.l2,
-                                            extra,
-                                            MemMsg::Request {
-                                                tag,
-                                                seq,
-                                                req,
-                                                system,
-                                            },
-                                        );
-                                    }
-                                }
-                                StepStop::Budget | StepStop::Ended => {}
-                            }
-                            if out.stop != StepStop::WaitMemory {
-                                let free = issue.memory(
-                                    ctx,
-                                    info,
-                                    &mut mem,
-                                    &mut slot.timing,
-                                    seq,
-                                    k as u32,
-                                    c,
-                                    lds,
-                                    &mut counts.0,
-                                );
-                                if free > 0 {
-                                    let start = issue.timed.vmem_free.max(c);
-                                    issue.timed.busy[2] += free - start;
-                                    issue.timed.vmem_free = free;
-                                }
-                            }
+                    if let Some(a) = slot.timing.ahead.pop_front() {
+                        // An instruction that ran ahead: the bookkeeping of its issue
+                        // (what `step` and the code below did for it at this cycle).
+                        let counts = counters.get(seq);
+                        if let Some(n) = counts.1.get_mut(a.opcode as usize) {
+                            *n += 1;
                         }
-                        Err(e) => {
-                            let addr = match &e {
-                                amdgpu_isa::exec::ExecFault::Memory { addr, .. } => Some(*addr),
-                                _ => None,
-                            };
-                            fault = Some((g, wi, e.to_string(), addr));
+                        if a.faulted {
+                            let (message, addr) = slot.timing.fault.take().unwrap_or_default();
+                            fault = Some((g, wi, message, addr));
                             break 'cycles;
                         }
+                        instructions.add(1);
+                        slot.timing.ready_at = c + u64::from(a.own);
+                        issue.timed.occupy_alu(simd, info, a.passes, c);
+                    } else {
+                        // It may use a shared pipeline, or reach a barrier.
+                        shared = true;
+                        let words: [u32; 2] = program.inst_at(slot.wave.pc).map_or([0, 0], |ci| {
+                            let w = ci.inst.words();
+                            [
+                                w.first().copied().unwrap_or(0),
+                                w.get(1).copied().unwrap_or(0),
+                            ]
+                        });
+                        // The LDS pipeline's cycles, from the lanes' addresses before they change.
+                        let lds = if info.unit == IssueUnit::Lds && (words[0] >> 16) & 1 == 0 {
+                            let addr = &slot.wave.vgpr[(words[1] & 0xff) as usize];
+                            let cycles = lds_cycles(
+                                info.lds,
+                                addr,
+                                slot.wave.exec(),
+                                (words[0] & 0xff, (words[0] >> 8) & 0xff),
+                                params.lds_banks,
+                            );
+                            let ideal = (u64::from(info.lds.bytes)
+                                * u64::from(slot.wave.exec().count_ones())
+                                * if info.lds.pair { 2 } else { 1 })
+                            .div_ceil(4 * u64::from(params.lds_banks.max(1)))
+                            .max(1);
+                            issue.timed.lds_conflict_cycles += cycles.saturating_sub(ideal);
+                            cycles
+                        } else {
+                            0
+                        };
+                        let counts = counters.get(seq);
+                        if info.waitcnt {
+                            let waited = c - slot.timing.ready_at.max(slot.wake).min(c);
+                            issue.timed.stall_waitcnt += waited;
+                            counts.0.timing.stall_waitcnt += waited;
+                        }
+                        let realtime = crate::gpu::clock::reference_ticks(self.clock.cycles(c));
+                        let mut env = StepEnv {
+                            mem: &mut mem,
+                            lds: group_lds,
+                            clock: c,
+                            realtime,
+                            counts: Some(&mut counts.1),
+                        };
+                        match step(&mut slot.wave, program, &mut env, 1) {
+                            Ok(out) => {
+                                instructions.add(out.executed);
+                                let own = if info.nop {
+                                    u64::from(words[0] & 0xf) + 1
+                                } else {
+                                    u64::from(info.cycles)
+                                };
+                                slot.timing.ready_at = c + own;
+                                let t = &mut *issue.timed;
+                                match info.unit {
+                                    IssueUnit::Valu => t.occupy_alu(simd, info, 0, c),
+                                    IssueUnit::Mfma => t.occupy_alu(
+                                        simd,
+                                        info,
+                                        info.mfma_busy(program.target(), &words),
+                                        c,
+                                    ),
+                                    IssueUnit::Lds => {
+                                        t.lds_free = c + lds;
+                                        t.busy[3] += lds;
+                                    }
+                                    _ => {}
+                                }
+                                if matches!(
+                                    slot.wave.status,
+                                    WaveStatus::Barrier | WaveStatus::Ended
+                                ) {
+                                    barrier_check = true;
+                                }
+                                match out.stop {
+                                    StepStop::Sleep { cycles } => slot.wake = c + cycles,
+                                    StepStop::Barrier => slot.timing.waiting_since = c,
+                                    StepStop::WaitMemory => {
+                                        slot.timing.waiting_since = c;
+                                        mem.lines.clear();
+                                        if let Some(req) = slot.wave.take_request() {
+                                            deferred.inc();
+                                            let system = goes_to_home(mem.target, &req, &mut mem);
+                                            let tag = (u64::from(launch.first_slot) + wi as u64)
+                                                | (seq.0 << 8);
+                                            let extra = issue.delay(ctx, c);
+                                            ctx.send_after(
+                                                &self.l2,
+                                                extra,
+                                                MemMsg::Request {
+                                                    tag,
+                                                    seq,
+                                                    req,
+                                                    system,
+                                                },
+                                            );
+                                        }
+                                    }
+                                    StepStop::Budget | StepStop::Ended => {}
+                                }
+                                if out.stop != StepStop::WaitMemory {
+                                    let free = issue.memory(
+                                        ctx,
+                                        info,
+                                        &mut mem,
+                                        &mut slot.timing,
+                                        seq,
+                                        k as u32,
+                                        c,
+                                        lds,
+                                        &mut counts.0,
+                                    );
+                                    if free > 0 {
+                                        let start = issue.timed.vmem_free.max(c);
+                                        issue.timed.busy[2] += free - start;
+                                        issue.timed.vmem_free = free;
+                                    }
+                                }
+                            }
+                            Err(e) => {
+                                let addr = match &e {
+                                    amdgpu_isa::exec::ExecFault::Memory { addr, .. } => Some(*addr),
+                                    _ => None,
+                                };
+                                fault = Some((g, wi, e.to_string(), addr));
+                                break 'cycles;
+                            }
+                        }
+                        mem.lines.clear();
+                        mem.scalar_lines.clear();
                     }
                     infos[k] = Some(next_info(&groups[g].waves[wi], program, table));
                     ready[k] = ready_cycle(&mut groups[g].waves[wi], program, table, c);
-                    mem.lines.clear();
-                    mem.scalar_lines.clear();
                 }
+                if simd_issued {
+                    minima[simd] = unit_minima(occupied, &ready, &infos);
+                }
+                nexts[simd] = simd_next(simd, &minima[simd], issue.timed, params, c, period);
             }
-            if issued {
+            if issued && barrier_check {
+                barrier_check = false;
                 // Barriers: release a group whose live waves all arrived.
+                let mut released = false;
                 for (group, program) in groups.iter_mut().zip(&programs) {
                     let live = group
                         .waves
@@ -758,6 +919,7 @@ impl ComputeUnit {
                         .filter(|s| s.wave.status == WaveStatus::Barrier)
                         .count();
                     if live > 0 && at_barrier == live {
+                        released = true;
                         let first = group.launch.first_slot as usize;
                         for (wi, s) in group
                             .waves
@@ -778,22 +940,20 @@ impl ComputeUnit {
                         }
                     }
                 }
+                if released {
+                    for (m, slots) in minima.iter_mut().zip(&occupied) {
+                        *m = unit_minima(slots, &ready, &infos);
+                    }
+                    shared = true;
+                }
             }
-            // The next cycle at which some wave may issue: its own readiness, its unit's,
-            // and its SIMD's turn.
-            let mut next = u64::MAX;
-            for (k, (r, info)) in ready.iter().zip(&infos).enumerate() {
-                let (Some(r), Some(info)) = (r, info) else {
-                    continue;
-                };
-                let simd = k % simds;
-                let Some(free) = issue.timed.unit_free(simd, info.unit, params) else {
-                    continue;
-                };
-                let t = (*r).max(free).max(c + 1);
-                let turn = simd as u64 % period;
-                next = next.min(t + (turn + period - t % period) % period);
+            if shared {
+                for (simd, n) in nexts.iter_mut().enumerate() {
+                    *n = simd_next(simd, &minima[simd], issue.timed, params, c, period);
+                }
             }
+            // The next cycle at which some wave may issue: the earliest SIMD's.
+            let next = nexts.iter().copied().min().unwrap_or(u64::MAX);
             if next == u64::MAX || next >= end {
                 break;
             }
@@ -852,6 +1012,10 @@ impl ComputeUnit {
                 .waves
                 .iter()
                 .all(|s| s.wave.status == WaveStatus::Ended);
+            if !ended {
+                g += 1;
+                continue;
+            }
             let drained = group
                 .waves
                 .iter()
