@@ -17,7 +17,7 @@ lds_bytes = "64KiB"
 line_bytes = 64
 l1_size = "16KiB"
 
-[defaults."amdgpu.l2.lru"]
+[defaults."amdgpu.l2"]
 line_bytes = 128
 size = "8MiB"
 ways = 16
@@ -34,7 +34,7 @@ clock = "2100MHz"
 lds_bytes = "64KiB"
 line_bytes = 128
 
-[defaults."amdgpu.l2.lru"]
+[defaults."amdgpu.l2"]
 size = "4MiB"
 ways = 16
 clock = "2100MHz"
@@ -44,7 +44,7 @@ channel_bytes_per_clock = 128
 mshrs = 4096
 mshr_targets = 16
 
-[defaults."amdgpu.mall.lru"]
+[defaults."amdgpu.mall"]
 # The L2s interleave 4 KiB granules over the 8 slices; each slice indexes the rest.
 slices = 8
 clock = "2100MHz"
@@ -85,10 +85,10 @@ def gpu_components(part, g):
     out = [component(p, "amdgpu.soc", {"name": name, **part["soc"]})]
     x, c = part["xcds"], part["cus"]
     out.append(component(f"{p}.xcd[0..{x}].cp", "amdgpu.cp", {"gpu": name}))
-    out.append(component(f"{p}.xcd[0..{x}].l2", "amdgpu.l2.lru", {"gpu": name}))
+    out.append(component(f"{p}.xcd[0..{x}].l2", "amdgpu.l2", {"gpu": name}))
     out.append(component(f"{p}.xcd[0..{x}].cu[0..{c}]", "amdgpu.cu", {"gpu": name}))
     if part["mall"]:
-        out.append(component(f"{p}.iod[0..4].mall[0..2]", "amdgpu.mall.lru", {"size": '"32MiB"'}))
+        out.append(component(f"{p}.iod[0..4].mall[0..2]", "amdgpu.mall", {"size": '"32MiB"'}))
     out.append(component(f"{p}.hbm", "amdgpu.hbm", {"gpu": name, **part["hbm"]}))
     out.append(component(f"{p}.xgmi", "amdgpu.xgmi", {"gpu": name, **part["xgmi"]}))
     return out

@@ -6,9 +6,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use simdojo::component::{BuildContext, BuildError, Component, Event};
 use simdojo::engine::{Context, SimConfig, Simulation};
 use simdojo::ids::PartitionId;
-use simdojo::params::{ParamKind, ParamValue, Params};
+use simdojo::params::ParamSet;
 use simdojo::phold::{self, mix64, PholdConfig};
-use simdojo::registry::{ComponentType, ParamSpec};
+use simdojo::registry::{self, ComponentType};
 use simdojo::time::Tick;
 use simdojo::topology::Topology;
 
@@ -30,14 +30,24 @@ impl Component for Hold {
     }
 }
 
+/// The parameters of the hold model.
+#[derive(simdojo::Params)]
+struct HoldParams {
+    /// Pending timers.
+    #[param(default = 1024)]
+    pending: u64,
+}
+
 fn build_hold(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
-    Ok(Box::new(Hold { pending: ctx.params().uint("pending")?, state: 1 }))
+    Ok(Box::new(Hold { pending: ctx.typed::<HoldParams>()?.pending, state: 1 }))
 }
 
 simdojo::register_component!(ComponentType {
     name: "bench.hold",
     doc: "The hold model: K pending timers, each rescheduled when it fires.",
-    params: &[ParamSpec { name: "pending", kind: ParamKind::UInt, default: Some("1024"), doc: "pending timers" }],
+    params: HoldParams::SPECS,
+    validate: registry::validate_with::<HoldParams>,
+    estimate: registry::estimate_with::<HoldParams>,
     ports: &[],
     stats: &[],
     build: build_hold,
@@ -51,7 +61,7 @@ fn hold(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::from_parameter(pending), &pending, |b, &pending| {
             b.iter(|| {
                 let mut t = Topology::new();
-                t.add_component("hold", "bench.hold", Params::new().with("pending", ParamValue::UInt(pending)));
+                t.add_component("hold", "bench.hold", HoldParams { pending }.to_params());
                 let mut sim = Simulation::build(&t, &SimConfig::default()).expect("hold builds");
                 // Mean delay 5000 ticks: run long enough for about `events` events.
                 let until = Tick(events * 5_000 / pending);

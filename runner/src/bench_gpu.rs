@@ -80,16 +80,12 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
         }
     };
-    let target = t
-        .components
-        .iter()
-        .find(|c| c.type_name == "amdgpu.soc")
-        .and_then(|c| match c.params.get("target") {
-            Some(simdojo::params::ParamValue::String(s)) => s.parse::<Target>().ok(),
-            _ => None,
-        })
-        .unwrap_or(Target::Gfx942);
-    amdgpu::components::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
+    // Invariant: Machine::of refuses a topology without a GPU.
+    let target = amdgpu::host::machine::Machine::of(&t).map_err(|e| anyhow!("{e}"))?.gpus[0].soc.params.target.isa();
+    {
+        let overrides = amdgpu::components::cu::mode::mode_overrides(&t, &a.mode);
+        simdojo::topology::overrides::apply(&mut t, &overrides)
+    }.map_err(|e| anyhow!("--mode {}: {e}", a.mode))?;
     a.set.apply(&mut t)?;
     let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
     let blocks = a.blocks.unwrap_or(4 * cus.max(1));

@@ -19,7 +19,6 @@ use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use serde::Deserialize;
 use serde_json::json;
-use simdojo::params::ParamValue;
 use simdojo::topology::{self, Format, Topology};
 
 use crate::output::outln;
@@ -82,67 +81,31 @@ struct Machine {
     mall: Option<(u64, u64, u64)>,
 }
 
-fn param(t: &Topology, type_prefix: &str, name: &str) -> Option<ParamValue> {
-    t.components
-        .iter()
-        .find(|c| c.type_name.starts_with(type_prefix))
-        .and_then(|c| c.params.get(name).cloned())
-}
-
-fn uint(t: &Topology, type_prefix: &str, name: &str) -> anyhow::Result<u64> {
-    match param(t, type_prefix, name) {
-        Some(ParamValue::UInt(v)) => Ok(v),
-        Some(ParamValue::Bytes(v)) => Ok(v),
-        other => bail!("the topology's {type_prefix} has no usable `{name}` ({other:?})"),
-    }
-}
-
 impl Machine {
+    /// What the suite needs of the first GPU of `t`, from the typed view of the topology.
     fn of(t: &Topology) -> anyhow::Result<Machine> {
-        let target = match param(t, "amdgpu.soc", "target") {
-            Some(ParamValue::String(s)) => s
-                .parse::<Target>()
-                .map_err(|e| anyhow!("soc target {s:?}: {e}"))?,
-            _ => bail!("the topology has no amdgpu.soc with a target"),
-        };
+        let view = amdgpu::host::machine::Machine::of(t).map_err(|e| anyhow!("{e}"))?;
+        // Invariant: Machine::of refuses a topology without a GPU.
+        let gpu = &view.gpus[0];
+        let target = gpu.soc.params.target.isa();
         let part = match target {
             Target::Gfx90a => "mi210",
             Target::Gfx942 => "mi300x",
             _ => "mi355x",
         };
-        let clock_mhz = match param(t, "amdgpu.cu", "clock") {
-            Some(ParamValue::Frequency(clock)) => clock.hz() / 1e6,
-            other => bail!("the topology's compute units have no clock ({other:?})"),
-        };
-        let cus = t
-            .components
-            .iter()
-            .filter(|c| c.type_name == "amdgpu.cu")
-            .count() as u32;
-        let slices = t
-            .components
-            .iter()
-            .filter(|c| c.type_name.starts_with("amdgpu.mall"))
-            .count() as u64;
-        let mall = if slices > 0 {
-            Some((
-                uint(t, "amdgpu.mall", "size")?,
-                uint(t, "amdgpu.mall", "ways")?,
-                slices,
-            ))
-        } else {
-            None
-        };
+        let cu = gpu.cus().next().ok_or_else(|| anyhow!("the topology's GPU has no compute units"))?;
+        let l2 = gpu.l2s().next().ok_or_else(|| anyhow!("the topology's GPU has no L2"))?;
+        let mall = gpu.malls.first().map(|m| (m.params.size.get(), u64::from(m.params.ways), gpu.malls.len() as u64));
         Ok(Machine {
             target,
             part,
-            clock_mhz,
-            cus,
-            l1_bytes: uint(t, "amdgpu.cu", "l1_size")?,
-            l1_ways: uint(t, "amdgpu.cu", "l1_ways")?,
-            l1_line: uint(t, "amdgpu.cu", "line_bytes")?,
-            l2_bytes: uint(t, "amdgpu.l2", "size")?,
-            l2_ways: uint(t, "amdgpu.l2", "ways")?,
+            clock_mhz: cu.params.clock.hz() / 1e6,
+            cus: gpu.cus().count() as u32,
+            l1_bytes: cu.params.l1_size.get(),
+            l1_ways: u64::from(cu.params.l1_ways),
+            l1_line: cu.params.line_bytes,
+            l2_bytes: l2.params.size.get(),
+            l2_ways: u64::from(l2.params.ways),
             mall,
         })
     }
@@ -317,7 +280,10 @@ pub fn run(a: MicroArgs) -> anyhow::Result<ExitCode> {
             topology::load_str(text, Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
         }
     };
-    amdgpu::components::cu::mode::set_mode(&mut t, "timing").map_err(|e| anyhow!("{e}"))?;
+    {
+        let overrides = amdgpu::components::cu::mode::mode_overrides(&t, "timing");
+        simdojo::topology::overrides::apply(&mut t, &overrides)
+    }.map_err(|e| anyhow!("{e}"))?;
     a.set.apply(&mut t)?;
     let machine = Machine::of(&t)?;
     let references: BTreeMap<String, BTreeMap<String, Reference>> =

@@ -149,7 +149,10 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = a.gpu {
         amdgpu::host::node::select_gpu(&mut t, n).map_err(|e| anyhow!("--gpu {n}: {e}"))?;
     }
-    amdgpu::components::cu::mode::set_mode(&mut t, &a.mode).map_err(|e| anyhow!("--mode {e}"))?;
+    {
+        let overrides = amdgpu::components::cu::mode::mode_overrides(&t, &a.mode);
+        simdojo::topology::overrides::apply(&mut t, &overrides)
+    }.map_err(|e| anyhow!("--mode {}: {e}", a.mode))?;
     a.set.apply(&mut t)?;
     let (partitions, workers) = plan::gpu_partitions(&t, a.workers, a.partitions);
     let plan = plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;

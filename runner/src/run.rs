@@ -151,7 +151,10 @@ impl Session {
             None => DEFAULT_TOPOLOGY.0.to_string(),
         };
         if let Some(mode) = &options.mode {
-            amdgpu::components::cu::mode::set_mode(&mut topology, mode).map_err(|e| anyhow!("--mode {e}"))?;
+            {
+                let overrides = amdgpu::components::cu::mode::mode_overrides(&topology, mode);
+                simdojo::topology::overrides::apply(&mut topology, &overrides)
+            }.map_err(|e| anyhow!("--mode {mode}: {e}"))?;
         }
         // Overrides come last: the most specific setting wins.
         options.set.apply(&mut topology)?;

@@ -282,8 +282,9 @@ fn sweep_writes_a_row_per_point_and_a_plot() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
-/// A cache's replacement policy is its type: `--set l2.policy=srrip` swaps the type and
-/// keeps every parameter; a swap to a type lacking some of them is refused, naming them.
+/// A cache's replacement policy is a parameter: `--set l2.policy=srrip` changes it and
+/// keeps every other value; a type swap to a type lacking some of them is refused,
+/// naming them.
 #[test]
 fn set_swaps_a_caches_policy_and_never_drops_parameters() {
     let out = dojo(&["bench", "gpu", "--iterations", "2", "--blocks", "8", "--set", "l2.policy=srrip", "--set", "l2.size=1MiB", "--json"]);

@@ -41,7 +41,7 @@ fn the_example_program_runs_on_the_default_mi300x_and_reports_statistics() {
     // and every component's statistics (per level).
     assert!(text(&run.stderr).contains("kernel _start"), "{}", text(&run.stderr));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
-    let l2 = &json["components"]["by_type"]["amdgpu.l2.lru"];
+    let l2 = &json["components"]["by_type"]["amdgpu.l2"];
     assert!(l2["hits"].as_u64().unwrap() + l2["misses"].as_u64().unwrap() > 0, "L2 statistics: {l2}");
     assert!(json["components"]["components"]["gpu.hbm"]["bytes_read"].as_u64().is_some(), "HBM statistics");
     let kernels = json["kernels"].as_array().unwrap();

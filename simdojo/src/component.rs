@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Context;
 use crate::ids::{ComponentId, PortIdx};
-use crate::params::{ParamError, Params};
+use crate::params::{ParamError, ParamSet, Params};
 use crate::registry::{Message, MessageKind, Payload, PortSpec};
 use crate::stats::StatsSink;
 
@@ -223,6 +223,11 @@ impl<'a> BuildContext<'a> {
     /// The component's resolved parameters.
     pub fn params(&self) -> &Params {
         self.params
+    }
+    /// The component's parameters as its type's typed struct, converted and checked
+    /// ([`ParamSet::from_params`]).
+    pub fn typed<P: ParamSet>(&self) -> Result<P, BuildError> {
+        P::from_params(self.params).map_err(BuildError::Param)
     }
     /// The shared resource of type `T` named `name`, created with `make` if this is
     /// the first request (see [`crate::resources`] for the rules of sharing).

@@ -19,8 +19,8 @@
 //! use serde::{Deserialize, Serialize};
 //! use simdojo::component::{BuildContext, BuildError, Component, Event, Port};
 //! use simdojo::engine::{Context, ExitReason, SimConfig, Simulation};
-//! use simdojo::params::{ParamKind, Params};
-//! use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec};
+//! use simdojo::params::{ParamSet, Params};
+//! use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec};
 //! use simdojo::time::Tick;
 //! use simdojo::topology::{LinkKind, Topology};
 //!
@@ -28,6 +28,14 @@
 //! struct Ball(u32);
 //!
 //! struct Player { port: Port<Ball>, serve: bool, hits: u32 }
+//!
+//! /// The parameters of a player.
+//! #[derive(simdojo::Params)]
+//! struct PlayerParams {
+//!     /// Whether this player serves first.
+//!     #[param(default = false)]
+//!     serve: bool,
+//! }
 //!
 //! impl Component for Player {
 //!     fn startup(&mut self, ctx: &mut Context<'_>) {
@@ -46,14 +54,16 @@
 //! }
 //!
 //! fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
-//!     let serve = ctx.params().bool("serve")?;
-//!     Ok(Box::new(Player { port: ctx.port("ball")?, serve, hits: 0 }))
+//!     let p: PlayerParams = ctx.typed()?;
+//!     Ok(Box::new(Player { port: ctx.port("ball")?, serve: p.serve, hits: 0 }))
 //! }
 //!
 //! simdojo::register_component!(ComponentType {
 //!     name: "doc.player",
 //!     doc: "Returns every ball until the tenth.",
-//!     params: &[ParamSpec { name: "serve", kind: ParamKind::Bool, default: Some("false"), doc: "serves first" }],
+//!     params: PlayerParams::SPECS,
+//!     validate: registry::validate_with::<PlayerParams>,
+//!     estimate: registry::estimate_with::<PlayerParams>,
 //!     ports: &[PortSpec { name: "ball", doc: "the ball", dir: PortDir::InOut, array: false,
 //!                         message: MessageKind::of::<Ball> }],
 //!     stats: &[],
@@ -78,6 +88,9 @@
 
 #![warn(missing_docs)]
 
+// The derives name this crate `::simdojo`, inside it too (PHOLD uses them).
+extern crate self as simdojo;
+
 pub mod component;
 pub mod engine;
 pub mod fs;
@@ -92,3 +105,4 @@ pub mod time;
 pub mod topology;
 
 pub use inventory;
+pub use simdojo_macros::{ParamChoice, Params};

@@ -1,9 +1,18 @@
 //! Typed component parameters.
 //!
-//! A component type declares its parameters as [`ParamSpec`]s (name, [`ParamKind`],
-//! default, doc). Topology files give raw values ([`RawParam`]); [`ParamKind::convert`]
-//! checks and converts them, so a component's `build` function only sees values of the
-//! declared kinds through the typed getters of [`Params`].
+//! A component type declares its parameters as a struct deriving [`ParamSet`]
+//! (`#[derive(simdojo::Params)]`): each field is one parameter of a [`ParamType`]
+//! (integers, `f64`, `bool`, `String`, [`Tick`] durations, [`ClockDomain`]
+//! frequencies, [`Bytes`], and choice enums deriving [`ParamChoice`]), with its doc
+//! comment, default, unit and range. The derive gives the type's [`ParamSpec`]s, which
+//! the registry, `dojo plugins`, topology loading and `--set` read, and
+//! [`ParamSet::from_params`], the one conversion from resolved [`Params`] to the typed
+//! struct (range checks, then the struct's cross-field check).
+//!
+//! Topology files give raw values ([`RawParam`]); [`ParamSpec::convert`] checks and
+//! converts them to [`ParamValue`]s. [`Params`] keeps, beside each value, where it was
+//! set ([`ValueOrigin`]: a file position, a `--set`, a preset), so that an error about a
+//! value names the place to change it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -11,6 +20,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::time::{ClockDomain, Tick};
+use crate::topology::SourceLoc;
 
 /// The kind of a parameter value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +41,9 @@ pub enum ParamKind {
     Frequency,
     /// A size in bytes: `"4MiB"`, `"64KiB"`, `"256MB"` or an integer.
     Bytes,
+    /// One of a fixed set of names (the spec's [`ParamRange::Choices`]), held as a
+    /// [`ParamValue::String`].
+    Choice,
 }
 
 impl ParamKind {
@@ -45,6 +58,7 @@ impl ParamKind {
             ParamKind::Duration => "a duration such as \"10ns\"",
             ParamKind::Frequency => "a frequency such as \"2.1GHz\"",
             ParamKind::Bytes => "a size such as \"4MiB\"",
+            ParamKind::Choice => "one of the names listed",
         }
     }
 
@@ -68,6 +82,7 @@ impl ParamKind {
             }
             (ParamKind::Bytes, RawParam::Int(i)) if *i >= 0 => ParamValue::Bytes(*i as u64),
             (ParamKind::Bytes, RawParam::Str(s)) => ParamValue::Bytes(parse_bytes(s)?),
+            (ParamKind::Choice, RawParam::Str(s)) => ParamValue::String(s.clone()),
             _ => return Err(expected()),
         })
     }
@@ -175,21 +190,431 @@ impl fmt::Display for ParamValue {
     }
 }
 
-/// A parameter that a component asked for was missing or of another kind.
+/// Where a parameter value was set: what an error about the value points at.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ValueOrigin {
+    /// The value's own position in a topology file.
+    File(SourceLoc),
+    /// A command-line override, as written (`l2.size=8MiB`).
+    Set(String),
+    /// A named preset of the component's type (`mi210`), applied by a topology.
+    Preset(String),
+}
+
+impl fmt::Display for ValueOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueOrigin::File(at) => write!(f, "{at}"),
+            ValueOrigin::Set(text) => write!(f, "--set {text}"),
+            ValueOrigin::Preset(name) => write!(f, "preset `{name}`"),
+        }
+    }
+}
+
+/// A parameter is missing, out of its range, or fails its type's cross-field check.
+/// Fatal for the build of the component that has it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("parameter `{name}`: {problem}")]
+#[error("{}parameter `{name}` {problem}", origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default())]
 pub struct ParamError {
     /// The parameter's name.
     pub name: String,
-    /// What is wrong with it.
+    /// What is wrong with it, as the end of a sentence that starts with its name
+    /// ("is 3, but ...").
     pub problem: String,
+    /// Where the value was set, when known.
+    pub origin: Option<ValueOrigin>,
+}
+
+impl ParamError {
+    /// An error about parameter `name`, its origin filled in by [`Params::locate`].
+    pub fn new(name: impl Into<String>, problem: impl Into<String>) -> ParamError {
+        ParamError { name: name.into(), problem: problem.into(), origin: None }
+    }
+}
+
+/// The values a parameter accepts, beyond its kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamRange {
+    /// Any value of the kind.
+    Any,
+    /// An integer from `min` to `max`, inclusive: a count, a size in bytes, a
+    /// duration in picoseconds.
+    Int {
+        /// Smallest accepted value.
+        min: i128,
+        /// Largest accepted value.
+        max: i128,
+    },
+    /// A number from `min` to `max`, inclusive.
+    Float {
+        /// Smallest accepted value.
+        min: f64,
+        /// Largest accepted value.
+        max: f64,
+    },
+    /// One of these names.
+    Choices(&'static [&'static str]),
+}
+
+impl ParamRange {
+    /// Both ranges at once (a field type's own range and the one its attribute gives).
+    pub const fn and(self, other: ParamRange) -> ParamRange {
+        match (self, other) {
+            (ParamRange::Int { min: a, max: b }, ParamRange::Int { min: c, max: d }) => {
+                ParamRange::Int { min: if a > c { a } else { c }, max: if b < d { b } else { d } }
+            }
+            (ParamRange::Float { min: a, max: b }, ParamRange::Float { min: c, max: d }) => {
+                ParamRange::Float { min: if a > c { a } else { c }, max: if b < d { b } else { d } }
+            }
+            (ParamRange::Any, r) => r,
+            (r, _) => r,
+        }
+    }
+
+    /// Whether `value` lies in the range (values of other kinds are not judged here).
+    fn admits(&self, value: &ParamValue) -> bool {
+        match (self, value) {
+            (ParamRange::Int { min, max }, v) => match int_of(v) {
+                Some(i) => *min <= i && i <= *max,
+                None => true,
+            },
+            (ParamRange::Float { min, max }, ParamValue::Float(x)) => *min <= *x && *x <= *max,
+            (ParamRange::Choices(names), ParamValue::String(s)) => names.contains(&s.as_str()),
+            _ => true,
+        }
+    }
+
+    /// The range in words for `kind` ("from 1 to 64", "one of lru, srrip"), or `None`
+    /// when it admits every value of the kind.
+    pub fn describe(&self, kind: ParamKind) -> Option<String> {
+        let bound = |i: i128| match kind {
+            ParamKind::Bytes => ParamValue::Bytes(i as u64).to_string(),
+            ParamKind::Duration => Tick(i as u64).to_string(),
+            _ => i.to_string(),
+        };
+        let (lo, hi) = match kind {
+            ParamKind::UInt | ParamKind::Bytes | ParamKind::Duration => (0, u64::MAX as i128),
+            ParamKind::Int => (i64::MIN as i128, i64::MAX as i128),
+            _ => (i128::MIN, i128::MAX),
+        };
+        // The largest value of a field's integer type is no limit a reader cares about.
+        let unbounded = |max: i128| max >= hi || max == i128::from(u32::MAX) || max == i128::from(u16::MAX);
+        match *self {
+            ParamRange::Any => None,
+            ParamRange::Int { min, max } if min <= lo && unbounded(max) => None,
+            ParamRange::Int { min, max } if unbounded(max) => Some(format!("at least {}", bound(min))),
+            ParamRange::Int { min, max } if min <= lo => Some(format!("at most {}", bound(max))),
+            ParamRange::Int { min, max } => Some(format!("from {} to {}", bound(min), bound(max))),
+            ParamRange::Float { min, max } if min.is_infinite() && max.is_infinite() => None,
+            ParamRange::Float { min, max } if max.is_infinite() => Some(format!("at least {min}")),
+            ParamRange::Float { min, max } if min.is_infinite() => Some(format!("at most {max}")),
+            ParamRange::Float { min, max } => Some(format!("from {min} to {max}")),
+            ParamRange::Choices(names) => Some(format!("one of {}", names.join(", "))),
+        }
+    }
+}
+
+/// The integer in a value of an integer-like kind (a duration in picoseconds).
+fn int_of(value: &ParamValue) -> Option<i128> {
+    match value {
+        ParamValue::Int(i) => Some(i128::from(*i)),
+        ParamValue::UInt(u) | ParamValue::Bytes(u) => Some(i128::from(*u)),
+        ParamValue::Duration(t) => Some(i128::from(t.0)),
+        _ => None,
+    }
+}
+
+/// A declared parameter of a component type, as the [`ParamSet`] derive writes it.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// Its kind; topology values are converted to it.
+    pub kind: ParamKind,
+    /// Makes the default value, or `None` when the parameter is required.
+    pub default: Option<fn() -> ParamValue>,
+    /// What the parameter means (the field's doc comment).
+    pub doc: &'static str,
+    /// The unit of its values, or empty.
+    pub unit: &'static str,
+    /// The values it accepts.
+    pub range: ParamRange,
+    /// Whether the value must be a power of two.
+    pub power_of_two: bool,
+}
+
+impl ParamSpec {
+    /// The default value, if the parameter has one.
+    pub fn default_value(&self) -> Option<ParamValue> {
+        self.default.map(|make| make())
+    }
+
+    /// What the parameter accepts, in words: its kind and range ("a non-negative
+    /// integer, a power of two, from 16 to 4096").
+    pub fn expected(&self) -> String {
+        let mut out = match (self.kind, &self.range) {
+            (ParamKind::Choice, ParamRange::Choices(names)) => format!("one of {}", names.join(", ")),
+            _ => self.kind.describe().to_string(),
+        };
+        if self.power_of_two {
+            out.push_str(", a power of two");
+        }
+        if self.kind != ParamKind::Choice {
+            if let Some(range) = self.range.describe(self.kind) {
+                out.push_str(", ");
+                out.push_str(&range);
+            }
+        }
+        out
+    }
+
+    /// Converts a raw value from a topology file or `--set` and checks it against the
+    /// range. The error says what was found and what is accepted.
+    pub fn convert(&self, raw: &RawParam) -> Result<ParamValue, String> {
+        let value = self.kind.convert(raw).map_err(|why| {
+            if why.starts_with("expected ") {
+                format!("expected {}, found {}", self.expected(), raw.describe())
+            } else {
+                format!("{why}; expected {}", self.expected())
+            }
+        })?;
+        self.check(&value)?;
+        Ok(value)
+    }
+
+    /// Checks a converted value (one set in code, too) against the kind and range.
+    pub fn check(&self, value: &ParamValue) -> Result<(), String> {
+        let kind_ok = matches!(
+            (self.kind, value),
+            (ParamKind::Bool, ParamValue::Bool(_))
+                | (ParamKind::Int, ParamValue::Int(_))
+                | (ParamKind::UInt, ParamValue::UInt(_))
+                | (ParamKind::Float, ParamValue::Float(_))
+                | (ParamKind::String | ParamKind::Choice, ParamValue::String(_))
+                | (ParamKind::Duration, ParamValue::Duration(_))
+                | (ParamKind::Frequency, ParamValue::Frequency(_))
+                | (ParamKind::Bytes, ParamValue::Bytes(_))
+        );
+        let pow2_ok = !self.power_of_two || int_of(value).is_some_and(|i| i > 0 && (i & (i - 1)) == 0);
+        if kind_ok && pow2_ok && self.range.admits(value) {
+            Ok(())
+        } else {
+            Err(format!("is {value}; expected {}", self.expected()))
+        }
+    }
+}
+
+/// A Rust type a parameter can have: its kind, its own range, and the conversion from
+/// and to a checked [`ParamValue`].
+pub trait ParamType: Sized {
+    /// The kind of its values.
+    const KIND: ParamKind;
+    /// The values the type can hold (`u32`: up to 2^32 - 1).
+    const RANGE: ParamRange = ParamRange::Any;
+    /// The typed value of a value of [`Self::KIND`] within [`Self::RANGE`]; `None` for
+    /// any other value.
+    fn from_value(value: &ParamValue) -> Option<Self>;
+    /// The value as a [`ParamValue`].
+    fn to_value(&self) -> ParamValue;
+}
+
+macro_rules! unsigned_param {
+    ($($ty:ty),*) => {$(
+        impl ParamType for $ty {
+            const KIND: ParamKind = ParamKind::UInt;
+            const RANGE: ParamRange = ParamRange::Int { min: 0, max: <$ty>::MAX as i128 };
+            fn from_value(value: &ParamValue) -> Option<Self> {
+                match value {
+                    ParamValue::UInt(u) => <$ty>::try_from(*u).ok(),
+                    _ => None,
+                }
+            }
+            fn to_value(&self) -> ParamValue {
+                ParamValue::UInt(u64::from(*self))
+            }
+        }
+    )*};
+}
+unsigned_param!(u16, u32, u64);
+
+impl ParamType for i64 {
+    const KIND: ParamKind = ParamKind::Int;
+    fn from_value(value: &ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+    fn to_value(&self) -> ParamValue {
+        ParamValue::Int(*self)
+    }
+}
+
+impl ParamType for f64 {
+    const KIND: ParamKind = ParamKind::Float;
+    fn from_value(value: &ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::Float(x) => Some(*x),
+            _ => None,
+        }
+    }
+    fn to_value(&self) -> ParamValue {
+        ParamValue::Float(*self)
+    }
+}
+
+impl ParamType for bool {
+    const KIND: ParamKind = ParamKind::Bool;
+    fn from_value(value: &ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    fn to_value(&self) -> ParamValue {
+        ParamValue::Bool(*self)
+    }
+}
+
+impl ParamType for String {
+    const KIND: ParamKind = ParamKind::String;
+    fn from_value(value: &ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::String(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+    fn to_value(&self) -> ParamValue {
+        ParamValue::String(self.clone())
+    }
+}
+
+impl ParamType for Tick {
+    const KIND: ParamKind = ParamKind::Duration;
+    fn from_value(value: &ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::Duration(t) => Some(*t),
+            _ => None,
+        }
+    }
+    fn to_value(&self) -> ParamValue {
+        ParamValue::Duration(*self)
+    }
+}
+
+impl ParamType for ClockDomain {
+    const KIND: ParamKind = ParamKind::Frequency;
+    fn from_value(value: &ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::Frequency(c) => Some(*c),
+            _ => None,
+        }
+    }
+    fn to_value(&self) -> ParamValue {
+        ParamValue::Frequency(*self)
+    }
+}
+
+/// A size in bytes (a parameter of kind [`ParamKind::Bytes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// `n` KiB.
+    pub const fn kib(n: u64) -> Bytes {
+        Bytes(n << 10)
+    }
+    /// `n` MiB.
+    pub const fn mib(n: u64) -> Bytes {
+        Bytes(n << 20)
+    }
+    /// `n` GiB.
+    pub const fn gib(n: u64) -> Bytes {
+        Bytes(n << 30)
+    }
+    /// The count of bytes.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}B", self.0)
+    }
+}
+
+impl ParamType for Bytes {
+    const KIND: ParamKind = ParamKind::Bytes;
+    fn from_value(value: &ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::Bytes(b) => Some(Bytes(*b)),
+            _ => None,
+        }
+    }
+    fn to_value(&self) -> ParamValue {
+        ParamValue::Bytes(self.0)
+    }
+}
+
+/// A parameter that takes one of a fixed set of names: an enum deriving
+/// `simdojo::ParamChoice` (the names are its variants in lowercase).
+pub trait ParamChoice: Sized + 'static {
+    /// Every name, in declaration order.
+    const CHOICES: &'static [&'static str];
+    /// This value's name.
+    fn name(&self) -> &'static str;
+    /// The value called `name`.
+    fn from_name(name: &str) -> Option<Self>;
+}
+
+/// A component type's parameters as one typed struct (`#[derive(simdojo::Params)]`).
+pub trait ParamSet: Sized {
+    /// One spec per field, in declaration order.
+    const SPECS: &'static [ParamSpec];
+    /// The typed struct of resolved parameters: each value checked against its spec
+    /// (a missing one takes its default), then the type's cross-field check. Errors
+    /// name the parameter and where its value was set.
+    fn from_params(params: &Params) -> Result<Self, ParamError>;
+    /// The host memory, in bytes, the component will allocate with these parameters
+    /// beyond its fixed size (tag stores, register files, queues); 0 unless the type
+    /// declares an estimate.
+    fn estimate(&self) -> u64;
+    /// Every field as a parameter value: the parameters of a component built in code.
+    fn to_params(&self) -> Params;
+}
+
+/// The parameters of a component type that has none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoParams;
+
+impl ParamSet for NoParams {
+    const SPECS: &'static [ParamSpec] = &[];
+    fn from_params(_: &Params) -> Result<Self, ParamError> {
+        Ok(NoParams)
+    }
+    fn estimate(&self) -> u64 {
+        0
+    }
+    fn to_params(&self) -> Params {
+        Params::new()
+    }
 }
 
 /// The resolved parameters of one component instance: every declared parameter with
-/// its value from the topology or its default.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// its value from the topology or its default, and where each value was set.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Params {
     values: BTreeMap<String, ParamValue>,
+    origins: BTreeMap<String, ValueOrigin>,
+}
+
+/// Two parameter sets are equal when their values are: where they were set is not part
+/// of what they are.
+impl PartialEq for Params {
+    fn eq(&self, other: &Params) -> bool {
+        self.values == other.values
+    }
 }
 
 macro_rules! getter {
@@ -198,11 +623,8 @@ macro_rules! getter {
         pub fn $fn(&self, name: &str) -> Result<$ty, ParamError> {
             match self.values.get(name) {
                 Some(ParamValue::$variant(v)) => Ok(v.clone()),
-                Some(other) => Err(ParamError {
-                    name: name.to_string(),
-                    problem: format!("is {other}, not a {}", stringify!($variant)),
-                }),
-                None => Err(ParamError { name: name.to_string(), problem: "is not set and has no default".into() }),
+                Some(other) => Err(ParamError::new(name, format!("is {other}, not a {}", stringify!($variant)))),
+                None => Err(ParamError::new(name, "is not set and has no default")),
             }
         }
     };
@@ -213,14 +635,58 @@ impl Params {
     pub fn new() -> Params {
         Params::default()
     }
-    /// Sets `name` to `value`, replacing any earlier value.
+    /// Sets `name` to `value`, replacing any earlier value (and forgetting where that
+    /// one was set).
     pub fn set(&mut self, name: impl Into<String>, value: ParamValue) -> &mut Params {
-        self.values.insert(name.into(), value);
+        let name = name.into();
+        self.origins.remove(&name);
+        self.values.insert(name, value);
         self
+    }
+    /// Sets `name` to `value`, set at `origin`.
+    pub fn set_from(&mut self, name: impl Into<String>, value: ParamValue, origin: Option<ValueOrigin>) -> &mut Params {
+        let name = name.into();
+        match origin {
+            Some(o) => self.origins.insert(name.clone(), o),
+            None => self.origins.remove(&name),
+        };
+        self.values.insert(name, value);
+        self
+    }
+    /// Where the value of `name` was set, when known.
+    pub fn origin(&self, name: &str) -> Option<&ValueOrigin> {
+        self.origins.get(name)
+    }
+    /// `error` with the origin of the parameter it names filled in (unless it has one).
+    pub fn locate(&self, mut error: ParamError) -> ParamError {
+        if error.origin.is_none() {
+            error.origin = self.origins.get(&error.name).cloned();
+        }
+        error
+    }
+    /// The value of the parameter `spec` describes as a `T`: the set value or the
+    /// default, checked against the spec. This is what the [`ParamSet`] derive calls.
+    pub fn typed<T: ParamType>(&self, spec: &ParamSpec) -> Result<T, ParamError> {
+        let origin = || self.origins.get(spec.name).cloned();
+        let value = match self.values.get(spec.name) {
+            Some(v) => std::borrow::Cow::Borrowed(v),
+            None => match spec.default_value() {
+                Some(v) => std::borrow::Cow::Owned(v),
+                None => {
+                    return Err(ParamError::new(spec.name, format!("is not set and has no default; expected {}", spec.expected())))
+                }
+            },
+        };
+        spec.check(&value).map_err(|problem| ParamError { name: spec.name.to_string(), problem, origin: origin() })?;
+        T::from_value(&value).ok_or_else(|| ParamError {
+            name: spec.name.to_string(),
+            problem: format!("is {value}; expected {}", spec.expected()),
+            origin: origin(),
+        })
     }
     /// Builder form of [`Params::set`].
     pub fn with(mut self, name: impl Into<String>, value: ParamValue) -> Params {
-        self.values.insert(name.into(), value);
+        self.set(name, value);
         self
     }
     /// The value of `name`, if set.

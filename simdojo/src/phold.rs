@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 use crate::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port};
 use crate::engine::{Context, Simulation};
 use crate::ids::{ComponentId, FabricMember};
-use crate::params::{ParamKind, ParamValue, Params};
-use crate::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use crate::params::ParamSet;
+use crate::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
 use crate::stats::{Counter, StatsSink};
 use crate::time::Tick;
 use crate::topology::Topology;
@@ -111,14 +111,16 @@ impl Default for PholdConfig {
 pub fn topology(cfg: &PholdConfig) -> Topology {
     let mut t = Topology::new();
     let mut members = Vec::with_capacity(cfg.lps as usize);
+    let params = LpParams {
+        events: cfg.events_per_lp,
+        remote: cfg.remote,
+        lookahead: cfg.lookahead,
+        mean: cfg.mean,
+        seed: cfg.seed,
+    }
+    .to_params();
     for i in 0..cfg.lps {
-        let params = Params::new()
-            .with("events", ParamValue::UInt(u64::from(cfg.events_per_lp)))
-            .with("remote", ParamValue::Float(cfg.remote))
-            .with("lookahead", ParamValue::Duration(cfg.lookahead))
-            .with("mean", ParamValue::Duration(cfg.mean))
-            .with("seed", ParamValue::UInt(cfg.seed));
-        let id = t.add_component(format!("lp[{i}]"), "phold.lp", params);
+        let id = t.add_component(format!("lp[{i}]"), "phold.lp", params.clone());
         members.push((id, "net".to_string()));
     }
     t.add_fabric(members, cfg.lookahead);
@@ -199,27 +201,42 @@ fn unit_threshold(p: f64) -> u64 {
     (p * (1u64 << 53) as f64).ceil().clamp(0.0, (1u64 << 53) as f64) as u64
 }
 
+/// The parameters of a PHOLD LP (`phold.lp`).
+#[derive(Clone, Debug, PartialEq, crate::Params)]
+pub struct LpParams {
+    /// Events the LP starts with.
+    #[param(default = 4, unit = "events")]
+    pub events: u32,
+    /// Probability that a new event goes to another LP.
+    #[param(default = 0.25, range = 0.0..=1.0)]
+    pub remote: f64,
+    /// Minimum delay of a new event (the fabric's latency).
+    #[param(default = Tick::ns(1))]
+    pub lookahead: Tick,
+    /// Mean of the exponential delay added to the lookahead.
+    #[param(default = Tick::ns(1))]
+    pub mean: Tick,
+    /// Random seed.
+    #[param(default = 1)]
+    pub seed: u64,
+}
+
 impl PholdLp {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
-        let p = ctx.params().clone();
-        let remote = p.float("remote")?;
-        if !(0.0..=1.0).contains(&remote) {
-            return Err(BuildError::Invalid(format!("remote = {remote} is not a probability")));
-        }
+        let p: LpParams = ctx.typed()?;
         let net = ctx.port::<PholdEvent>("net")?;
-        let events = u32::try_from(p.uint("events")?).map_err(|_| BuildError::Invalid("events exceeds u32".into()))?;
         Ok(Box::new(PholdLp {
             net,
             index: 0,
             n: 0,
-            seed: p.uint("seed")?,
-            events,
-            remote_below: unit_threshold(remote),
-            lookahead: p.duration("lookahead")?,
-            mean: p.duration("mean")?.0 as f64,
+            seed: p.seed,
+            events: p.events,
+            remote_below: unit_threshold(p.remote),
+            lookahead: p.lookahead,
+            mean: p.mean.0 as f64,
             exp: Ziggurat::exponential(),
             state: LpState {
-                draws: Draws::new(p.uint("seed")?, 0),
+                draws: Draws::new(p.seed, 0),
                 count: 0,
                 h: 0,
                 remote_sent: Counter::default(),
@@ -290,13 +307,9 @@ crate::register_component!(ComponentType {
     name: "phold.lp",
     doc: "A PHOLD logical process: each event it handles creates one event at now + lookahead + Exp(mean), \
           sent to a random other LP with probability `remote`, else to itself.",
-    params: &[
-        ParamSpec { name: "events", kind: ParamKind::UInt, default: Some("4"), doc: "initial events" },
-        ParamSpec { name: "remote", kind: ParamKind::Float, default: Some("0.25"), doc: "probability of a remote event" },
-        ParamSpec { name: "lookahead", kind: ParamKind::Duration, default: Some("1ns"), doc: "minimum delay" },
-        ParamSpec { name: "mean", kind: ParamKind::Duration, default: Some("1ns"), doc: "mean of the exponential delay" },
-        ParamSpec { name: "seed", kind: ParamKind::UInt, default: Some("1"), doc: "random seed" },
-    ],
+    params: LpParams::SPECS,
+    validate: registry::validate_with::<LpParams>,
+    estimate: registry::estimate_with::<LpParams>,
     ports: &[PortSpec {
         name: "net",
         doc: "fabric port to every LP",

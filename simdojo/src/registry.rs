@@ -12,7 +12,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::component::{BuildContext, BuildError, Component};
-use crate::params::ParamKind;
+use crate::params::{ParamError, ParamSet, Params};
+pub use crate::params::ParamSpec;
 
 /// A message type that can travel over a link: sendable between worker threads,
 /// printable for traces, and serializable so in-flight messages can be checkpointed.
@@ -91,19 +92,6 @@ pub struct PortSpec {
     pub message: fn() -> MessageKind,
 }
 
-/// A declared parameter of a component type.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamSpec {
-    /// The parameter's name.
-    pub name: &'static str,
-    /// Its kind; topology values are converted to it.
-    pub kind: ParamKind,
-    /// The default in topology-file syntax, or `None` when the parameter is required.
-    pub default: Option<&'static str>,
-    /// What the parameter means, with its unit.
-    pub doc: &'static str,
-}
-
 /// The kind of a statistic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatKind {
@@ -137,8 +125,14 @@ pub struct ComponentType {
     pub name: &'static str,
     /// A one-paragraph description.
     pub doc: &'static str,
-    /// Declared parameters.
+    /// Declared parameters: the [`ParamSet::SPECS`] of the type's parameter struct.
     pub params: &'static [ParamSpec],
+    /// Converts resolved parameters to the type's parameter struct and runs its checks,
+    /// without building anything: [`validate_with`] of the struct.
+    pub validate: fn(&Params) -> Result<(), ParamError>,
+    /// The host memory, in bytes, a component with these parameters will allocate
+    /// beyond its fixed size: [`estimate_with`] of the struct.
+    pub estimate: fn(&Params) -> Result<u64, ParamError>,
     /// Declared ports.
     pub ports: &'static [PortSpec],
     /// Declared statistics.
@@ -147,10 +141,44 @@ pub struct ComponentType {
     pub build: BuildFn,
 }
 
+/// [`ComponentType::validate`] of a type whose parameters are `P`.
+pub fn validate_with<P: ParamSet>(params: &Params) -> Result<(), ParamError> {
+    P::from_params(params).map(|_| ())
+}
+
+/// [`ComponentType::estimate`] of a type whose parameters are `P`.
+pub fn estimate_with<P: ParamSet>(params: &Params) -> Result<u64, ParamError> {
+    P::from_params(params).map(|p| p.estimate())
+}
+
 impl ComponentType {
     /// The declared parameter `name`.
     pub fn param(&self, name: &str) -> Option<&'static ParamSpec> {
         self.params.iter().find(|p| p.name == name)
+    }
+
+    /// `given` with every declared parameter it lacks set to its default; an error
+    /// names a parameter the type does not declare or a value its spec refuses.
+    pub fn resolve(&self, given: &Params) -> Result<Params, ParamError> {
+        let mut out = given.clone();
+        for (name, value) in given.iter() {
+            let Some(spec) = self.param(name) else {
+                let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+                return Err(given.locate(ParamError::new(
+                    name,
+                    format!("is not declared: type `{}` has no parameter `{name}` (it has: {})", self.name, known.join(", ")),
+                )));
+            };
+            spec.check(value).map_err(|problem| given.locate(ParamError::new(name, problem)))?;
+        }
+        for spec in self.params {
+            if given.get(spec.name).is_none() {
+                if let Some(value) = spec.default_value() {
+                    out.set(spec.name, value);
+                }
+            }
+        }
+        Ok(out)
     }
     /// The declared port `name` (without an array index).
     pub fn port(&self, name: &str) -> Option<&'static PortSpec> {
@@ -165,6 +193,35 @@ impl fmt::Debug for ComponentType {
 }
 
 inventory::collect!(ComponentType);
+
+/// A component type name that is no longer registered and the registered type with the
+/// parameter setting that does what it did (`amdgpu.l2.srrip` is `amdgpu.l2` with
+/// `policy = "srrip"`). A topology naming it gets an error that says so. Submitted with
+/// [`register_former_type!`](crate::register_former_type).
+#[derive(Debug)]
+pub struct FormerType {
+    /// The old type name.
+    pub name: &'static str,
+    /// The type to use instead.
+    pub now: &'static str,
+    /// The parameter setting that gives the old behaviour (`policy = "srrip"`).
+    pub with: &'static str,
+}
+
+inventory::collect!(FormerType);
+
+/// The former type called `name`, if a crate registered one.
+pub fn former_type(name: &str) -> Option<&'static FormerType> {
+    inventory::iter::<FormerType>.into_iter().find(|t| t.name == name)
+}
+
+/// Registers a former type name: `register_former_type!("old.name", "new.name", "param = value");`.
+#[macro_export]
+macro_rules! register_former_type {
+    ($old:expr, $now:expr, $with:expr) => {
+        $crate::inventory::submit! { $crate::registry::FormerType { name: $old, now: $now, with: $with } }
+    };
+}
 
 /// All registered component types, sorted by name.
 pub fn component_types() -> Vec<&'static ComponentType> {

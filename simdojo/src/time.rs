@@ -34,6 +34,10 @@ impl Tick {
     pub const fn us(n: u64) -> Tick {
         Tick(n * 1_000_000)
     }
+    /// `n` milliseconds.
+    pub const fn ms(n: u64) -> Tick {
+        Tick(n * 1_000_000_000)
+    }
     /// The raw picosecond count.
     pub const fn get(self) -> u64 {
         self.0
@@ -122,6 +126,10 @@ impl ClockDomain {
             return Err(TimeParseError::new(&hz.to_string(), "a frequency between 1 Hz and 1 THz"));
         }
         Ok(ClockDomain { period: Tick(((1e12 / hz).round() as u64).max(1)) })
+    }
+    /// A clock of `mhz` megahertz (at least 1 MHz), the same as parsing `"{mhz}MHz"`.
+    pub fn mhz(mhz: u32) -> ClockDomain {
+        ClockDomain { period: Tick(((1e12 / (f64::from(mhz.max(1)) * 1e6)).round() as u64).max(1)) }
     }
     /// A clock with the given period (at least one tick).
     pub fn from_period(period: Tick) -> ClockDomain {

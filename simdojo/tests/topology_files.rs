@@ -186,7 +186,7 @@ fn programmatic_topologies_are_validated_by_name() {
     assert!(has("component `c`: unknown component type `test.lq`; expected a registered component type (did you mean `test.lp`?)"), "{texts:#?}");
     assert!(has("component `a`: component path `a` is already declared as component 0"), "{texts:#?}");
     assert!(
-        has("component `a`: parameter `seed` of `test.lp` is Bool(true); expected a non-negative integer"),
+        has("component `a`: parameter `seed` of `test.lp` is true; expected a non-negative integer"),
         "{texts:#?}"
     );
     assert!(has("link 1 (`a.out` -> `b.ctl`): latency 0ps is below one tick"), "{texts:#?}");
@@ -603,11 +603,43 @@ fn the_host_memory_estimate_bounds_a_topology_before_it_is_built() {
         Ok(_) => panic!("a million components loaded within 1 MiB"),
         Err(e) => {
             assert_eq!(e.total(), 1, "{e}");
-            assert_diag(e.first(), K::TooLarge, "t.toml:2:8", "MiB of host memory");
+            assert_diag(e.first(), K::TooLarge, "t.toml:2:8", "GiB of host memory");
         }
     }
     // The default is half of what the host has available (which moves as others run).
     let available = topology::available_host_memory().expect("Linux reports MemAvailable");
     let default = topology::Limits::default().max_memory;
     assert!(default > 0 && default < available, "{default} of {available}");
+}
+
+#[test]
+fn a_components_own_checks_run_before_anything_is_built_naming_the_value() {
+    // The type's cross-field check refuses the value, at its own line and column.
+    let d = first_error(toml("[[component]]\npath = \"c\"\ntype = \"test.cache\"\nparams = { size = \"4KiB\", ways = 3 }\n"));
+    assert_diag(&d, K::ParamValue, "t.toml:4:34", "does not divide the 64 lines");
+    // A default block's value is placed at the block's line.
+    let d = first_error(toml("[defaults.\"test.cache\"]\nways = 5\n[[component]]\npath = \"c\"\ntype = \"test.cache\"\n"));
+    assert_diag(&d, K::ParamValue, "t.toml:2:8", "`ways`");
+    // A value set by an override is refused naming the override.
+    let mut t = toml("[[component]]\npath = \"c\"\ntype = \"test.cache\"\n").unwrap();
+    simdojo::topology::overrides::apply(&mut t, &["c.ways=7".parse().unwrap()]).unwrap();
+    let e = topology::validate(&t).unwrap_err();
+    assert!(e.to_string().contains("--set c.ways=7") && e.to_string().contains("does not divide"), "{e}");
+}
+
+#[test]
+fn the_memory_estimate_counts_size_parameters_and_names_the_largest() {
+    let limits = topology::Limits { max_memory: 64 << 20, ..topology::Limits::default() };
+    let load = |text: &str| topology::load_str_with(text, Path::new("t.toml"), Format::Toml, &limits);
+    // One cache of 1 TiB takes 128 GiB of tags: refused at its `size`, with both figures.
+    let d = first_error(load("[[component]]\npath = \"c[0..2]\"\ntype = \"test.cache\"\nparams = { size = \"1TiB\" }\n"));
+    assert_diag(&d, K::TooLarge, "t.toml:4:19", "256 GiB of host memory");
+    let text = d.to_string();
+    assert!(text.contains("more than the 64.0 MiB allowed") && text.contains("`c[0]`") && text.contains("its `size`"), "{text}");
+    // The same count of small caches fits.
+    assert!(load("[[component]]\npath = \"c[0..2]\"\ntype = \"test.cache\"\nparams = { size = \"1MiB\" }\n").is_ok());
+    assert_eq!(
+        topology::check_components(&load("[[component]]\npath = \"c\"\ntype = \"test.cache\"\n").unwrap(), &limits).unwrap().bytes,
+        2048 + (64 << 10) / 8
+    );
 }

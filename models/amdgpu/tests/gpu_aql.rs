@@ -117,7 +117,8 @@ impl Gpu {
     /// [`Gpu::with_code`] with the compute units and the SoC in `mode`.
     fn with_code_in(bytes: &[u8], register: bool, name: bool, mode: &str) -> Gpu {
         let mut t = topology::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies/test-gfx942.toml")).unwrap();
-        amdgpu::components::cu::mode::set_mode(&mut t, mode).unwrap();
+        let overrides = amdgpu::components::cu::mode::mode_overrides(&t, mode);
+        simdojo::topology::overrides::apply(&mut t, &overrides).unwrap();
         let sim = Simulation::build(&t, &SimConfig::default()).unwrap();
         let shared: Arc<GpuShared> = sim.resource("gpu").unwrap();
         let events = Arc::new(Events::default());

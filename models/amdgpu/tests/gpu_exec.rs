@@ -151,19 +151,18 @@ fn exit_status_and_faults_reach_the_host() {
 }
 
 #[test]
-fn cache_models_swap_by_type_name() {
+fn cache_models_swap_by_policy() {
     let image = build("many", Target::Gfx942, MANY);
     let mut outputs = Vec::new();
-    for l2 in ["amdgpu.l2.lru", "amdgpu.l2.srrip", "amdgpu.l2.ideal"] {
+    for l2 in ["lru", "srrip", "random", "ideal"] {
         let mut t = small(Target::Gfx942);
-        for c in t.components.iter_mut().filter(|c| c.type_name.starts_with("amdgpu.l2.")) {
-            c.type_name = l2.to_string();
-        }
+        let policy: simdojo::topology::overrides::Override = format!("amdgpu.l2.policy={l2}").parse().unwrap();
+        simdojo::topology::overrides::apply(&mut t, &[policy]).unwrap();
         let out = run(&image, t, 1, "single", 64, 2, &[]);
         assert!(out.faults.is_empty(), "{l2}: {:?}", out.faults);
         let start = out.kernels.iter().find(|k| k.kernel == "_start").expect("_start stats");
         assert!(start.l2.hits + start.l2.misses > 0, "{l2}: no L2 traffic");
-        if l2 == "amdgpu.l2.ideal" {
+        if l2 == "ideal" {
             assert_eq!(start.l2.misses, 0, "an ideal L2 never misses");
         } else {
             assert!(start.l2.misses > 0, "{l2}: cold misses expected");

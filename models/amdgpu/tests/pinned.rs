@@ -154,16 +154,16 @@ fn functional_results_are_pinned() {
     check(
         "functional",
         &[
-            ("chase gfx942", 329310000, 0xc4f466e8c3250829),
-            ("stream gfx942", 22310000, 0xf43680cafe82419c),
-            ("chains gfx942", 32310000, 0x05be9530b7f4fc9d),
-            ("groups gfx942", 29310000, 0x74a7e95ce10ff386),
-            ("mixed gfx942", 52310000, 0xde8bb06f4f92901b),
-            ("valu gfx942", 22310000, 0xd22acd6042c9fd51),
-            ("memory gfx942", 40310000, 0x9825fe4b7873dc8a),
-            ("mixed gfx90a", 34310000, 0xc3e50b15a70da3f2),
-            ("memory gfx90a", 27310000, 0x433a2894ac012748),
-            ("groups gfx90a", 27310000, 0x6bfd34573e7d83d5),
+            ("chase gfx942", 329310000, 0xa0a5165c5e59238b),
+            ("stream gfx942", 22310000, 0x36e918c00ec0f19c),
+            ("chains gfx942", 32310000, 0x2db8b3701c957b3d),
+            ("groups gfx942", 29310000, 0x2361a8ef8d4be7b8),
+            ("mixed gfx942", 52310000, 0xe0fb8acdd7129403),
+            ("valu gfx942", 22310000, 0xce4b52288a4ed585),
+            ("memory gfx942", 40310000, 0xfbd50fe8b92b7378),
+            ("mixed gfx90a", 34310000, 0x9f76899668f665b0),
+            ("memory gfx90a", 27310000, 0xa0a1ebdfdfd0733a),
+            ("groups gfx90a", 27310000, 0x4860f37cfe7c0cbd),
         ],
     );
 }
@@ -173,13 +173,13 @@ fn timing_results_are_pinned() {
     check(
         "timing",
         &[
-            ("chase gfx942", 9154310000, 0xc8489dc2e9405d86),
-            ("stream gfx942", 122310000, 0xf9ae82f88b4296e8),
-            ("chains gfx942", 55310000, 0xc23ecca900206a64),
-            ("groups gfx942", 33310000, 0x61d142084490b0cc),
-            ("mixed gfx942", 80310000, 0x2cd306fb8d9d9fee),
-            ("valu gfx942", 24310000, 0x7ba31111fe48d3cc),
-            ("memory gfx942", 63310000, 0x58c5c916bf4760ca),
+            ("chase gfx942", 9154310000, 0x79ef1cfe7282327c),
+            ("stream gfx942", 122310000, 0xefe7612300770976),
+            ("chains gfx942", 55310000, 0x607fc348de33ca3e),
+            ("groups gfx942", 33310000, 0xc3ad7ed622218ba8),
+            ("mixed gfx942", 80310000, 0x5999b87dada51112),
+            ("valu gfx942", 24310000, 0x457ff2b79830f1be),
+            ("memory gfx942", 63310000, 0xb0b6d26d4608e3fc),
         ],
     );
 }

@@ -109,7 +109,10 @@ impl DriverConfig {
         amdgpu::link_components();
         let mut t = load_topology(var(ENV_TOPOLOGY).as_deref().map(Path::new))?;
         if let Some(mode) = var(ENV_MODE) {
-            amdgpu::components::cu::mode::set_mode(&mut t, &mode).map_err(|_| ConfigError::Value {
+            {
+                let overrides = amdgpu::components::cu::mode::mode_overrides(&t, &mode);
+                simdojo::topology::overrides::apply(&mut t, &overrides)
+            }.map_err(|_| ConfigError::Value {
                 var: ENV_MODE,
                 value: mode.clone(),
                 expected: "functional or timing".into(),

@@ -46,7 +46,6 @@ use crate::engine::external::ExternalInbox;
 use crate::engine::partition_state::{PartitionState, Slot};
 use crate::engine::wiring::{Binding, FabricWiring, PortWiring, Wiring};
 use crate::ids::{ComponentId, FabricId, FabricMember, PartitionId, PortIdx};
-use crate::params::{Params, RawParam};
 use crate::registry;
 use crate::stats::StatsReport;
 use crate::topology::SourceLoc;
@@ -299,7 +298,9 @@ impl Simulation {
                 component: decl.path.clone(),
                 type_name: decl.type_name.clone(),
             })?;
-            let params = resolve_params(ty, &decl.params)
+            let params = ty
+                .resolve(&decl.params)
+                .map_err(|e| e.to_string())
                 .map_err(|problem| EngineError::Param { component: decl.path.clone(), origin: decl.origin.clone(), problem })?;
             let mut ctx = BuildContext::new(ComponentId::from_index(i), &decl.path, &params, ty.ports, &connected[i], config.resources.clone(), &latencies[i]);
             let comp = (ty.build)(&mut ctx)
@@ -683,31 +684,6 @@ impl Simulation {
         let any: &dyn std::any::Any = slot.comp.as_ref();
         any.downcast_ref::<T>().map(f)
     }
-}
-
-/// Fills in registry defaults and checks that every given parameter is declared
-/// and of the declared kind.
-fn resolve_params(ty: &registry::ComponentType, given: &Params) -> Result<Params, String> {
-    let mut out = Params::new();
-    for (name, value) in given.iter() {
-        if ty.param(name).is_none() {
-            let known: Vec<&str> = ty.params.iter().map(|p| p.name).collect();
-            return Err(format!("type `{}` has no parameter `{name}` (it has: {})", ty.name, known.join(", ")));
-        }
-        out.set(name, value.clone());
-    }
-    for spec in ty.params {
-        if out.get(spec.name).is_none() {
-            if let Some(default) = spec.default {
-                let v = spec
-                    .kind
-                    .convert(&RawParam::from_text(default))
-                    .map_err(|e| format!("default of `{}`: {e}", spec.name))?;
-                out.set(spec.name, v);
-            }
-        }
-    }
-    Ok(out)
 }
 
 impl Emitter {

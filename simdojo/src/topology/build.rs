@@ -6,10 +6,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use crate::ids::ComponentId;
-use crate::params::{ParamKind, ParamValue, Params, RawParam};
+use crate::params::{ParamKind, ParamValue, Params, RawParam, ValueOrigin};
 use crate::registry::{ComponentType, MessageKind, PortSpec};
 use crate::time::Tick;
 use crate::topology::check::{self, PortUse, PortUser};
+use crate::topology::components_check::{limit_origin, size, COMPONENT_BYTES, LINK_BYTES, MEMBER_BYTES};
 use crate::topology::document::{Entry, Node, Value};
 use crate::topology::error::{list_names, nearest, DiagnosticKind, Diags, Problem};
 use crate::topology::load::Limits;
@@ -109,8 +110,9 @@ struct Builder<'a, 'd> {
     limits: &'a Limits,
     diags: &'d mut Diags,
     topo: Topology,
-    /// Converted `[defaults."TYPE"]` values per type, later files overriding earlier.
-    defaults: HashMap<String, BTreeMap<String, ParamValue>>,
+    /// Converted `[defaults."TYPE"]` values per type with their positions, later files
+    /// overriding earlier.
+    defaults: HashMap<String, BTreeMap<String, (ParamValue, ValueOrigin)>>,
     /// Every `[defaults."TYPE"]` block: its type and where its key is.
     default_blocks: Vec<(&'static str, Span)>,
     templates: HashMap<&'a str, &'a Entry>,
@@ -332,15 +334,16 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
-    /// Converts one `name = value` parameter entry of type `ty`.
-    fn param(&mut self, ty: &ComponentType, entry: &Entry) -> Option<ParamValue> {
+    /// Converts one `name = value` parameter entry of type `ty`; the value with its
+    /// own position.
+    fn param(&mut self, ty: &ComponentType, entry: &Entry) -> Option<(ParamValue, ValueOrigin)> {
         let Some(spec) = ty.param(&entry.key) else {
             self.report(entry.key_span, check::unknown_param(ty, &entry.key));
             return None;
         };
         let raw = self.raw(&entry.node, &format!("parameter `{}`", entry.key))?;
-        match check::convert_param(ty.name, spec.name, spec.kind, &raw) {
-            Ok(v) => Some(v),
+        match check::convert_param(ty.name, spec, &raw) {
+            Ok(v) => Some((v, ValueOrigin::File(self.sources.loc(entry.node.span)))),
             Err(p) => {
                 self.report(entry.node.span, p);
                 None
@@ -733,24 +736,15 @@ impl<'a> Builder<'a, '_> {
         path: &Node,
         template: Option<&Resolved<'a>>,
     ) -> Option<Params> {
-        let mut values: BTreeMap<String, ParamValue> = BTreeMap::new();
+        let mut values: BTreeMap<String, (ParamValue, Option<ValueOrigin>)> = BTreeMap::new();
         let mut ok = true;
         for spec in ty.params {
-            if let Some(text) = spec.default {
-                match check::convert_param(ty.name, spec.name, spec.kind, &RawParam::from_text(text)) {
-                    Ok(v) => {
-                        values.insert(spec.name.to_string(), v);
-                    }
-                    Err(p) => {
-                        let p = Problem { problem: format!("registry default: {}", p.problem), ..p };
-                        self.report_about(path.span, format!("component type `{}`", ty.name), p);
-                        ok = false;
-                    }
-                }
+            if let Some(v) = spec.default_value() {
+                values.insert(spec.name.to_string(), (v, None));
             }
         }
         if let Some(d) = self.defaults.get(ty.name) {
-            values.extend(d.iter().map(|(k, v)| (k.clone(), v.clone())));
+            values.extend(d.iter().map(|(k, (v, at))| (k.clone(), (v.clone(), Some(at.clone())))));
         }
         let own: Vec<&Entry> = match decl.get("params") {
             None => Vec::new(),
@@ -767,8 +761,8 @@ impl<'a> Builder<'a, '_> {
         let mut bad: Vec<&str> = Vec::new();
         for entry in inherited.into_iter().chain(own) {
             match self.param(ty, entry) {
-                Some(v) => {
-                    values.insert(entry.key.clone(), v);
+                Some((v, at)) => {
+                    values.insert(entry.key.clone(), (v, Some(at)));
                 }
                 None => {
                     bad.push(&entry.key);
@@ -778,13 +772,13 @@ impl<'a> Builder<'a, '_> {
         }
         for spec in ty.params {
             if !values.contains_key(spec.name) && !bad.contains(&spec.name) {
-                self.report(path.span, check::missing_param(ty, spec.name, spec.kind));
+                self.report(path.span, check::missing_param(ty, spec));
                 ok = false;
             }
         }
         let mut params = Params::new();
-        for (k, v) in values {
-            params.set(k, v);
+        for (k, (v, at)) in values {
+            params.set_from(k, v, at);
         }
         ok.then_some(params)
     }
@@ -983,14 +977,6 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
-/// The problem "more than `limit` things".
-/// Host memory a simulation takes per component, link and fabric member, roughly (a
-/// PHOLD process with its fabric port measured 1 KiB after loading and 3.4 KiB built):
-/// the estimate [`Limits::max_memory`] is checked against before anything is built.
-const COMPONENT_BYTES: u64 = 2048;
-const LINK_BYTES: u64 = 512;
-const MEMBER_BYTES: u64 = 512;
-
 impl Builder<'_, '_> {
     /// The estimated host memory of what is declared so far, plus `more` bytes, within
     /// [`Limits::max_memory`]? Reports the problem at `span` when not.
@@ -1002,23 +988,19 @@ impl Builder<'_, '_> {
         if need <= self.limits.max_memory {
             return true;
         }
-        let size = |b: u64| {
-            let mib = b as f64 / f64::from(1 << 20);
-            if mib >= 100.0 { format!("{mib:.0} MiB") } else { format!("{mib:.1} MiB") }
-        };
         let problem = format!(
             "the topology would take about {} of host memory to simulate (estimated from its counts of \
              components, links and fabric members), more than the {} allowed",
             size(need),
             size(self.limits.max_memory)
         );
-        let expected = "fewer instances (the limit is half of the host's available memory unless \
-                        `dojo --max-topology-memory SIZE` sets it)";
+        let expected = format!("fewer instances ({})", limit_origin(self.limits.max_memory));
         self.report(span, Problem::new(DiagnosticKind::TooLarge, problem, expected));
         false
     }
 }
 
+/// The problem "more than `limit` things".
 fn too_many(what: &str, limit: usize) -> Problem {
     Problem::new(
         DiagnosticKind::TooLarge,

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use crate::ids::ComponentId;
-use crate::params::{ParamKind, ParamValue, RawParam};
+use crate::params::{ParamSpec, ParamValue, RawParam};
 use crate::registry::{self, ComponentType, PortDir, PortSpec};
 use crate::time::Tick;
 use crate::topology::error::{list_names, nearest, DiagnosticKind, Diags, Problem, TopologyError};
@@ -14,6 +14,13 @@ use crate::topology::{Endpoint, LinkKind, SourceLoc, Topology};
 /// The registered type `name`, or a problem suggesting the nearest registered name.
 pub(crate) fn lookup_type(name: &str) -> Result<&'static ComponentType, Problem> {
     registry::lookup(name).ok_or_else(|| {
+        if let Some(former) = registry::former_type(name) {
+            return Problem::new(
+                DiagnosticKind::UnknownType,
+                format!("component type `{name}` is no longer registered"),
+                format!("type `{}` with `{}` in its `params`", former.now, former.with),
+            );
+        }
         let types = registry::component_types();
         let expected = match nearest(name, types.iter().map(|t| t.name)) {
             Some(n) => format!("a registered component type (did you mean `{n}`?)"),
@@ -35,39 +42,28 @@ pub(crate) fn unknown_param(ty: &ComponentType, name: &str) -> Problem {
     )
 }
 
-/// Converts a raw value of parameter `name` (declared with `kind`) of type `ty`.
-pub(crate) fn convert_param(ty: &str, name: &str, kind: ParamKind, raw: &RawParam) -> Result<ParamValue, Problem> {
-    kind.convert(raw).map_err(|why| {
-        let detail = if why.starts_with("expected ") { String::new() } else { format!(" ({why})") };
+/// Converts a raw value of parameter `spec` of type `ty`, checking its range.
+pub(crate) fn convert_param(ty: &str, spec: &ParamSpec, raw: &RawParam) -> Result<ParamValue, Problem> {
+    let problem = |detail: String| {
         Problem::new(
             DiagnosticKind::ParamValue,
-            format!("parameter `{name}` of `{ty}` is {}{detail}", raw.describe()),
-            kind.describe(),
+            format!("parameter `{}` of `{ty}` is {}{detail}", spec.name, raw.describe()),
+            spec.expected(),
         )
-    })
-}
-
-/// Whether `value` is of `kind` (for parameters set in code).
-fn value_has_kind(value: &ParamValue, kind: ParamKind) -> bool {
-    matches!(
-        (kind, value),
-        (ParamKind::Bool, ParamValue::Bool(_))
-            | (ParamKind::Int, ParamValue::Int(_))
-            | (ParamKind::UInt, ParamValue::UInt(_))
-            | (ParamKind::Float, ParamValue::Float(_))
-            | (ParamKind::String, ParamValue::String(_))
-            | (ParamKind::Duration, ParamValue::Duration(_))
-            | (ParamKind::Frequency, ParamValue::Frequency(_))
-            | (ParamKind::Bytes, ParamValue::Bytes(_))
-    )
+    };
+    let value = spec.kind.convert(raw).map_err(|why| {
+        problem(if why.starts_with("expected ") { String::new() } else { format!(" ({why})") })
+    })?;
+    spec.check(&value).map_err(|_| problem(String::new()))?;
+    Ok(value)
 }
 
 /// The problem "required parameter missing".
-pub(crate) fn missing_param(ty: &ComponentType, name: &str, kind: ParamKind) -> Problem {
+pub(crate) fn missing_param(ty: &ComponentType, spec: &ParamSpec) -> Problem {
     Problem::new(
         DiagnosticKind::MissingParam,
-        format!("required parameter `{name}` of `{}` has no value", ty.name),
-        format!("`{name}` ({}) in `params`, a template or `[defaults.\"{}\"]`", kind.describe(), ty.name),
+        format!("required parameter `{}` of `{}` has no value", spec.name, ty.name),
+        format!("`{}` ({}) in `params`, a template or `[defaults.\"{}\"]`", spec.name, spec.expected(), ty.name),
     )
 }
 
@@ -252,7 +248,8 @@ impl PortUse {
 }
 
 /// Checks a topology built in code against the registry: the same checks as after
-/// loading a file. Problems name the component path or link.
+/// loading a file, each component's parameter checks and the memory estimate
+/// included. Problems name the component path or link.
 pub fn validate(t: &Topology) -> Result<(), TopologyError> {
     let mut diags = Diags::default();
     let mut types: Vec<Option<&'static ComponentType>> = Vec::with_capacity(t.components.len());
@@ -283,17 +280,20 @@ pub fn validate(t: &Topology) -> Result<(), TopologyError> {
         for (name, value) in c.params.iter() {
             match ty.param(name) {
                 None => place(unknown_param(ty, name)),
-                Some(spec) if !value_has_kind(value, spec.kind) => place(Problem::new(
-                    DiagnosticKind::ParamValue,
-                    format!("parameter `{name}` of `{}` is {value:?}", ty.name),
-                    spec.kind.describe(),
-                )),
-                Some(_) => {}
+                Some(spec) => {
+                    if spec.check(value).is_err() {
+                        place(Problem::new(
+                            DiagnosticKind::ParamValue,
+                            format!("parameter `{name}` of `{}` is {value}", ty.name),
+                            spec.expected(),
+                        ))
+                    }
+                }
             }
         }
         for spec in ty.params {
             if spec.default.is_none() && c.params.get(spec.name).is_none() {
-                place(missing_param(ty, spec.name, spec.kind));
+                place(missing_param(ty, spec));
             }
         }
     }
@@ -368,6 +368,9 @@ pub fn validate(t: &Topology) -> Result<(), TopologyError> {
                 }
             }
         }
+    }
+    if diags.is_empty() {
+        crate::topology::components_check::check_into(t, &crate::topology::Limits::default(), &mut diags);
     }
     diags.into_result()
 }

@@ -5,6 +5,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::topology::build;
+use crate::topology::components_check;
+use crate::topology::host_memory::host_memory;
 use crate::topology::document::Node;
 use crate::topology::error::{DiagnosticKind, Diags, Problem, TopologyError};
 use crate::topology::source::{Sources, Span};
@@ -55,7 +57,9 @@ pub struct Limits {
     pub max_file_bytes: u64,
     /// Most host memory, in bytes, the simulation of the topology may take, estimated
     /// from its counts (about 2 KiB per component, 512 bytes per link and fabric member)
-    /// as they are declared, before anything is built.
+    /// as they are declared, then with what each component's parameters make it
+    /// allocate ([`check_components`](crate::topology::check_components)), before
+    /// anything is built.
     pub max_memory: u64,
 }
 
@@ -67,8 +71,9 @@ pub const MAX_MEMORY_VAR: &str = "DOJO_MAX_TOPOLOGY_MEMORY";
 
 impl Default for Limits {
     /// 16 Mi instances and indices, 32 nested includes, 64 MiB files, and half of the
-    /// host's available memory ([`available_host_memory`]; unbounded where it is
-    /// unknown) unless [`MAX_MEMORY_VAR`] says otherwise.
+    /// memory the process can get ([`host_memory`]: the least of MemAvailable,
+    /// RLIMIT_AS and the cgroup's limit; unbounded where none is known) unless
+    /// [`MAX_MEMORY_VAR`] says otherwise.
     fn default() -> Limits {
         let set = std::env::var(MAX_MEMORY_VAR).ok().and_then(|v| v.trim().parse::<u64>().ok());
         Limits {
@@ -76,18 +81,9 @@ impl Default for Limits {
             max_range: 16 << 20,
             max_include_depth: 32,
             max_file_bytes: 64 << 20,
-            max_memory: set.unwrap_or_else(|| available_host_memory().map_or(u64::MAX, |bytes| bytes / 2)),
+            max_memory: set.unwrap_or_else(|| host_memory().map_or(u64::MAX, |m| m.bytes / 2)),
         }
     }
-}
-
-/// The host memory available to new allocations (Linux: `MemAvailable` of
-/// `/proc/meminfo`), or `None` where the host does not say.
-pub fn available_host_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
 }
 
 /// Loads and validates the topology file at `path` (TOML or JSON by extension, else
@@ -171,6 +167,9 @@ pub fn load_str_with(text: &str, name: &Path, format: Format, limits: &Limits) -
         return diags.into_result().map(|()| Topology::new());
     }
     let topology = build::build(&loader.sources, &loader.docs, limits, &mut diags);
+    if diags.is_empty() {
+        components_check::check_into(&topology, limits, &mut diags);
+    }
     diags.into_result()?;
     Ok(topology)
 }

@@ -11,9 +11,11 @@
 
 mod build;
 mod check;
+mod components_check;
 mod document;
 mod dot;
 mod error;
+pub mod host_memory;
 mod json_doc;
 mod load;
 pub mod overrides;
@@ -23,9 +25,11 @@ mod summary;
 mod toml_doc;
 
 pub use check::validate;
+pub use components_check::{check_components, MemoryEstimate};
 pub use dot::to_dot;
 pub use error::{Diagnostic, DiagnosticKind, TopologyError};
-pub use load::{available_host_memory, load, MAX_MEMORY_VAR, load_str, load_str_with, Format, Limits};
+pub use host_memory::available_host_memory;
+pub use load::{load, MAX_MEMORY_VAR, load_str, load_str_with, Format, Limits};
 pub use summary::{summarize, Summary};
 
 use std::fmt;

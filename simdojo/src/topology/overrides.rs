@@ -2,14 +2,16 @@
 //! [`Topology`] and checked like values from a file.
 //!
 //! A key is `SELECTOR.PARAM`, split at its last dot:
-//! - `SELECTOR` names components: a registered type name (`amdgpu.l2.lru`), a full path
+//! - `SELECTOR` names components: a registered type name (`amdgpu.l2`), a full path
 //!   (`gpu.xcd[3].l2`), or the end of paths (`l2` is every component whose path ends in
 //!   `.l2`, `cu` every `...cu[N]`); `*` matches any text and `[*]` any index
 //!   (`gpu.xcd[*].cu[0]`). A selector that matches no component is an error.
 //! - `PARAM` is a parameter of every matched component's type, converted and checked by
-//!   its declared kind; or `type`, which swaps the components' type (`l2.type =
-//!   amdgpu.l2.srrip`); or `policy`, which swaps `BASE.OLD` for `BASE.NEW` (`l2.policy =
-//!   srrip`) when the type has no parameter of that name.
+//!   its spec (kind, range, choices: `l2.policy=srrip`); or `type`, which swaps the
+//!   components' type for another registered one.
+//!
+//! Each value set here remembers the override that set it ([`ValueOrigin::Set`]), so
+//! that a later refusal of the value names the `--set`.
 //!
 //! A type swap keeps every parameter value the component had (registry defaults,
 //! `[defaults]` blocks, templates and its own `params` all resolved already) and is an
@@ -19,7 +21,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::params::{ParamValue, RawParam};
+use crate::params::{ParamValue, RawParam, ValueOrigin};
 use crate::registry;
 use crate::topology::Topology;
 
@@ -28,7 +30,7 @@ use crate::topology::Topology;
 pub struct Override {
     /// Which components (see the [module docs](self)).
     pub selector: String,
-    /// The parameter, `type` or `policy`.
+    /// The parameter or `type`.
     pub param: String,
     /// The value as written.
     pub value: String,
@@ -152,15 +154,8 @@ pub fn apply(t: &mut Topology, overrides: &[Override]) -> Result<(), OverrideErr
                 name: c.type_name.clone(),
                 hint: String::new(),
             })?;
-            let swap_to = match o.param.as_str() {
-                "type" => Some(o.value.clone()),
-                "policy" if ty.param("policy").is_none() => {
-                    let base = c.type_name.rsplit_once('.').map_or(c.type_name.as_str(), |(b, _)| b);
-                    Some(format!("{base}.{}", o.value))
-                }
-                _ => None,
-            };
-            if let Some(name) = swap_to {
+            if o.param == "type" {
+                let name = o.value.clone();
                 let new = registry::lookup(&name).ok_or_else(|| OverrideError::UnknownType {
                     key: key.clone(),
                     name: name.clone(),
@@ -173,14 +168,7 @@ pub fn apply(t: &mut Topology, overrides: &[Override]) -> Result<(), OverrideErr
                 }
                 for spec in new.params {
                     if c.params.get(spec.name).is_none() {
-                        if let Some(default) = spec.default {
-                            let value = spec.kind.convert(&RawParam::from_text(default)).map_err(|problem| OverrideError::BadValue {
-                                key: key.clone(),
-                                value: default.to_string(),
-                                param: spec.name.to_string(),
-                                type_name: name.clone(),
-                                problem,
-                            })?;
+                        if let Some(value) = spec.default_value() {
                             c.params.set(spec.name, value);
                         }
                     }
@@ -195,14 +183,14 @@ pub fn apply(t: &mut Topology, overrides: &[Override]) -> Result<(), OverrideErr
                 param: o.param.clone(),
                 known: ty.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
             })?;
-            let value: ParamValue = spec.kind.convert(&RawParam::from_text(&o.value)).map_err(|problem| OverrideError::BadValue {
+            let value: ParamValue = spec.convert(&RawParam::from_text(&o.value)).map_err(|problem| OverrideError::BadValue {
                 key: key.clone(),
                 value: o.value.clone(),
                 param: o.param.clone(),
                 type_name: c.type_name.clone(),
                 problem,
             })?;
-            c.params.set(o.param.clone(), value);
+            c.params.set_from(o.param.clone(), value, Some(ValueOrigin::Set(o.to_string())));
         }
     }
     t.components = work;

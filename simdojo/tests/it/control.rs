@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use simdojo::component::{BuildContext, BuildError, Component, Event, Port};
 use simdojo::engine::{Context, ExitReason, SimConfig, Simulation};
 use simdojo::ids::PartitionId;
-use simdojo::params::{ParamKind, ParamValue, Params};
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec};
+use simdojo::params::{NoParams, ParamSet, ParamValue, Params};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec};
 use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::Tick;
 use simdojo::topology::{LinkKind, Topology};
@@ -38,23 +38,39 @@ struct Relay {
     latencies: (u64, u64),
 }
 
-fn opt_tick(p: &Params, name: &str) -> Result<Option<Tick>, BuildError> {
-    let t = p.duration(name)?;
-    Ok((t != Tick::ZERO).then_some(t))
+/// The parameters of a relay.
+#[derive(simdojo::Params)]
+struct RelayParams {
+    /// Start a token.
+    #[param(default = false)]
+    seed: bool,
+    /// Request exit then (0: never).
+    #[param(default = Tick::ZERO)]
+    exit_at: Tick,
+    /// Hold as primary until then (0: never).
+    #[param(default = Tick::ZERO)]
+    release_at: Tick,
+    /// Panic on this token (0: never).
+    #[param(default = 0)]
+    panic_on: u64,
+}
+
+fn opt_tick(t: Tick) -> Option<Tick> {
+    (t != Tick::ZERO).then_some(t)
 }
 
 fn build_relay(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
-    let p = ctx.params().clone();
-    if opt_tick(&p, "exit_at")?.is_some() || opt_tick(&p, "release_at")?.is_some() {
+    let p: RelayParams = ctx.typed()?;
+    if opt_tick(p.exit_at).is_some() || opt_tick(p.release_at).is_some() {
         ctx.may_end_run();
     }
     Ok(Box::new(Relay {
         input: ctx.port("in")?,
         output: ctx.port("out")?,
-        seeds: p.bool("seed")?,
-        exit_at: opt_tick(&p, "exit_at")?,
-        release_at: opt_tick(&p, "release_at")?,
-        panic_on: p.uint("panic_on")?,
+        seeds: p.seed,
+        exit_at: opt_tick(p.exit_at),
+        release_at: opt_tick(p.release_at),
+        panic_on: p.panic_on,
         seen: Counter::default(),
         sum: 0,
         latencies: (0, 0),
@@ -107,12 +123,9 @@ impl Component for Relay {
 simdojo::register_component!(ComponentType {
     name: "test.relay",
     doc: "Forwards tokens around a ring.",
-    params: &[
-        ParamSpec { name: "seed", kind: ParamKind::Bool, default: Some("false"), doc: "start a token" },
-        ParamSpec { name: "exit_at", kind: ParamKind::Duration, default: Some("0"), doc: "request exit then" },
-        ParamSpec { name: "release_at", kind: ParamKind::Duration, default: Some("0"), doc: "hold as primary until then" },
-        ParamSpec { name: "panic_on", kind: ParamKind::UInt, default: Some("0"), doc: "panic on this token" },
-    ],
+    params: RelayParams::SPECS,
+    validate: registry::validate_with::<RelayParams>,
+    estimate: registry::estimate_with::<RelayParams>,
     ports: &[
         PortSpec { name: "in", doc: "tokens in", dir: PortDir::In, array: false, message: MessageKind::of::<Token> },
         PortSpec { name: "out", doc: "tokens out", dir: PortDir::Out, array: false, message: MessageKind::of::<Token> },
@@ -291,7 +304,9 @@ impl Component for Listener {
 simdojo::register_component!(ComponentType {
     name: "test.listener",
     doc: "Receives external input.",
-    params: &[],
+    params: NoParams::SPECS,
+    validate: registry::validate_with::<NoParams>,
+    estimate: registry::estimate_with::<NoParams>,
     ports: &[],
     stats: &[],
     build: |_| Ok(Box::new(Listener::default())),
@@ -457,14 +472,24 @@ impl Component for Client {
     }
 }
 
+/// The parameters of a client.
+#[derive(simdojo::Params)]
+struct ClientParams {
+    /// Requests to send.
+    #[param(default = 0)]
+    requests: u64,
+}
+
 simdojo::register_component!(ComponentType {
     name: "test.client",
     doc: "Sends `requests` requests one after another (0: echoes what it gets).",
-    params: &[ParamSpec { name: "requests", kind: ParamKind::UInt, default: Some("0"), doc: "requests to send" }],
+    params: ClientParams::SPECS,
+    validate: registry::validate_with::<ClientParams>,
+    estimate: registry::estimate_with::<ClientParams>,
     ports: &[PortSpec { name: "io", doc: "requests and replies", dir: PortDir::InOut, array: false, message: MessageKind::of::<Token> }],
     stats: &[],
     build: |ctx: &mut BuildContext<'_>| {
-        let requests = ctx.params().uint("requests")?;
+        let requests = ctx.typed::<ClientParams>()?.requests;
         Ok(Box::new(Client { io: Some(ctx.port("io")?), requests, ..Client::default() }))
     },
 });
@@ -510,20 +535,25 @@ impl Component for Sink {
     }
 }
 
+/// The parameters of a sink.
+#[derive(simdojo::Params)]
+struct SinkParams {
+    /// Inputs to wait for.
+    #[param(default = 1)]
+    expect: u64,
+}
+
 simdojo::register_component!(ComponentType {
     name: "test.sink",
     doc: "Records external input; requests exit after `expect` inputs.",
-    params: &[ParamSpec {
-        name: "expect",
-        kind: ParamKind::UInt,
-        default: Some("1"),
-        doc: "inputs to wait for"
-    }],
+    params: SinkParams::SPECS,
+    validate: registry::validate_with::<SinkParams>,
+    estimate: registry::estimate_with::<SinkParams>,
     ports: &[],
     stats: &[],
     build: |ctx: &mut BuildContext<'_>| {
         ctx.may_end_run();
-        Ok(Box::new(Sink { expect: ctx.params().uint("expect")?, inputs: Vec::new() }))
+        Ok(Box::new(Sink { expect: ctx.typed::<SinkParams>()?.expect, inputs: Vec::new() }))
     },
 });
 
@@ -601,7 +631,9 @@ impl Component for Rogue {
 simdojo::register_component!(ComponentType {
     name: "test.rogue",
     doc: "Requests exit without declaring that it may end the run.",
-    params: &[],
+    params: NoParams::SPECS,
+    validate: registry::validate_with::<NoParams>,
+    estimate: registry::estimate_with::<NoParams>,
     ports: &[],
     stats: &[],
     build: |_| Ok(Box::new(Rogue)),

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use simdojo::component::{BuildContext, BuildError, Component, Event, Port};
 use simdojo::engine::{Context, ExitReason, SimConfig, Simulation, SyncHook, SyncPoint, SyncShare};
 use simdojo::ids::PartitionId;
-use simdojo::params::Params;
-use simdojo::registry::{ComponentType, MessageKind, PortDir, PortSpec};
+use simdojo::params::{NoParams, Params};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec};
 use simdojo::stats::StatsSink;
 use simdojo::time::Tick;
 use simdojo::topology::{LinkKind, Topology};
@@ -154,6 +154,8 @@ simdojo::register_component!(ComponentType {
     name: "test.storer",
     doc: "Forwards tokens around a ring and logs stores for a synchronisation hook.",
     params: &[],
+    validate: registry::validate_with::<NoParams>,
+    estimate: registry::estimate_with::<NoParams>,
     ports: &[
         PortSpec { name: "in", doc: "tokens in", dir: PortDir::In, array: false, message: MessageKind::of::<Token> },
         PortSpec { name: "out", doc: "tokens out", dir: PortDir::Out, array: false, message: MessageKind::of::<Token> },

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use simdojo::component::{BuildContext, BuildError, Component, Event};
 use simdojo::engine::Context;
-use simdojo::params::{ParamKind, ParamValue};
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec};
+use simdojo::params::{Bytes, ParamError, ParamSet, ParamValue};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec};
+use simdojo::time::Tick;
 use simdojo::topology::{self, Diagnostic, DiagnosticKind, Format, LinkKind, Topology, TopologyError};
 
 /// A component that ignores every event; validation never builds it, but a type needs
@@ -28,19 +29,75 @@ const fn port(name: &'static str, dir: PortDir, array: bool, message: fn() -> Me
     PortSpec { name, doc: "test port", dir, array, message }
 }
 
-const fn param(name: &'static str, kind: ParamKind, default: Option<&'static str>) -> ParamSpec {
-    ParamSpec { name, kind, default, doc: "test parameter" }
+/// The parameters of `test.lp`.
+#[derive(simdojo::Params)]
+struct LpParams {
+    /// Test parameter.
+    #[param(default = 4)]
+    events: u64,
+    /// Test parameter.
+    #[param(default = 0.5)]
+    remote: f64,
+    /// Test parameter.
+    #[param(default = Tick::ns(1))]
+    mean: Tick,
+    /// Test parameter (required).
+    seed: u64,
 }
+
+/// The parameters of `test.sink`.
+#[derive(simdojo::Params)]
+struct SinkParams {
+    /// Test parameter.
+    #[param(default = "sink")]
+    label: String,
+    /// Test parameter.
+    #[param(default = Bytes::kib(4))]
+    size: Bytes,
+}
+
+/// The parameters of `test.cache`: a cross-field check and a memory estimate.
+#[derive(simdojo::Params)]
+#[params(check = CacheParams::check, estimate = CacheParams::estimate)]
+struct CacheParams {
+    /// Test parameter: capacity.
+    #[param(default = Bytes::kib(64), range = 1..)]
+    size: Bytes,
+    /// Test parameter: ways, which must divide the lines.
+    #[param(default = 4, range = 1..)]
+    ways: u64,
+}
+
+impl CacheParams {
+    fn check(&self) -> Result<(), ParamError> {
+        if !(self.size.get() / 64).is_multiple_of(self.ways) {
+            return Err(ParamError::new("ways", format!("is {}, which does not divide the {} lines", self.ways, self.size.get() / 64)));
+        }
+        Ok(())
+    }
+    /// Its tags: 8 bytes per 64-byte line.
+    fn estimate(&self) -> u64 {
+        self.size.get() / 8
+    }
+}
+
+simdojo::register_component!(ComponentType {
+    name: "test.cache",
+    doc: "A cache-like type with a cross-field check and a memory estimate.",
+    params: CacheParams::SPECS,
+    validate: registry::validate_with::<CacheParams>,
+    estimate: registry::estimate_with::<CacheParams>,
+    ports: &[],
+    stats: &[],
+    build: build_idle,
+});
 
 simdojo::register_component!(ComponentType {
     name: "test.lp",
     doc: "A logical process for topology tests.",
-    params: &[
-        param("events", ParamKind::UInt, Some("4")),
-        param("remote", ParamKind::Float, Some("0.5")),
-        param("mean", ParamKind::Duration, Some("\"1ns\"")),
-        param("seed", ParamKind::UInt, None),
-    ],
+    params: LpParams::SPECS,
+    validate: registry::validate_with::<LpParams>,
+    estimate: registry::estimate_with::<LpParams>,
     ports: &[
         port("out", PortDir::Out, false, MessageKind::of::<u64>),
         port("in", PortDir::In, false, MessageKind::of::<u64>),
@@ -54,7 +111,9 @@ simdojo::register_component!(ComponentType {
 simdojo::register_component!(ComponentType {
     name: "test.sink",
     doc: "A many-input sink for topology tests.",
-    params: &[param("label", ParamKind::String, Some("sink")), param("size", ParamKind::Bytes, Some("\"4KiB\""))],
+    params: SinkParams::SPECS,
+    validate: registry::validate_with::<SinkParams>,
+    estimate: registry::estimate_with::<SinkParams>,
     ports: &[
         port("mem", PortDir::In, true, MessageKind::of::<u64>),
         port("bus", PortDir::InOut, false, MessageKind::of::<u64>),

@@ -24,8 +24,8 @@ use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
-use simdojo::params::ParamKind;
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::params::ParamSet;
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::gpu::messages::{CuMsg, DispatchOrder, GroupLaunch, XcdMsg};
@@ -74,6 +74,18 @@ fn needs_of(order: &DispatchOrder) -> Result<(Needs, KernelDescriptor), String> 
     needs_of_kernel(&order.descriptor, &order.packet, &order.kernel)
 }
 
+/// The parameters of `amdgpu.cp`.
+#[derive(Clone, Debug, PartialEq, simdojo::Params)]
+pub struct CpParams {
+    /// Name of the GPU (the SoC's `name`).
+    #[param(default = "gpu")]
+    pub gpu: String,
+    /// Shader engines of the XCD, for the waves' HW_ID (CU c is CU_ID c / this of SE
+    /// c % this); 0: the target's (8 on gfx90a, 4 on gfx942 and gfx950).
+    #[param(default = 0)]
+    pub shader_engines: u32,
+}
+
 impl CommandProcessor {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
         let soc = ctx.port::<XcdMsg>("soc")?;
@@ -81,11 +93,10 @@ impl CommandProcessor {
         if cu.is_empty() {
             return Err(BuildError::Invalid("a command processor needs at least one `cu[i]` link".into()));
         }
-        let p = ctx.params().clone();
-        let shader_engines = u32::try_from(p.uint("shader_engines")?).map_err(|_| BuildError::Invalid("shader_engines exceeds u32".into()))?;
-        let shared = ctx.resource(&p.string("gpu")?, GpuShared::default);
+        let p: CpParams = ctx.typed()?;
+        let shared = ctx.resource(&p.gpu, GpuShared::default);
         let state = CpState { cus: vec![CuMirror::default(); cu.len()], ..CpState::default() };
-        Ok(Box::new(CommandProcessor { soc, cu, shader_engines, shared, state }))
+        Ok(Box::new(CommandProcessor { soc, cu, shader_engines: p.shader_engines, shared, state }))
     }
 
     /// Where compute unit `c` of this XCD is, for a group of `order` placed at slot `first`.
@@ -303,15 +314,9 @@ simdojo::register_component!(ComponentType {
     name: "amdgpu.cp",
     doc: "An XCD's command processor: runs the XCD's share of each dispatch (work-group g on XCD g % xcds), \
           placing work-groups on compute units by free wave slots, VGPRs, SGPRs and LDS.",
-    params: &[
-        ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
-        ParamSpec {
-            name: "shader_engines",
-            kind: ParamKind::UInt,
-            default: Some("0"),
-            doc: "shader engines of the XCD, for the waves' HW_ID (CU c is CU_ID c / this of SE c % this); 0: the target's (8 on gfx90a, 4 on gfx942 and gfx950)",
-        },
-    ],
+    params: CpParams::SPECS,
+    validate: registry::validate_with::<CpParams>,
+    estimate: registry::estimate_with::<CpParams>,
     ports: &[
         PortSpec { name: "soc", doc: "to the SoC's packet processor", dir: PortDir::InOut, array: false, message: MessageKind::of::<XcdMsg> },
         PortSpec { name: "cu", doc: "to each compute unit of the XCD", dir: PortDir::InOut, array: true, message: MessageKind::of::<CuMsg> },

@@ -15,15 +15,17 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
-use simdojo::params::ParamKind;
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::params::{ParamError, ParamSet};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::time::ClockDomain;
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::gpu::ids::DispatchSeq;
 use crate::gpu::messages::MemMsg;
 use crate::gpu::shared::GpuShared;
 use crate::gpu::stats::CacheCounts;
-use crate::timing::{ByteAddr, Cycle, HbmConfig, HbmModel, Part};
+use crate::timing::latency::stages;
+use crate::timing::{hbm, ByteAddr, ConfigError, Cycle, HbmConfig, HbmModel, Part};
 
 #[derive(Serialize, Deserialize)]
 struct HbmState {
@@ -46,27 +48,91 @@ pub struct Hbm {
     state: HbmState,
 }
 
+/// The parameters of `amdgpu.hbm`.
+#[derive(Clone, Debug, PartialEq, simdojo::Params)]
+#[params(check = HbmParams::check, estimate = HbmParams::estimate)]
+pub struct HbmParams {
+    /// The part whose HBM this is: mi210 (HBM2E), mi300x (HBM3) or mi355x (HBM3E).
+    #[param(default = Part::Mi300x)]
+    pub part: Part,
+    /// Name of the GPU (the SoC's `name`).
+    #[param(default = "gpu")]
+    pub gpu: String,
+    /// Bytes per line transfer.
+    #[param(default = 128, unit = "bytes", range = 1..=4096, power_of_two)]
+    pub line_bytes: u64,
+    /// Engine clock (the model's caller clock).
+    #[param(default = ClockDomain::mhz(2100))]
+    pub clock: ClockDomain,
+    /// HBM stacks (0: the part's, 4 on MI210, 8 on MI300X/MI355X; a power of two).
+    #[param(default = 0)]
+    pub stacks: u32,
+    /// Channels per stack (0: the part's, 8 on HBM2E, 16 on HBM3/3E; a power of two).
+    #[param(default = 0)]
+    pub channels_per_stack: u32,
+    /// Timing mode: cycles (of `clock`) of the controller's queues, scheduler and PHY,
+    /// both ways, on top of the DRAM timings (timing::latency::stages::MEMORY_CONTROLLER).
+    #[param(default = stages::MEMORY_CONTROLLER as u64, unit = "cycles")]
+    pub controller_latency: u64,
+    /// Memory clock = data rate / 2 (0: the part's, 1600/2600/4000).
+    #[param(default = 0, unit = "MHz")]
+    pub memory_clock_mhz: u32,
+}
+
+impl HbmParams {
+    /// The HBM configuration of the part with these parameters' overrides (`stacks`,
+    /// `channels_per_stack`, `memory_clock_mhz`; zero keeps the part's value) and the
+    /// caller clock set to `clock`.
+    fn config(&self) -> HbmConfig {
+        let mut config = HbmConfig::for_part(self.part);
+        if self.stacks != 0 {
+            config.geometry.stacks = self.stacks;
+        }
+        if self.channels_per_stack != 0 {
+            config.geometry.channels_per_stack = self.channels_per_stack;
+        }
+        if self.memory_clock_mhz != 0 {
+            config.memory_clock_mhz = self.memory_clock_mhz;
+        }
+        config.caller_clock_mhz = (self.clock.hz() / 1e6).round() as u32;
+        config
+    }
+
+    /// The model's own checks, without building it; the error names the parameter.
+    fn check(&self) -> Result<(), ParamError> {
+        hbm::validate(&self.config()).map_err(|e| {
+            let field = match &e {
+                ConfigError::Zero { field, .. } | ConfigError::NotPowerOfTwo { field, .. } | ConfigError::TooLarge { field, .. } => *field,
+                _ => "",
+            };
+            let name = match field {
+                "geometry.stacks" => "stacks",
+                "geometry.channels_per_stack" => "channels_per_stack",
+                "memory_clock_mhz" => "memory_clock_mhz",
+                "caller_clock_mhz" => "clock",
+                _ => "part",
+            };
+            ParamError::new(name, format!("gives no valid HBM configuration: {e}"))
+        })
+    }
+
+    fn estimate(&self) -> u64 {
+        hbm::model_bytes(&self.config())
+    }
+}
+
 impl Hbm {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
-        let p = ctx.params().clone();
-        let part = match p.string("part")?.as_str() {
-            "mi210" => Part::Mi210,
-            "mi300x" => Part::Mi300x,
-            "mi355x" => Part::Mi355x,
-            other => return Err(BuildError::Invalid(format!("part = {other:?}: expected mi210, mi300x or mi355x"))),
-        };
-        let clock = p.clock("clock")?;
-        let config = hbm_config(part, &p, &clock)?;
+        let p: HbmParams = ctx.typed()?;
+        let clock = p.clock;
+        let config = p.config();
         let model = HbmModel::new(&config).map_err(|e| BuildError::Invalid(e.to_string()))?;
-        let line_bytes = p.uint("line_bytes")?;
-        if !line_bytes.is_power_of_two() || line_bytes > 4096 {
-            return Err(BuildError::Invalid(format!("line_bytes = {line_bytes}: expected a power of two up to 4096")));
-        }
-        let shared = ctx.resource(&p.string("gpu")?, GpuShared::default);
+        let line_bytes = p.line_bytes;
+        let shared = ctx.resource(&p.gpu, GpuShared::default);
         shared.clock().set_memory_peak(config.peak_bytes_per_second() as u64);
         let up = ctx.port_array::<MemMsg>("up")?;
         let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
-        let controller_latency = p.uint("controller_latency")?;
+        let controller_latency = p.controller_latency;
         Ok(Box::new(Hbm { shared, up, soc, line_bytes, clock, controller_latency, state: HbmState { model, per_dispatch: BTreeMap::new(), last_done: BTreeMap::new() } }))
     }
 
@@ -96,28 +162,6 @@ impl Hbm {
             ctx.send_after(&self.up[port], extra, MemMsg::Done { tag });
         }
     }
-}
-
-/// The HBM configuration of `part` with the topology's overrides (`stacks`,
-/// `channels_per_stack`, `memory_clock`; zero keeps the part's value) and the caller
-/// clock set to `clock`.
-fn hbm_config(part: Part, p: &simdojo::params::Params, clock: &simdojo::time::ClockDomain) -> Result<HbmConfig, BuildError> {
-    let mut config = HbmConfig::for_part(part);
-    let u32p = |name: &str| -> Result<u32, BuildError> { u32::try_from(p.uint(name)?).map_err(|_| BuildError::Invalid(format!("{name} exceeds u32"))) };
-    let stacks = u32p("stacks")?;
-    if stacks != 0 {
-        config.geometry.stacks = stacks;
-    }
-    let channels = u32p("channels_per_stack")?;
-    if channels != 0 {
-        config.geometry.channels_per_stack = channels;
-    }
-    let mhz = u32p("memory_clock_mhz")?;
-    if mhz != 0 {
-        config.memory_clock_mhz = mhz;
-    }
-    config.caller_clock_mhz = (clock.hz() / 1e6).round() as u32;
-    Ok(config)
 }
 
 impl Component for Hbm {
@@ -186,21 +230,9 @@ impl Component for Hbm {
 simdojo::register_component!(ComponentType {
     name: "amdgpu.hbm",
     doc: "The HBM controllers of one GPU (stacks, channels, pseudo-channels, banks; open-row model) with the part's defaults.",
-    params: &[
-        ParamSpec { name: "part", kind: ParamKind::String, default: Some("\"mi300x\""), doc: "mi210 (HBM2e), mi300x (HBM3) or mi355x (HBM3E)" },
-        ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
-        ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "bytes per line transfer" },
-        ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (the model's caller clock)" },
-        ParamSpec { name: "stacks", kind: ParamKind::UInt, default: Some("0"), doc: "HBM stacks (0: the part's, 4 on MI210, 8 on MI300X/MI355X)" },
-        ParamSpec { name: "channels_per_stack", kind: ParamKind::UInt, default: Some("0"), doc: "channels per stack (0: the part's, 8 on HBM2E, 16 on HBM3/3E)" },
-        ParamSpec {
-            name: "controller_latency",
-            kind: ParamKind::UInt,
-            default: Some("128"),
-            doc: "timing mode: cycles (of `clock`) of the controller's queues, scheduler and PHY, both ways, on top of the DRAM timings (timing::latency::stages::MEMORY_CONTROLLER)",
-        },
-        ParamSpec { name: "memory_clock_mhz", kind: ParamKind::UInt, default: Some("0"), doc: "memory clock = data rate / 2, MHz (0: the part's, 1600/2600/4000)" },
-    ],
+    params: HbmParams::SPECS,
+    validate: registry::validate_with::<HbmParams>,
+    estimate: registry::estimate_with::<HbmParams>,
     ports: &[
         PortSpec { name: "up", doc: "from the memory-side cache slices or L2s", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
         PortSpec { name: "soc", doc: "from the SoC (per-dispatch statistics)", dir: PortDir::InOut, array: false, message: MessageKind::of::<MemMsg> },

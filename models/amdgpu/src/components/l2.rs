@@ -1,4 +1,4 @@
-//! `amdgpu.l2` (and its policy variants): an XCD's L2. It performs the deferred memory
+//! `amdgpu.l2`: an XCD's L2 (its replacement `policy` a parameter). It performs the deferred memory
 //! instructions of its compute units in arrival order (atomics are performed at the L2
 //! on CDNA), forwards system-coherent and device-scope ones to the SoC's coherent home
 //! when one is linked, and keeps hit/miss statistics of the lines its compute units
@@ -18,8 +18,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
-use simdojo::params::ParamKind;
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::params::{Bytes, ParamChoice, ParamError, ParamSet};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::gpu::ids::DispatchSeq;
@@ -28,7 +28,10 @@ use crate::gpu::messages::MemMsg;
 use crate::gpu::shared::GpuShared;
 use crate::components::line_cache::{LevelOutput, LevelTiming, LineCache, Requester, TimedLevel};
 use crate::gpu::messages::LineAccess;
-use crate::timing::Cycle;
+use crate::gpu::params::Policy;
+use crate::timing::cache::{CacheConfig, WritePolicy, MAX_WAYS};
+use crate::timing::latency::stages;
+use crate::timing::{ConfigError, Cycle};
 use simdojo::time::{ClockDomain, Tick};
 
 #[derive(Serialize, Deserialize)]
@@ -60,28 +63,101 @@ pub struct L2 {
     state: L2State,
 }
 
-fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Component>, BuildError> {
-    let p = ctx.params().clone();
-    let level = timed_level(&p, policy, None)?;
-    let clock = p.clock("clock")?;
-    let interleave = p.bytes("interleave")?;
-    if !interleave.is_power_of_two() {
-        return Err(BuildError::Invalid(format!("interleave = {interleave} is not a power of two")));
-    }
+/// The parameters of `amdgpu.l2`.
+#[derive(Clone, Debug, PartialEq, simdojo::Params)]
+#[params(check = L2Params::check, estimate = L2Params::estimate)]
+pub struct L2Params {
+    /// Name of the GPU (the SoC's `name`).
+    #[param(default = "gpu")]
+    pub gpu: String,
+    /// Replacement policy.
+    #[param(default = Policy::Lru)]
+    pub policy: Policy,
+    /// Capacity.
+    #[param(default = Bytes::mib(4), unit = "bytes", range = 1..)]
+    pub size: Bytes,
+    /// Associativity.
+    #[param(default = 16, unit = "ways", range = 1..=MAX_WAYS)]
+    pub ways: u32,
+    /// Line size.
+    #[param(default = 128, unit = "bytes", power_of_two)]
+    pub line_bytes: u64,
+    /// Address interleave over the `down` ports.
+    #[param(default = Bytes::kib(4), unit = "bytes", power_of_two)]
+    pub interleave: Bytes,
+    /// Clock the timing parameters count (timing mode).
+    #[param(default = ClockDomain::mhz(2100))]
+    pub clock: ClockDomain,
+    /// Timing mode: cycles of the L2 pipeline for a hit (timing::latency::stages::L2_PIPE;
+    /// the crossbar is the link latency).
+    #[param(default = stages::L2_PIPE as u64, unit = "cycles")]
+    pub hit_latency: u64,
+    /// Timing mode: channels (16 per XCD on CDNA 3/4, 32 on MI210).
+    #[param(default = 16, range = 1..)]
+    pub channels: u32,
+    /// Timing mode: bytes per clock of one channel (timing::PartTiming
+    /// l2.read_bytes_per_clock).
+    #[param(default = 128, unit = "bytes per clock", range = 1..)]
+    pub channel_bytes_per_clock: u64,
+    /// Timing mode: distinct lines outstanding below (assumed: 16 per channel).
+    #[param(default = 256, unit = "lines", range = 1..)]
+    pub mshrs: u32,
+    /// Timing mode: requests merged into one outstanding line (assumed).
+    #[param(default = 16, unit = "requests", range = 1..)]
+    pub mshr_targets: u32,
+}
+
+/// Gives a cache level's parameter struct (the L2's, a memory-side cache slice's: fields
+/// `size`, `line_bytes`, `ways`, `policy`, `hit_latency`, `channels`,
+/// `channel_bytes_per_clock`, `mshrs`, `mshr_targets`) its [`Level`] and the `check`
+/// and `estimate` its derive names.
+macro_rules! cache_level_params {
+    ($ty:ty) => {
+        impl $ty {
+            fn level(&self) -> $crate::components::l2::Level {
+                $crate::components::l2::Level {
+                    size: self.size.get(),
+                    line_bytes: self.line_bytes,
+                    ways: self.ways,
+                    policy: self.policy,
+                    timing: $crate::components::line_cache::LevelTiming {
+                        hit_latency: self.hit_latency,
+                        channels: self.channels,
+                        channel_bytes_per_clock: self.channel_bytes_per_clock,
+                        mshrs: self.mshrs,
+                        mshr_targets: self.mshr_targets,
+                    },
+                }
+            }
+            fn check(&self) -> Result<(), simdojo::params::ParamError> {
+                self.level().check()
+            }
+            fn estimate(&self) -> u64 {
+                self.level().host_bytes()
+            }
+        }
+    };
+}
+pub(crate) use cache_level_params;
+
+cache_level_params!(L2Params);
+
+fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+    let p: L2Params = ctx.typed()?;
+    let level = p.level().timed(None)?;
     let cu = ctx.port_array::<MemMsg>("cu")?;
     let home = if ctx.is_connected("home") { Some(ctx.port::<MemMsg>("home")?) } else { None };
     let down = ctx.port_array::<MemMsg>("down")?;
     let xgmi = if ctx.is_connected("xgmi") { Some(ctx.port::<MemMsg>("xgmi")?) } else { None };
-    let gpu = p.string("gpu")?;
-    let shared = ctx.resource(&gpu, GpuShared::default);
-    let visibility = ctx.resource(&Visibility::resource_name(&gpu), Visibility::default);
+    let shared = ctx.resource(&p.gpu, GpuShared::default);
+    let visibility = ctx.resource(&Visibility::resource_name(&p.gpu), Visibility::default);
     Ok(Box::new(L2 {
         cu,
         home,
         down,
         xgmi,
-        interleave,
-        clock,
+        interleave: p.interleave.get(),
+        clock: p.clock,
         shared,
         view: None,
         visibility,
@@ -90,32 +166,67 @@ fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Compon
     }))
 }
 
-/// A cache level (its tags with `policy`, and its timing) from its component
-/// parameters (`size`, `ways`, `line_bytes` and those of [`level_timing`]).
-/// `slicing`: (interleave granule, slices) when the level is one slice of an
-/// address-interleaved cache (see [`crate::components::line_cache::Slicing`]).
-pub(crate) fn timed_level(p: &simdojo::params::Params, policy: &str, slicing: Option<(u64, u64)>) -> Result<TimedLevel, BuildError> {
-    let ways = u32::try_from(p.uint("ways")?).unwrap_or(u32::MAX);
-    let mut cache = LineCache::new(p.bytes("size")?, p.uint("line_bytes")?, ways, policy).map_err(|e| BuildError::Invalid(e.to_string()))?;
-    if let Some((granule, slices)) = slicing {
-        if !granule.is_power_of_two() {
-            return Err(BuildError::Invalid(format!("interleave = {granule} is not a power of two")));
-        }
-        cache = cache.sliced(granule, slices);
-    }
-    TimedLevel::new(cache, &level_timing(p)?).map_err(|e| BuildError::Invalid(e.to_string()))
+/// A cache level's shape, policy and timing, from its component's typed parameters
+/// (the L2's or a memory-side cache slice's).
+pub(crate) struct Level {
+    /// Capacity in bytes.
+    pub(crate) size: u64,
+    /// Line size in bytes.
+    pub(crate) line_bytes: u64,
+    /// Associativity.
+    pub(crate) ways: u32,
+    /// Replacement policy.
+    pub(crate) policy: Policy,
+    /// Timing-mode parameters.
+    pub(crate) timing: LevelTiming,
 }
 
-/// The timing parameters of a cache level from its component parameters.
-pub(crate) fn level_timing(p: &simdojo::params::Params) -> Result<LevelTiming, BuildError> {
-    let u32p = |name: &str| -> Result<u32, BuildError> { u32::try_from(p.uint(name)?).map_err(|_| BuildError::Invalid(format!("{name} exceeds u32"))) };
-    Ok(LevelTiming {
-        hit_latency: p.uint("hit_latency")?,
-        channels: u32p("channels")?,
-        channel_bytes_per_clock: p.uint("channel_bytes_per_clock")?,
-        mshrs: u32p("mshrs")?,
-        mshr_targets: u32p("mshr_targets")?,
-    })
+impl Level {
+    /// The tag model's configuration.
+    fn config(&self) -> CacheConfig {
+        CacheConfig {
+            size_bytes: self.size,
+            line_bytes: self.line_bytes,
+            ways: self.ways,
+            policy: self.policy.replacement(),
+            write_policy: WritePolicy::WriteBack,
+        }
+    }
+
+    /// The checks the tag model makes when it is built, without building it: the
+    /// error names the parameter to change (`size`, `ways` or `line_bytes`).
+    pub(crate) fn check(&self) -> Result<(), ParamError> {
+        self.config().sets().map(|_| ()).map_err(|e| {
+            let name = match e {
+                ConfigError::Zero { field: "ways", .. } | ConfigError::TooLarge { field: "ways", .. } => "ways",
+                ConfigError::Zero { field: "line_bytes", .. } | ConfigError::NotPowerOfTwo { .. } => "line_bytes",
+                _ => "size",
+            };
+            ParamError::new(name, format!("gives no valid cache shape: {e}"))
+        })
+    }
+
+    /// Host memory the level's tags take when every line is filled (10 bytes a line
+    /// and a pointer per group of 16 sets; none under the ideal policy), its MSHRs and
+    /// channels.
+    pub(crate) fn host_bytes(&self) -> u64 {
+        let lines = self.size / self.line_bytes.max(1);
+        let tags = if self.policy == Policy::Ideal { 0 } else { lines.saturating_mul(10) + lines / u64::from(self.ways.max(1)) / 16 * 8 };
+        let mshrs = u64::from(self.timing.mshrs) * (64 + 16 * u64::from(self.timing.mshr_targets));
+        tags.saturating_add(mshrs).saturating_add(u64::from(self.timing.channels) * 64)
+    }
+
+    /// The level (its tags and its timing). `slicing`: (interleave granule, slices)
+    /// when the level is one slice of an address-interleaved cache (see
+    /// [`crate::components::line_cache::Slicing`]).
+    pub(crate) fn timed(&self, slicing: Option<(u64, u64)>) -> Result<TimedLevel, BuildError> {
+        let mut cache = LineCache::new(self.size, self.line_bytes, self.ways, self.policy.name())
+            .map_err(|e| BuildError::Invalid(e.to_string()))?;
+        if let Some((granule, slices)) = slicing {
+            cache = cache.sliced(granule, slices);
+        }
+        TimedLevel::new(cache, &self.timing).map_err(|e| BuildError::Invalid(e.to_string()))
+    }
 }
 
 /// Ticks from `now` until cycle `at` of `clock` (zero if it has passed).
@@ -331,30 +442,6 @@ impl Component for L2 {
     }
 }
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
-    ParamSpec { name: "size", kind: ParamKind::Bytes, default: Some("\"4MiB\""), doc: "capacity" },
-    ParamSpec { name: "ways", kind: ParamKind::UInt, default: Some("16"), doc: "associativity" },
-    ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "line size" },
-    ParamSpec { name: "interleave", kind: ParamKind::Bytes, default: Some("\"4KiB\""), doc: "address interleave over the `down` ports" },
-    ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "clock the timing parameters count (timing mode)" },
-    ParamSpec {
-        name: "hit_latency",
-        kind: ParamKind::UInt,
-        default: Some("48"),
-        doc: "timing mode: cycles of the L2 pipeline for a hit (timing::latency::stages::L2_PIPE; the crossbar is the link latency)",
-    },
-    ParamSpec { name: "channels", kind: ParamKind::UInt, default: Some("16"), doc: "timing mode: channels (16 per XCD on CDNA 3/4, 32 on MI210)" },
-    ParamSpec {
-        name: "channel_bytes_per_clock",
-        kind: ParamKind::UInt,
-        default: Some("128"),
-        doc: "timing mode: bytes per clock of one channel (timing::PartTiming l2.read_bytes_per_clock)",
-    },
-    ParamSpec { name: "mshrs", kind: ParamKind::UInt, default: Some("256"), doc: "timing mode: distinct lines outstanding below (assumed: 16 per channel)" },
-    ParamSpec { name: "mshr_targets", kind: ParamKind::UInt, default: Some("16"), doc: "timing mode: requests merged into one outstanding line (assumed)" },
-];
-
 const PORTS: &[PortSpec] = &[
     PortSpec { name: "cu", doc: "from each compute unit of the XCD", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
     PortSpec { name: "home", doc: "to the SoC's coherent home (optional)", dir: PortDir::InOut, array: false, message: MessageKind::of::<MemMsg> },
@@ -374,45 +461,32 @@ const STATS: &[StatSpec] = &[
 ];
 
 simdojo::register_component!(ComponentType {
-    name: "amdgpu.l2.lru",
-    doc: "An XCD's L2 with least-recently-used replacement (see the module docs of amdgpu::components::l2).",
-    params: PARAMS,
+    name: "amdgpu.l2",
+    doc: "An XCD's L2 with the replacement `policy` (lru, srrip, random, ideal; see the module docs of \
+          amdgpu::components::l2).",
+    params: L2Params::SPECS,
+    validate: registry::validate_with::<L2Params>,
+    estimate: registry::estimate_with::<L2Params>,
     ports: PORTS,
     stats: STATS,
-    build: |ctx| build_with(ctx, "lru"),
+    build,
 });
 
-simdojo::register_component!(ComponentType {
-    name: "amdgpu.l2.srrip",
-    doc: "An XCD's L2 with static re-reference interval prediction (2-bit RRPV) replacement.",
-    params: PARAMS,
-    ports: PORTS,
-    stats: STATS,
-    build: |ctx| build_with(ctx, "srrip"),
-});
-
-simdojo::register_component!(ComponentType {
-    name: "amdgpu.l2.ideal",
-    doc: "An XCD's L2 where every access hits (an upper bound for studies).",
-    params: PARAMS,
-    ports: PORTS,
-    stats: STATS,
-    build: |ctx| build_with(ctx, "ideal"),
-});
+// The policy was part of the type name before it became a parameter.
+simdojo::register_former_type!("amdgpu.l2.lru", "amdgpu.l2", "policy = \"lru\"");
+simdojo::register_former_type!("amdgpu.l2.srrip", "amdgpu.l2", "policy = \"srrip\"");
+simdojo::register_former_type!("amdgpu.l2.ideal", "amdgpu.l2", "policy = \"ideal\"");
 
 #[cfg(test)]
 mod tests {
-    use super::PARAMS;
-    use crate::timing::latency::stages;
-
-    fn default_of(name: &str) -> Option<&'static str> {
-        PARAMS.iter().find(|p| p.name == name).and_then(|p| p.default)
-    }
+    use super::L2Params;
+    use simdojo::params::{ParamSet, Params};
 
     #[test]
     fn timing_defaults_come_from_the_latency_table() {
-        assert_eq!(default_of("hit_latency"), Some(stages::L2_PIPE.to_string().as_str()));
+        let p = L2Params::from_params(&Params::new()).unwrap();
+        assert_eq!(p.hit_latency, u64::from(crate::timing::latency::stages::L2_PIPE));
         let l2 = crate::timing::PartTiming::mi300x().l2;
-        assert_eq!(default_of("channel_bytes_per_clock"), Some(l2.read_bytes_per_clock.to_string().as_str()));
+        assert_eq!(p.channel_bytes_per_clock, u64::from(l2.read_bytes_per_clock));
     }
 }

@@ -1,8 +1,8 @@
-//! `amdgpu.mall.*`: a slice of the memory-side cache (AMD Infinity Cache) on an IOD. In
+//! `amdgpu.mall`: a slice of the memory-side cache (AMD Infinity Cache) on an IOD. In
 //! functional mode it takes the L2s' line traffic (fills and write-backs) for the
 //! addresses interleaved to it, keeps per-dispatch hit/miss counts, and passes its own
 //! misses and dirty evictions to the HBM controller below. The replacement policy is
-//! the type's: `amdgpu.mall.lru`, `amdgpu.mall.srrip`, `amdgpu.mall.ideal`.
+//! its `policy` parameter (lru, srrip, random, ideal).
 //!
 //! In timing mode the L2s send it `Access` messages (fetches, answered with `Done`, and
 //! write-backs, not answered); it is a [`TimedLevel`]: hits leave after the channel's
@@ -13,13 +13,17 @@
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
-use simdojo::params::ParamKind;
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::params::{Bytes, ParamSet};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::time::ClockDomain;
 use simdojo::stats::{Counter, StatsSink};
 
 use crate::gpu::ids::DispatchSeq;
-use crate::components::l2::{delay_until, timed_level, Fetches};
+use crate::components::l2::{delay_until, Fetches};
 use crate::components::line_cache::{LevelOutput, Requester, TimedLevel};
+use crate::gpu::params::Policy;
+use crate::timing::cache::MAX_WAYS;
+use crate::timing::latency::stages;
 use crate::gpu::messages::MemMsg;
 use crate::timing::Cycle;
 
@@ -39,14 +43,61 @@ pub struct MemorySideCache {
     state: MallState,
 }
 
-fn build_with(ctx: &mut BuildContext<'_>, policy: &str) -> Result<Box<dyn Component>, BuildError> {
-    let p = ctx.params().clone();
-    let level = timed_level(&p, policy, Some((p.bytes("interleave")?, p.uint("slices")?)))?;
+/// The parameters of `amdgpu.mall`.
+#[derive(Clone, Debug, PartialEq, simdojo::Params)]
+#[params(check = MallParams::check, estimate = MallParams::estimate)]
+pub struct MallParams {
+    /// Replacement policy.
+    #[param(default = Policy::Lru)]
+    pub policy: Policy,
+    /// Capacity of this slice.
+    #[param(default = Bytes::mib(32), unit = "bytes", range = 1..)]
+    pub size: Bytes,
+    /// Slices the L2s interleave addresses over (8 on MI300X/MI355X); the tags index
+    /// the slice-local address, so every set is used.
+    #[param(default = 1, range = 1..)]
+    pub slices: u64,
+    /// The L2s' interleave granule over the slices (their `interleave`).
+    #[param(default = Bytes::kib(4), unit = "bytes", power_of_two)]
+    pub interleave: Bytes,
+    /// Associativity.
+    #[param(default = 16, unit = "ways", range = 1..=MAX_WAYS)]
+    pub ways: u32,
+    /// Line size.
+    #[param(default = 128, unit = "bytes", power_of_two)]
+    pub line_bytes: u64,
+    /// Clock the timing parameters count (timing mode).
+    #[param(default = ClockDomain::mhz(2100))]
+    pub clock: ClockDomain,
+    /// Timing mode: cycles of the slice pipeline for a hit
+    /// (timing::latency::stages::MEMORY_SIDE_PIPE; the IOD crossing is the link latency).
+    #[param(default = stages::MEMORY_SIDE_PIPE as u64, unit = "cycles")]
+    pub hit_latency: u64,
+    /// Timing mode: channels of this slice (MI300X: 128 channels over 8 slices).
+    #[param(default = 16, range = 1..)]
+    pub channels: u32,
+    /// Timing mode: bytes per clock of one channel (timing::PartTiming
+    /// memory_side.read_bytes_per_clock).
+    #[param(default = 64, unit = "bytes per clock", range = 1..)]
+    pub channel_bytes_per_clock: u64,
+    /// Timing mode: distinct lines outstanding at the HBM (assumed).
+    #[param(default = 256, unit = "lines", range = 1..)]
+    pub mshrs: u32,
+    /// Timing mode: requests merged into one outstanding line (assumed).
+    #[param(default = 16, unit = "requests", range = 1..)]
+    pub mshr_targets: u32,
+}
+
+crate::components::l2::cache_level_params!(MallParams);
+
+fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+    let p: MallParams = ctx.typed()?;
+    let level = p.level().timed(Some((p.interleave.get(), p.slices)))?;
     let up = ctx.port_array::<MemMsg>("up")?;
     let down = if ctx.is_connected("down") { Some(ctx.port::<MemMsg>("down")?) } else { None };
     let soc = if ctx.is_connected("soc") { Some(ctx.port::<MemMsg>("soc")?) } else { None };
     let state = MallState { level, fetches: Fetches::default() };
-    Ok(Box::new(MemorySideCache { up, down, soc, clock: p.clock("clock")?, state }))
+    Ok(Box::new(MemorySideCache { up, down, soc, clock: p.clock, state }))
 }
 
 impl MemorySideCache {
@@ -140,35 +191,6 @@ impl Component for MemorySideCache {
     }
 }
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "size", kind: ParamKind::Bytes, default: Some("\"32MiB\""), doc: "capacity of this slice" },
-    ParamSpec {
-        name: "slices",
-        kind: ParamKind::UInt,
-        default: Some("1"),
-        doc: "slices the L2s interleave addresses over (8 on MI300X/MI355X); the tags index the slice-local address, so every set is used",
-    },
-    ParamSpec { name: "interleave", kind: ParamKind::Bytes, default: Some("\"4KiB\""), doc: "the L2s' interleave granule over the slices (their `interleave`)" },
-    ParamSpec { name: "ways", kind: ParamKind::UInt, default: Some("16"), doc: "associativity" },
-    ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "line size" },
-    ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "clock the timing parameters count (timing mode)" },
-    ParamSpec {
-        name: "hit_latency",
-        kind: ParamKind::UInt,
-        default: Some("48"),
-        doc: "timing mode: cycles of the slice pipeline for a hit (timing::latency::stages::MEMORY_SIDE_PIPE; the IOD crossing is the link latency)",
-    },
-    ParamSpec { name: "channels", kind: ParamKind::UInt, default: Some("16"), doc: "timing mode: channels of this slice (MI300X: 128 channels over 8 slices)" },
-    ParamSpec {
-        name: "channel_bytes_per_clock",
-        kind: ParamKind::UInt,
-        default: Some("64"),
-        doc: "timing mode: bytes per clock of one channel (timing::PartTiming memory_side.read_bytes_per_clock)",
-    },
-    ParamSpec { name: "mshrs", kind: ParamKind::UInt, default: Some("256"), doc: "timing mode: distinct lines outstanding at the HBM (assumed)" },
-    ParamSpec { name: "mshr_targets", kind: ParamKind::UInt, default: Some("16"), doc: "timing mode: requests merged into one outstanding line (assumed)" },
-];
-
 const PORTS: &[PortSpec] = &[
     PortSpec { name: "up", doc: "from each XCD's L2", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
     PortSpec { name: "down", doc: "to the HBM controller", dir: PortDir::InOut, array: false, message: MessageKind::of::<MemMsg> },
@@ -183,45 +205,32 @@ const STATS: &[StatSpec] = &[
 ];
 
 simdojo::register_component!(ComponentType {
-    name: "amdgpu.mall.lru",
-    doc: "A memory-side cache slice with LRU replacement (see amdgpu::components::mall).",
-    params: PARAMS,
+    name: "amdgpu.mall",
+    doc: "A memory-side cache slice with the replacement `policy` (lru, srrip, random, ideal; see \
+          amdgpu::components::mall).",
+    params: MallParams::SPECS,
+    validate: registry::validate_with::<MallParams>,
+    estimate: registry::estimate_with::<MallParams>,
     ports: PORTS,
     stats: STATS,
-    build: |ctx| build_with(ctx, "lru"),
+    build,
 });
 
-simdojo::register_component!(ComponentType {
-    name: "amdgpu.mall.srrip",
-    doc: "A memory-side cache slice with SRRIP (2-bit RRPV) replacement.",
-    params: PARAMS,
-    ports: PORTS,
-    stats: STATS,
-    build: |ctx| build_with(ctx, "srrip"),
-});
-
-simdojo::register_component!(ComponentType {
-    name: "amdgpu.mall.ideal",
-    doc: "A memory-side cache slice where every access hits.",
-    params: PARAMS,
-    ports: PORTS,
-    stats: STATS,
-    build: |ctx| build_with(ctx, "ideal"),
-});
+// The policy was part of the type name before it became a parameter.
+simdojo::register_former_type!("amdgpu.mall.lru", "amdgpu.mall", "policy = \"lru\"");
+simdojo::register_former_type!("amdgpu.mall.srrip", "amdgpu.mall", "policy = \"srrip\"");
+simdojo::register_former_type!("amdgpu.mall.ideal", "amdgpu.mall", "policy = \"ideal\"");
 
 #[cfg(test)]
 mod tests {
-    use super::PARAMS;
-    use crate::timing::latency::stages;
-
-    fn default_of(name: &str) -> Option<&'static str> {
-        PARAMS.iter().find(|p| p.name == name).and_then(|p| p.default)
-    }
+    use super::MallParams;
+    use simdojo::params::{ParamSet, Params};
 
     #[test]
     fn timing_defaults_come_from_the_latency_table() {
-        assert_eq!(default_of("hit_latency"), Some(stages::MEMORY_SIDE_PIPE.to_string().as_str()));
+        let p = MallParams::from_params(&Params::new()).unwrap();
+        assert_eq!(p.hit_latency, u64::from(crate::timing::latency::stages::MEMORY_SIDE_PIPE));
         let slice = crate::timing::PartTiming::mi300x().memory_side.expect("MI300X has a memory-side cache");
-        assert_eq!(default_of("channel_bytes_per_clock"), Some(slice.read_bytes_per_clock.to_string().as_str()));
+        assert_eq!(p.channel_bytes_per_clock, u64::from(slice.read_bytes_per_clock));
     }
 }

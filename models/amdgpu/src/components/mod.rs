@@ -1,7 +1,7 @@
 //! The GPU's components, registered simdojo plug-ins (`dojo plugins amdgpu.cu` lists
 //! a type's parameters, ports and statistics): [`soc`] (`amdgpu.soc`), [`cp`]
-//! (`amdgpu.cp`), [`cu`] (`amdgpu.cu`), [`l2`] (`amdgpu.l2.*`), [`mall`]
-//! (`amdgpu.mall.*`), [`hbm`] (`amdgpu.hbm`), [`xgmi`] (`amdgpu.xgmi`), and
+//! (`amdgpu.cp`), [`cu`] (`amdgpu.cu`), [`l2`] (`amdgpu.l2`), [`mall`]
+//! (`amdgpu.mall`), [`hbm`] (`amdgpu.hbm`), [`xgmi`] (`amdgpu.xgmi`), and
 //! [`line_cache`], the cache-level logic the L2 and the memory-side cache share.
 //!
 //! **Architecture Invariant:** components talk through [`crate::gpu`] (messages on

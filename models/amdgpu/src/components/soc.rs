@@ -39,14 +39,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use amdgpu_isa::exec::{AccessKind, AtomicOp, GwsOp, GwsUnit, MemFault, MemFaultKind, VmemRequest};
-use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError};
 use simdojo::engine::Context;
-use simdojo::params::ParamKind;
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::params::{Bytes, ParamSet};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
-use simdojo::time::Tick;
+use simdojo::time::{ClockDomain, Tick};
 
 use crate::gpu::aql::{signal, Packet, INVALID_HEADER, PACKET_BYTES};
 use crate::gpu::ids::{DispatchSeq, GpuAddr, QueueId};
@@ -55,6 +54,8 @@ use crate::gpu::visibility::{AgentId, GpuSync, LoggedStore, Visibility, Windowed
 use crate::gpu::messages::{CuCapacity, DispatchOrder, MemMsg, XcdMsg};
 use crate::components::sdma::{SdmaEngines, SdmaState, SdmaTiming};
 use crate::gpu::sdma::SdmaRing;
+use crate::gpu::params::IsaTarget;
+use crate::components::cu::mode::Mode;
 use crate::gpu::shared::{GpuFault, GpuShared, QueueDesc};
 use crate::gpu::stats::KernelStats;
 
@@ -192,21 +193,51 @@ pub struct Soc {
     sdma: SdmaEngines,
 }
 
+/// The parameters of `amdgpu.soc`.
+#[derive(Clone, Debug, PartialEq, simdojo::Params)]
+pub struct SocParams {
+    /// Name of the GPU's shared state (components refer to it by `gpu`).
+    #[param(default = "gpu")]
+    pub name: String,
+    /// The ISA the GPU runs.
+    #[param(default = IsaTarget::Gfx942)]
+    pub target: IsaTarget,
+    /// Device memory (address space reserved, touched lazily).
+    #[param(default = Bytes::gib(64), unit = "bytes", range = 1..)]
+    pub memory: Bytes,
+    /// Engine clock (for kernel cycle counts).
+    #[param(default = ClockDomain::mhz(2100))]
+    pub clock: ClockDomain,
+    /// Interval of the host-service poll while dispatches run; also the heartbeat of
+    /// the host-visible clock.
+    #[param(default = Tick::us(1), range = 1..)]
+    pub host_poll: Tick,
+    /// Simulation mode (set with the compute units'): in functional mode SDMA copies
+    /// take no simulated time.
+    #[param(default = Mode::Functional)]
+    pub mode: Mode,
+    /// GB/s of one SDMA engine's copies and fills in timing mode (estimate: PCIe 4.0
+    /// x16's 31.5 GB/s per direction less protocol overhead).
+    #[param(default = 25.0, unit = "GB/s", range = 0.001..=1.0e6)]
+    pub sdma_bandwidth: f64,
+    /// Fixed cost of each SDMA copy or fill packet in timing mode (estimate, untuned).
+    #[param(default = Tick::us(1))]
+    pub sdma_latency: Tick,
+    /// Plain stores become visible to other compute units and homes at the next
+    /// multiple of this (0: the shortest compute unit <-> L2 link latency); at most
+    /// that latency and the SoC <-> CP latency.
+    #[param(default = Tick(0))]
+    pub visibility_window: Tick,
+}
+
 impl Soc {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
         // A GPU program's `exit` and a host service fault end the run.
         ctx.may_end_run();
-        let p = ctx.params().clone();
-        let target = match p.string("target")?.as_str() {
-            "gfx90a" => Target::Gfx90a,
-            "gfx942" => Target::Gfx942,
-            "gfx950" => Target::Gfx950,
-            other => return Err(BuildError::Invalid(format!("target = {other:?}: expected gfx90a, gfx942 or gfx950"))),
-        };
-        let name = p.string("name")?;
-        let shared = ctx.resource(&name, GpuShared::default);
-        shared.init_memory(p.bytes("memory")?).map_err(|e| BuildError::Invalid(e.to_string()))?;
-        shared.set_target(target);
+        let p: SocParams = ctx.typed()?;
+        let shared = ctx.resource(&p.name, GpuShared::default);
+        shared.init_memory(p.memory.get()).map_err(|e| BuildError::Invalid(e.to_string()))?;
+        shared.set_target(p.target.isa());
         let xcd = ctx.port_array::<XcdMsg>("xcd")?;
         if xcd.is_empty() {
             return Err(BuildError::Invalid("a SoC needs at least one `xcd[i]` link".into()));
@@ -214,26 +245,18 @@ impl Soc {
         let l2 = ctx.port_array::<MemMsg>("l2")?;
         let mall = ctx.port_array::<MemMsg>("mall")?;
         let hbm = ctx.port_array::<MemMsg>("hbm")?;
-        let timed = match p.string("mode")?.as_str() {
-            "functional" => false,
-            "timing" => true,
-            other => return Err(BuildError::Invalid(format!("mode = {other:?}: expected functional or timing"))),
-        };
-        let gb_per_s = p.float("sdma_bandwidth")?;
-        if !(gb_per_s > 0.0 && gb_per_s.is_finite()) {
-            return Err(BuildError::Invalid(format!("sdma_bandwidth = {gb_per_s}: expected a positive number of GB/s")));
-        }
-        let sdma = SdmaEngines::new(SdmaTiming { timed, gb_per_s, latency: p.duration("sdma_latency")? });
+        let timed = p.mode == Mode::Timing;
+        let sdma = SdmaEngines::new(SdmaTiming { timed, gb_per_s: p.sdma_bandwidth, latency: p.sdma_latency });
         // Plain stores become visible at the multiples of the window (see
         // `gpu::visibility`); a dispatch's completion crosses a SoC <-> CP link, which
         // must be at least a window long.
-        let visibility = ctx.resource(&Visibility::resource_name(&name), Visibility::default);
+        let visibility = ctx.resource(&Visibility::resource_name(&p.name), Visibility::default);
         for i in 0..xcd.len() {
             if let Some(latency) = ctx.link_latency(&format!("xcd[{i}]")) {
                 visibility.note_completion_link(latency);
             }
         }
-        visibility.configure(p.duration("visibility_window")?);
+        visibility.configure(p.visibility_window);
         if let Some(memory) = shared.memory() {
             ctx.sync_hook(Arc::new(GpuSync::new(visibility.clone(), memory.clone())))?;
         }
@@ -247,8 +270,8 @@ impl Soc {
             view: None,
             visibility,
             agent: AgentId(ctx.id().index() as u32),
-            poll_every: p.duration("host_poll")?.max(Tick(1)),
-            period: p.clock("clock")?.period(),
+            poll_every: p.host_poll,
+            period: p.clock.period(),
             state,
             sdma,
         }))
@@ -881,23 +904,9 @@ simdojo::register_component!(ComponentType {
     name: "amdgpu.soc",
     doc: "The root of one GPU: its memory, AQL queue processing (dispatch, barrier-AND/OR, completion signals), \
           grid completion across XCDs, the system-coherent home, and host services polled at `host_poll`.",
-    params: &[
-        ParamSpec { name: "name", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU's shared state (components refer to it by `gpu`)" },
-        ParamSpec { name: "target", kind: ParamKind::String, default: Some("\"gfx942\""), doc: "ISA: gfx90a, gfx942 or gfx950" },
-        ParamSpec { name: "memory", kind: ParamKind::Bytes, default: Some("\"64GiB\""), doc: "device memory (address space reserved, touched lazily)" },
-        ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock (for kernel cycle counts)" },
-        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run; also the heartbeat of the host-visible clock and the re-check interval of unmet SDMA polls" },
-        ParamSpec { name: "mode", kind: ParamKind::String, default: Some("\"functional\""), doc: "simulation mode (set with the compute units'): functional (SDMA copies take no time) or timing" },
-        ParamSpec { name: "sdma_bandwidth", kind: ParamKind::Float, default: Some("25.0"), doc: "GB/s of one SDMA engine's copies and fills in timing mode (estimate: PCIe 4.0 x16's 31.5 GB/s per direction less protocol overhead)" },
-        ParamSpec { name: "sdma_latency", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "fixed cost of each SDMA copy or fill packet in timing mode (estimate, untuned)" },
-        ParamSpec {
-            name: "visibility_window",
-            kind: ParamKind::Duration,
-            default: Some("\"0ns\""),
-            doc: "plain stores become visible to other compute units and homes at the next multiple of this (0: the shortest compute unit <-> L2 link latency); at most that latency and the SoC <-> CP latency",
-        },
-        ParamSpec { name: "host_poll", kind: ParamKind::Duration, default: Some("\"1us\""), doc: "interval of the host-service poll while dispatches run; also the heartbeat of the host-visible clock" },
-    ],
+    params: SocParams::SPECS,
+    validate: registry::validate_with::<SocParams>,
+    estimate: registry::estimate_with::<SocParams>,
     ports: &[
         PortSpec { name: "xcd", doc: "to each XCD's command processor", dir: PortDir::InOut, array: true, message: MessageKind::of::<XcdMsg> },
         PortSpec { name: "l2", doc: "from each XCD's L2 (coherent home, statistics)", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },

@@ -28,10 +28,8 @@ use simdojo::component::{
     load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError,
 };
 use simdojo::engine::Context;
-use simdojo::params::ParamKind;
-use simdojo::registry::{
-    ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec,
-};
+use simdojo::params::ParamSet;
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::{ClockDomain, Tick};
 
@@ -106,22 +104,32 @@ pub struct Xgmi {
     state: XgmiState,
 }
 
+/// The parameters of `amdgpu.xgmi`.
+#[derive(Clone, Debug, PartialEq, simdojo::Params)]
+pub struct XgmiParams {
+    /// Name of the GPU (the SoC's `name`).
+    #[param(default = "gpu")]
+    pub gpu: String,
+    /// Line size of the L2s above (bytes per line moved).
+    #[param(default = 128, unit = "bytes", range = 1..=4096, power_of_two)]
+    pub line_bytes: u64,
+    /// Clock of `bytes_per_clock`.
+    #[param(default = ClockDomain::mhz(1000))]
+    pub clock: ClockDomain,
+    /// Timing mode: bandwidth of each link, each direction, in bytes per `clock` (64 at
+    /// 1 GHz = 64 GB/s, an MI300X link).
+    #[param(default = 64, unit = "bytes per clock", range = 1..)]
+    pub bytes_per_clock: u64,
+    /// Timing mode: time the home GPU takes to read peer lines before they go back (a
+    /// fixed memory access).
+    #[param(default = Tick::ns(300))]
+    pub memory_latency: Tick,
+}
+
 impl Xgmi {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
-        let p = ctx.params().clone();
-        let gpu = p.string("gpu")?;
-        let line_bytes = p.uint("line_bytes")?;
-        if !line_bytes.is_power_of_two() || line_bytes > 4096 {
-            return Err(BuildError::Invalid(format!(
-                "line_bytes = {line_bytes}: expected a power of two up to 4096"
-            )));
-        }
-        let bytes_per_clock = p.uint("bytes_per_clock")?;
-        if bytes_per_clock == 0 {
-            return Err(BuildError::Invalid(
-                "bytes_per_clock = 0: a link must move data".into(),
-            ));
-        }
+        let p: XgmiParams = ctx.typed()?;
+        let (gpu, line_bytes, bytes_per_clock) = (p.gpu, p.line_bytes, p.bytes_per_clock);
         let shared = ctx.resource(&gpu, GpuShared::default);
         let l2 = ctx.port_array::<MemMsg>("l2")?;
         let links = ctx.port_array::<XgmiMsg>("link")?;
@@ -136,9 +144,9 @@ impl Xgmi {
             shared,
             l2,
             links,
-            clock: p.clock("clock")?,
+            clock: p.clock,
             line_bytes,
-            memory_latency: p.duration("memory_latency")?,
+            memory_latency: p.memory_latency,
             state: XgmiState {
                 peers: BTreeMap::new(),
                 tx,
@@ -322,23 +330,9 @@ impl Component for Xgmi {
 simdojo::register_component!(ComponentType {
     name: "amdgpu.xgmi",
     doc: "A GPU's XGMI / Infinity Fabric block: carries peer-memory lines of its L2s to the GPUs that own them (see the module docs of amdgpu::components::xgmi).",
-    params: &[
-        ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
-        ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "line size of the L2s above (bytes per line moved)" },
-        ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"1GHz\""), doc: "clock of `bytes_per_clock`" },
-        ParamSpec {
-            name: "bytes_per_clock",
-            kind: ParamKind::UInt,
-            default: Some("64"),
-            doc: "timing mode: bandwidth of each link, each direction, in bytes per `clock` (64 at 1 GHz = 64 GB/s, an MI300X link)",
-        },
-        ParamSpec {
-            name: "memory_latency",
-            kind: ParamKind::Duration,
-            default: Some("\"300ns\""),
-            doc: "timing mode: time the home GPU takes to read peer lines before they go back (a fixed memory access)",
-        },
-    ],
+    params: XgmiParams::SPECS,
+    validate: registry::validate_with::<XgmiParams>,
+    estimate: registry::estimate_with::<XgmiParams>,
     ports: &[
         PortSpec { name: "l2", doc: "from each XCD's L2 (its peer-memory lines)", dir: PortDir::InOut, array: true, message: MessageKind::of::<MemMsg> },
         PortSpec { name: "link", doc: "XGMI links to peer GPUs' blocks, one per peer", dir: PortDir::InOut, array: true, message: MessageKind::of::<XgmiMsg> },

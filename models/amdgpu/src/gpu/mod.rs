@@ -15,6 +15,7 @@ pub mod loaded_image;
 pub mod memory;
 pub mod messages;
 pub mod occupancy;
+pub mod params;
 pub mod remote;
 pub mod sdma;
 pub mod shared;

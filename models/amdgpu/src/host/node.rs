@@ -11,6 +11,7 @@ use simdojo::params::ParamValue;
 use simdojo::topology::Topology;
 
 use crate::host::loader::GPU;
+use crate::host::machine::{Gpu, Machine, MachineError};
 
 /// Why a GPU could not be selected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,33 +24,44 @@ pub enum SelectError {
         /// SoCs in the topology.
         count: usize,
     },
+    /// The topology's GPUs cannot be told apart (see [`Machine::of`]).
+    #[error(transparent)]
+    Machine(#[from] MachineError),
 }
 
-fn name_of(value: Option<&ParamValue>) -> Option<&str> {
-    match value {
-        Some(ParamValue::String(s)) => Some(s),
-        _ => None,
+/// The components of `gpu` that name it, each with the parameter that does (`name` on
+/// the SoC, `gpu` on the others).
+fn naming(gpu: &Gpu) -> Vec<(usize, &'static str)> {
+    let mut out = vec![(gpu.soc.index, "name")];
+    for x in &gpu.xcds {
+        out.extend(x.cp.iter().map(|p| (p.index, "gpu")));
+        out.extend(x.l2.iter().map(|p| (p.index, "gpu")));
+        out.extend(x.cus.iter().map(|p| (p.index, "gpu")));
     }
+    out.extend(gpu.hbm.iter().map(|p| (p.index, "gpu")));
+    out.extend(gpu.xgmi.iter().map(|p| (p.index, "gpu")));
+    out
 }
 
 /// Makes GPU `index` of `t` the one named [`GPU`]; returns the name it had.
 pub fn select_gpu(t: &mut Topology, index: usize) -> Result<String, SelectError> {
-    let socs: Vec<usize> = t.components.iter().enumerate().filter(|(_, c)| c.type_name == "amdgpu.soc").map(|(i, _)| i).collect();
-    let Some(&soc) = socs.get(index) else {
-        return Err(SelectError::NoSuchGpu { index, count: socs.len() });
+    let machine = Machine::of(t)?;
+    let Some(gpu) = machine.gpus.get(index) else {
+        return Err(SelectError::NoSuchGpu { index, count: machine.gpus.len() });
     };
-    let chosen = name_of(t.components[soc].params.get("name")).unwrap_or(GPU).to_string();
+    let chosen = gpu.soc.params.name.clone();
     if chosen == GPU {
         return Ok(chosen);
     }
-    for c in &mut t.components {
-        let key = if c.type_name == "amdgpu.soc" { "name" } else { "gpu" };
-        let swapped = match name_of(c.params.get(key)) {
-            Some(n) if n == chosen => GPU.to_string(),
-            Some(n) if n == GPU => chosen.clone(),
+    for g in &machine.gpus {
+        let swapped = match g.soc.params.name.as_str() {
+            n if n == chosen => GPU.to_string(),
+            GPU => chosen.clone(),
             _ => continue,
         };
-        c.params.set(key, ParamValue::String(swapped));
+        for (i, key) in naming(g) {
+            t.components[i].params.set(key, ParamValue::String(swapped.clone()));
+        }
     }
     Ok(chosen)
 }
@@ -64,19 +76,18 @@ mod tests {
         simdojo::topology::load(&path).unwrap()
     }
 
-    fn names(t: &Topology, key: &str, ty: &str) -> Vec<String> {
-        t.components.iter().filter(|c| c.type_name == ty).filter_map(|c| name_of(c.params.get(key)).map(str::to_string)).collect()
-    }
-
     #[test]
     fn the_chosen_gpu_takes_the_standard_name_everywhere() {
         let mut t = node();
         assert_eq!(select_gpu(&mut t, 2).unwrap(), "gpu2");
-        assert_eq!(names(&t, "name", "amdgpu.soc"), ["gpu0", "gpu1", "gpu", "gpu3"]);
-        assert_eq!(names(&t, "gpu", "amdgpu.xgmi"), ["gpu0", "gpu1", "gpu", "gpu3"]);
-        let cus: Vec<_> = t.components.iter().filter(|c| c.path.starts_with("gpu[2].") && c.type_name == "amdgpu.cu").collect();
-        assert_eq!(cus.len(), 104);
-        assert!(cus.iter().all(|c| name_of(c.params.get("gpu")) == Some(GPU)));
+        let m = Machine::of(&t).unwrap();
+        let names: Vec<&str> = m.gpus.iter().map(|g| g.soc.params.name.as_str()).collect();
+        assert_eq!(names, ["gpu0", "gpu1", "gpu", "gpu3"]);
+        let xgmi: Vec<&str> = m.gpus.iter().map(|g| g.xgmi.as_ref().unwrap().params.gpu.as_str()).collect();
+        assert_eq!(xgmi, ["gpu0", "gpu1", "gpu", "gpu3"]);
+        let third = &m.gpus[2];
+        assert_eq!(third.cus().count(), 104);
+        assert!(third.cus().all(|c| c.path.starts_with("gpu[2].") && c.params.gpu == GPU));
     }
 
     #[test]

@@ -29,8 +29,8 @@ use amdgpu_isa::Target;
 use serde::{Deserialize, Serialize};
 use simdojo::component::{load_state, save_state, BuildContext, BuildError, Component, Event, Port, StateError, TimerId};
 use simdojo::engine::Context;
-use simdojo::params::ParamKind;
-use simdojo::registry::{ComponentType, MessageKind, ParamSpec, PortDir, PortSpec, StatKind, StatSpec};
+use simdojo::params::{Bytes, ParamError, ParamSet};
+use simdojo::registry::{self, ComponentType, MessageKind, PortDir, PortSpec, StatKind, StatSpec};
 use simdojo::stats::{Counter, StatsSink};
 use simdojo::time::{ClockDomain, Tick};
 
@@ -39,7 +39,12 @@ use crate::gpu::visibility::{AgentId, Visibility, WindowedMemory};
 use crate::gpu::messages::{CuCapacity, CuMsg, GroupLaunch, LineAccess, MemMsg};
 use crate::gpu::shared::{GpuFault, GpuShared};
 use crate::gpu::stats::{class_of, DispatchCounters};
-use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, ReplacementPolicy, WritePolicy};
+use crate::gpu::params::Policy;
+use crate::timing::cache::MAX_WAYS;
+use crate::timing::latency::stages;
+use crate::timing::{AccessKind as LineKind, CacheConfig, CacheModel, LineAddr, WritePolicy};
+
+use self::mode::Mode;
 
 mod ahead;
 pub mod issue;
@@ -300,97 +305,209 @@ pub struct ComputeUnit {
     watchdog: Option<Tick>,
 }
 
+/// The largest LDS of a CDNA compute unit: gfx950's 160 KiB.
+const MAX_LDS: u64 = 160 << 10;
+
+/// The parameters of `amdgpu.cu`.
+#[derive(Clone, Debug, PartialEq, simdojo::Params)]
+#[params(check = CuParams::check, estimate = CuParams::estimate)]
+pub struct CuParams {
+    /// Name of the GPU (the SoC's `name`).
+    #[param(default = "gpu")]
+    pub gpu: String,
+    /// Simulation mode.
+    #[param(default = Mode::Functional)]
+    pub mode: Mode,
+    /// Engine clock.
+    #[param(default = ClockDomain::mhz(2100))]
+    pub clock: ClockDomain,
+    /// SIMD units.
+    #[param(default = 4, range = 1..)]
+    pub simds: u32,
+    /// Wave slots (8 per SIMD on CDNA).
+    #[param(default = 32, range = 1..=64)]
+    pub wave_slots: u32,
+    /// Unified VGPRs (arch + acc) per SIMD lane.
+    #[param(default = 512)]
+    pub vgprs_per_simd: u32,
+    /// SGPRs per SIMD.
+    #[param(default = 800)]
+    pub sgprs_per_simd: u32,
+    /// LDS bytes (160 KiB on gfx950, the largest of a CDNA compute unit).
+    #[param(default = Bytes(65536), unit = "bytes", range = 1..=MAX_LDS)]
+    pub lds_bytes: Bytes,
+    /// Functional mode: instructions per wave per quantum.
+    #[param(default = 256, unit = "instructions", range = 1..)]
+    pub quantum: u64,
+    /// Simulated time after which a still-running work-group faults, naming its waves
+    /// and program counters (0: never).
+    #[param(default = Tick::ms(100))]
+    pub watchdog: Tick,
+    /// Vector L1 line bytes (64 on gfx90a).
+    #[param(default = 128, unit = "bytes", power_of_two)]
+    pub line_bytes: u64,
+    /// Vector L1 capacity (16 KiB on gfx90a).
+    #[param(default = Bytes::kib(32), unit = "bytes", range = 1..)]
+    pub l1_size: Bytes,
+    /// Vector L1 associativity.
+    #[param(default = 16, unit = "ways", range = 1..=MAX_WAYS)]
+    pub l1_ways: u32,
+    /// Replacement of the CU's caches.
+    #[param(default = Policy::Lru)]
+    pub l1_policy: Policy,
+    /// Scalar cache capacity.
+    #[param(default = Bytes::kib(16), unit = "bytes", range = 1..)]
+    pub scalar_size: Bytes,
+    /// Scalar cache associativity.
+    #[param(default = 8, unit = "ways", range = 1..=MAX_WAYS)]
+    pub scalar_ways: u32,
+    /// Timing: issue cycles of a wave64 VALU op (64 lanes on a 16-lane SIMD).
+    #[param(default = 4, unit = "cycles")]
+    pub valu_cycles: u16,
+    /// Timing: VALU occupancy of an f64 op (full rate on CDNA 2/3/4: 128 FP64 vector
+    /// flops per CU per clock).
+    #[param(default = 4, unit = "cycles")]
+    pub valu_f64_cycles: u16,
+    /// Timing: issue cycles of a transcendental VALU op (quarter rate).
+    #[param(default = 16, unit = "cycles")]
+    pub trans_cycles: u16,
+    /// Timing: issue cycles of a scalar ALU op (and s_waitcnt, scalar memory issue).
+    #[param(default = 1, unit = "cycles")]
+    pub salu_cycles: u16,
+    /// Timing: issue cycles of a branch (fetch redirect, assumed).
+    #[param(default = 4, unit = "cycles")]
+    pub branch_cycles: u16,
+    /// Timing: issue cycles of a vector memory or LDS op
+    /// (timing::latency::stages::VECTOR_ADDRESS).
+    #[param(default = stages::VECTOR_ADDRESS as u16, unit = "cycles")]
+    pub mem_issue_cycles: u16,
+    /// Timing: cycles of the vector L1 pipeline after the access's address/tag cycles
+    /// (timing::latency::stages::VECTOR_L1_PIPE).
+    #[param(default = stages::VECTOR_L1_PIPE as u64, unit = "cycles")]
+    pub l1_hit_latency: u64,
+    /// Timing: load-to-use cycles of a scalar cache hit
+    /// (timing::latency::stages::SCALAR_L1_PIPE).
+    #[param(default = stages::SCALAR_L1_PIPE as u64, unit = "cycles")]
+    pub scalar_hit_latency: u64,
+    /// Timing: cycles after its bank cycles until an LDS op's lgkmcnt drops
+    /// (timing::latency::stages::LDS_PIPE).
+    #[param(default = stages::LDS_PIPE as u64, unit = "cycles")]
+    pub lds_latency: u64,
+    /// Timing: cycles between two issue opportunities of one SIMD (the 4 SIMDs take
+    /// turns).
+    #[param(default = 4, unit = "cycles", range = 1..)]
+    pub issue_period: u64,
+    /// Timing: cycles of work the vector memory pipeline's instruction queue holds
+    /// (assumed).
+    #[param(default = 64, unit = "cycles")]
+    pub vmem_queue: u64,
+    /// Timing: lines the vector L1 can have outstanding at the L2 (assumed: not
+    /// public; sized by Little's law so that MI210 reaches its published stream
+    /// bandwidth).
+    #[param(default = 192, unit = "lines", range = 1..)]
+    pub l1_mshrs: u64,
+    /// Timing: LDS banks, one dword wide (32 on CDNA 2/3, 64 on CDNA 4).
+    #[param(default = 32, power_of_two)]
+    pub lds_banks: u32,
+    /// Timing: most cycles scheduled per event (a work-group arriving meanwhile starts
+    /// at the window's end).
+    #[param(default = 64, unit = "cycles", range = 1..)]
+    pub issue_window: u64,
+    /// Timing: windows end before the earliest cycle an outstanding L2 answer could
+    /// arrive (twice the L2 link latency after it was sent); an overdue answer is seen
+    /// late by less than max(this, its age / 16) cycles.
+    #[param(default = 8, unit = "cycles", range = 1..)]
+    pub answer_slack: u64,
+}
+
+impl CuParams {
+    /// The configuration of one of the CU's caches.
+    fn cache_config(&self, size: Bytes, line_bytes: u64, ways: u32) -> CacheConfig {
+        CacheConfig { size_bytes: size.get(), line_bytes, ways, policy: self.l1_policy.replacement(), write_policy: WritePolicy::WriteThrough }
+    }
+
+    /// The caches' shapes, checked as the tag models check them when built.
+    fn check(&self) -> Result<(), ParamError> {
+        let l1 = self.cache_config(self.l1_size, self.line_bytes, self.l1_ways);
+        l1.sets().map_err(|e| ParamError::new("l1_size", format!("gives no valid vector L1 shape: {e}")))?;
+        let scalar = self.cache_config(self.scalar_size, SCALAR_LINE, self.scalar_ways);
+        scalar.sets().map_err(|e| ParamError::new("scalar_size", format!("gives no valid scalar cache shape: {e}")))?;
+        Ok(())
+    }
+
+    /// The host memory a fully used compute unit holds: its register files (every
+    /// VGPR of every SIMD, 64 lanes of 4 bytes, and the SGPRs), its LDS, and its cache
+    /// tags when every line is filled (10 bytes a line).
+    fn estimate(&self) -> u64 {
+        let vgprs = u64::from(self.simds) * u64::from(self.vgprs_per_simd) * 64 * 4;
+        let sgprs = u64::from(self.simds) * u64::from(self.sgprs_per_simd) * 4;
+        let lines = self.l1_size.get() / self.line_bytes.max(1) + self.scalar_size.get() / SCALAR_LINE;
+        vgprs + sgprs + self.lds_bytes.get() + lines * 10
+    }
+}
+
 impl ComputeUnit {
     fn build(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
-        let p = ctx.params().clone();
-        let u32p = |name: &str| -> Result<u32, BuildError> {
-            u32::try_from(p.uint(name)?).map_err(|_| BuildError::Invalid(format!("{name} exceeds u32")))
-        };
+        let p: CuParams = ctx.typed()?;
         let cap = CuCapacity {
-            simds: u32p("simds")?,
-            slots: u32p("wave_slots")?,
-            vgprs_per_simd: u32p("vgprs_per_simd")?,
-            sgprs_per_simd: u32p("sgprs_per_simd")?,
-            lds_bytes: u32::try_from(p.bytes("lds_bytes")?).map_err(|_| BuildError::Invalid("lds_bytes exceeds u32".into()))?,
+            simds: p.simds,
+            slots: p.wave_slots,
+            vgprs_per_simd: p.vgprs_per_simd,
+            sgprs_per_simd: p.sgprs_per_simd,
+            // At most MAX_LDS (the parameter's range), so it fits.
+            lds_bytes: p.lds_bytes.get() as u32,
         };
-        // The largest LDS of a CDNA compute unit: gfx950's 160 KiB.
-        const MAX_LDS: u32 = 160 << 10;
-        if cap.lds_bytes == 0 || cap.lds_bytes > MAX_LDS {
-            return Err(BuildError::Invalid(format!("lds_bytes = {} is out of range (1 to {MAX_LDS}, gfx950's 160 KiB)", cap.lds_bytes)));
-        }
-        if cap.simds == 0 || cap.slots == 0 || cap.slots > 64 {
-            return Err(BuildError::Invalid(format!("simds = {} and wave_slots = {} (1..=64) are out of range", cap.simds, cap.slots)));
-        }
-        let mode = p.string("mode")?;
-        let timing = match mode.as_str() {
-            "functional" => None,
-            "timing" => {
-                let u16p = |name: &str| -> Result<u16, BuildError> {
-                    u16::try_from(p.uint(name)?).map_err(|_| BuildError::Invalid(format!("{name} exceeds 65535 cycles")))
-                };
+        let timing = match p.mode {
+            Mode::Functional => None,
+            Mode::Timing => {
                 let issue = IssueParams {
-                    valu: u16p("valu_cycles")?,
-                    valu_f64: u16p("valu_f64_cycles")?,
-                    trans: u16p("trans_cycles")?,
-                    salu: u16p("salu_cycles")?,
-                    branch: u16p("branch_cycles")?,
-                    mem_issue: u16p("mem_issue_cycles")?,
+                    valu: p.valu_cycles,
+                    valu_f64: p.valu_f64_cycles,
+                    trans: p.trans_cycles,
+                    salu: p.salu_cycles,
+                    branch: p.branch_cycles,
+                    mem_issue: p.mem_issue_cycles,
                 };
                 let params = TimedParams {
-                    l1_hit_latency: p.uint("l1_hit_latency")?,
-                    scalar_hit_latency: p.uint("scalar_hit_latency")?,
-                    lds_latency: p.uint("lds_latency")?,
-                    window: p.uint("issue_window")?.max(1),
-                    answer_slack: p.uint("answer_slack")?.max(1),
-                    issue_period: p.uint("issue_period")?.max(1),
-                    vmem_queue: p.uint("vmem_queue")?,
-                    l1_mshrs: p.uint("l1_mshrs")?.max(1),
-                    lds_banks: u32::try_from(p.uint("lds_banks")?).ok().filter(|b| b.is_power_of_two()).ok_or_else(|| BuildError::Invalid("lds_banks must be a power of two below 2^32".into()))?,
+                    l1_hit_latency: p.l1_hit_latency,
+                    scalar_hit_latency: p.scalar_hit_latency,
+                    lds_latency: p.lds_latency,
+                    window: p.issue_window,
+                    answer_slack: p.answer_slack,
+                    issue_period: p.issue_period,
+                    vmem_queue: p.vmem_queue,
+                    l1_mshrs: p.l1_mshrs,
+                    lds_banks: p.lds_banks,
                 };
                 // One table per distinct set of issue parameters, shared by every
                 // compute unit of the run (building it classifies every opcode).
                 let table = ctx.resource(&format!("amdgpu.cu.issue_table {issue:?}"), || IssueTable::new(&issue));
                 Some(Box::new((params, table)))
             }
-            other => return Err(BuildError::Invalid(format!("mode = {other:?}: expected \"functional\" or \"timing\""))),
         };
-        let quantum = p.uint("quantum")?.max(1);
-        let line_bytes = p.uint("line_bytes")?;
-        if !line_bytes.is_power_of_two() {
-            return Err(BuildError::Invalid(format!("line_bytes = {line_bytes} is not a power of two")));
-        }
-        let clock = p.clock("clock")?;
-        let gpu = p.string("gpu")?;
-        let shared = ctx.resource(&gpu, GpuShared::default);
+        let shared = ctx.resource(&p.gpu, GpuShared::default);
         // The window of plain stores' visibility is at most the link to the L2 (the home
         // of this unit's deferred accesses, or the way to it).
-        let visibility = ctx.resource(&Visibility::resource_name(&gpu), Visibility::default);
+        let visibility = ctx.resource(&Visibility::resource_name(&p.gpu), Visibility::default);
         if let Some(latency) = ctx.link_latency("l2") {
             visibility.note_agent_link(latency).map_err(BuildError::Invalid)?;
         }
-        let cache = |size: &str, ways: &str, line: u64, write_policy| -> Result<CacheModel, BuildError> {
-            let config = CacheConfig {
-                size_bytes: p.bytes(size)?,
-                line_bytes: line,
-                ways: u32::try_from(p.uint(ways)?).unwrap_or(u32::MAX),
-                policy: ReplacementPolicy::from_name(&p.string("l1_policy")?).map_err(|e| BuildError::Invalid(e.to_string()))?,
-                write_policy,
-            };
-            CacheModel::new(&config).map_err(|e| BuildError::Invalid(format!("{size}: {e}")))
+        let cache = |config: CacheConfig, what: &str| -> Result<CacheModel, BuildError> {
+            CacheModel::new(&config).map_err(|e| BuildError::Invalid(format!("{what}: {e}")))
         };
-        let l1 = cache("l1_size", "l1_ways", line_bytes, WritePolicy::WriteThrough)?;
-        let scalar = cache("scalar_size", "scalar_ways", SCALAR_LINE, WritePolicy::WriteThrough)?;
+        let l1 = cache(p.cache_config(p.l1_size, p.line_bytes, p.l1_ways), "l1_size")?;
+        let scalar = cache(p.cache_config(p.scalar_size, SCALAR_LINE, p.scalar_ways), "scalar_size")?;
         Ok(Box::new(ComputeUnit {
             cp: ctx.port("cp")?,
             l2: ctx.port("l2")?,
             cap,
-            quantum,
-            clock,
+            quantum: p.quantum,
+            clock: p.clock,
             shared,
             visibility,
             agent: AgentId(ctx.id().index() as u32),
             mem: None,
-            line_bytes,
+            line_bytes: p.line_bytes,
             timing,
             state: CuState {
                 l1,
@@ -406,7 +523,7 @@ impl ComputeUnit {
                 timed: TimedState::default(),
             },
             spare: Vec::new(),
-            watchdog: Some(p.duration("watchdog")?).filter(|t| *t > Tick::ZERO),
+            watchdog: Some(p.watchdog).filter(|t| *t > Tick::ZERO),
         }))
     }
 
@@ -782,64 +899,9 @@ simdojo::register_component!(ComponentType {
           command processor, barriers, s_sleep, coherent accesses deferred to their home. Functional mode runs \
           waves in quanta of `quantum` instructions; timing mode issues one instruction per SIMD per cycle with \
           per-class issue cycles and timed memory (see amdgpu::components::cu).",
-    params: &[
-        ParamSpec { name: "gpu", kind: ParamKind::String, default: Some("\"gpu\""), doc: "name of the GPU (the SoC's `name`)" },
-        ParamSpec { name: "mode", kind: ParamKind::String, default: Some("\"functional\""), doc: "simulation mode: functional or timing" },
-        ParamSpec { name: "clock", kind: ParamKind::Frequency, default: Some("\"2100MHz\""), doc: "engine clock" },
-        ParamSpec { name: "simds", kind: ParamKind::UInt, default: Some("4"), doc: "SIMD units" },
-        ParamSpec { name: "wave_slots", kind: ParamKind::UInt, default: Some("32"), doc: "wave slots (8 per SIMD on CDNA)" },
-        ParamSpec { name: "vgprs_per_simd", kind: ParamKind::UInt, default: Some("512"), doc: "unified VGPRs (arch + acc) per SIMD lane" },
-        ParamSpec { name: "sgprs_per_simd", kind: ParamKind::UInt, default: Some("800"), doc: "SGPRs per SIMD" },
-        ParamSpec { name: "lds_bytes", kind: ParamKind::Bytes, default: Some("65536"), doc: "LDS bytes (160 KiB on gfx950)" },
-        ParamSpec { name: "quantum", kind: ParamKind::UInt, default: Some("256"), doc: "instructions per wave per quantum" },
-        ParamSpec {
-            name: "watchdog",
-            kind: ParamKind::Duration,
-            default: Some("\"100ms\""),
-            doc: "simulated time after which a still-running work-group faults, naming its waves and program counters (0: never)",
-        },
-        ParamSpec { name: "line_bytes", kind: ParamKind::UInt, default: Some("128"), doc: "vector L1 line bytes (64 on gfx90a)" },
-        ParamSpec { name: "l1_size", kind: ParamKind::Bytes, default: Some("\"32KiB\""), doc: "vector L1 capacity (16 KiB on gfx90a)" },
-        ParamSpec { name: "l1_ways", kind: ParamKind::UInt, default: Some("16"), doc: "vector L1 associativity" },
-        ParamSpec { name: "l1_policy", kind: ParamKind::String, default: Some("\"lru\""), doc: "replacement of the CU's caches (lru, srrip, random, ideal)" },
-        ParamSpec { name: "scalar_size", kind: ParamKind::Bytes, default: Some("\"16KiB\""), doc: "scalar cache capacity" },
-        ParamSpec { name: "scalar_ways", kind: ParamKind::UInt, default: Some("8"), doc: "scalar cache associativity" },
-        ParamSpec { name: "valu_cycles", kind: ParamKind::UInt, default: Some("4"), doc: "timing: issue cycles of a wave64 VALU op (64 lanes on a 16-lane SIMD)" },
-        ParamSpec {
-            name: "valu_f64_cycles",
-            kind: ParamKind::UInt,
-            default: Some("4"),
-            doc: "timing: VALU occupancy of an f64 op (full rate on CDNA 2/3/4: 128 FP64 vector flops per CU per clock)",
-        },
-        ParamSpec { name: "trans_cycles", kind: ParamKind::UInt, default: Some("16"), doc: "timing: issue cycles of a transcendental VALU op (quarter rate)" },
-        ParamSpec { name: "salu_cycles", kind: ParamKind::UInt, default: Some("1"), doc: "timing: issue cycles of a scalar ALU op (and s_waitcnt, scalar memory issue)" },
-        ParamSpec { name: "branch_cycles", kind: ParamKind::UInt, default: Some("4"), doc: "timing: issue cycles of a branch (fetch redirect, assumed)" },
-        ParamSpec { name: "mem_issue_cycles", kind: ParamKind::UInt, default: Some("4"), doc: "timing: issue cycles of a vector memory or LDS op (timing::latency::stages::VECTOR_ADDRESS)" },
-        ParamSpec { name: "l1_hit_latency", kind: ParamKind::UInt, default: Some("116"), doc: "timing: cycles of the vector L1 pipeline after the access's address/tag cycles (timing::latency::stages::VECTOR_L1_PIPE)" },
-        ParamSpec { name: "scalar_hit_latency", kind: ParamKind::UInt, default: Some("44"), doc: "timing: load-to-use cycles of a scalar cache hit (timing::latency::stages::SCALAR_L1_PIPE)" },
-        ParamSpec { name: "lds_latency", kind: ParamKind::UInt, default: Some("43"), doc: "timing: cycles after its bank cycles until an LDS op's lgkmcnt drops (timing::latency::stages::LDS_PIPE)" },
-        ParamSpec { name: "issue_period", kind: ParamKind::UInt, default: Some("4"), doc: "timing: cycles between two issue opportunities of one SIMD (the 4 SIMDs take turns)" },
-        ParamSpec { name: "vmem_queue", kind: ParamKind::UInt, default: Some("64"), doc: "timing: cycles of work the vector memory pipeline's instruction queue holds (assumed)" },
-        ParamSpec {
-            name: "l1_mshrs",
-            kind: ParamKind::UInt,
-            default: Some("192"),
-            doc: "timing: lines the vector L1 can have outstanding at the L2 (assumed: not public; sized by Little's law so that MI210 reaches its published stream bandwidth)",
-        },
-        ParamSpec { name: "lds_banks", kind: ParamKind::UInt, default: Some("32"), doc: "timing: LDS banks, one dword wide (32 on CDNA 2/3, 64 on CDNA 4)" },
-        ParamSpec {
-            name: "issue_window",
-            kind: ParamKind::UInt,
-            default: Some("64"),
-            doc: "timing: most cycles scheduled per event (a work-group arriving meanwhile starts at the window's end)",
-        },
-        ParamSpec {
-            name: "answer_slack",
-            kind: ParamKind::UInt,
-            default: Some("8"),
-            doc: "timing: windows end before the earliest cycle an outstanding L2 answer could arrive (twice the L2 link latency after it was sent); an overdue answer is seen late by less than max(this, its age / 16) cycles",
-        },
-    ],
+    params: CuParams::SPECS,
+    validate: registry::validate_with::<CuParams>,
+    estimate: registry::estimate_with::<CuParams>,
     ports: &[
         PortSpec { name: "cp", doc: "to the XCD's command processor", dir: PortDir::InOut, array: false, message: MessageKind::of::<CuMsg> },
         PortSpec { name: "l2", doc: "to the XCD's L2", dir: PortDir::InOut, array: false, message: MessageKind::of::<MemMsg> },

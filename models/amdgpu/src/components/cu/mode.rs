@@ -1,25 +1,26 @@
-//! Choosing the simulation mode of every compute unit of a topology (what `--mode`
-//! does in `dojo exec`, `dojo run` and the KFD driver's `DOJO_MODE`).
+//! The simulation mode of a compute unit (its `mode` parameter; `--mode M` on the
+//! commands is `--set cu.mode=M`).
 
-use simdojo::params::ParamValue;
-use simdojo::topology::Topology;
+use serde::{Deserialize, Serialize};
 
-/// The modes of `amdgpu.cu`.
-pub const MODES: [&str; 2] = ["functional", "timing"];
+/// How a compute unit runs its waves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, simdojo::ParamChoice)]
+pub enum Mode {
+    /// Quanta of `quantum` wave-instructions per wave, no timing model.
+    #[default]
+    Functional,
+    /// One instruction per SIMD per cycle with the issue and memory timing models.
+    Timing,
+}
 
-/// A mode name that is not one of [`MODES`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}: expected functional or timing")]
-pub struct UnknownMode(pub String);
-
-/// Sets `mode` on every compute unit of `t`, and on every SoC (its SDMA engines take
-/// simulated time in timing mode).
-pub fn set_mode(t: &mut Topology, mode: &str) -> Result<(), UnknownMode> {
-    if !MODES.contains(&mode) {
-        return Err(UnknownMode(mode.to_string()));
+/// `--mode M`: the overrides it stands for, `--set amdgpu.cu.mode=M` and, when the
+/// topology has SoCs, `--set amdgpu.soc.mode=M` (their SDMA engines take simulated time
+/// in timing mode); checked like any override: an unknown mode names the choices.
+pub fn mode_overrides(t: &simdojo::topology::Topology, mode: &str) -> Vec<simdojo::topology::overrides::Override> {
+    let of = |selector: &str| simdojo::topology::overrides::Override { selector: selector.into(), param: "mode".into(), value: mode.into() };
+    let mut out = vec![of("amdgpu.cu")];
+    if t.components.iter().any(|c| c.type_name == "amdgpu.soc") {
+        out.push(of("amdgpu.soc"));
     }
-    for c in t.components.iter_mut().filter(|c| c.type_name == "amdgpu.cu" || c.type_name == "amdgpu.soc") {
-        c.params.set("mode", ParamValue::String(mode.to_string()));
-    }
-    Ok(())
+    out
 }

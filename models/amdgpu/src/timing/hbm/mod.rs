@@ -95,17 +95,8 @@ pub struct HbmModel {
 impl HbmModel {
     /// Builds an idle model (all banks precharged).
     pub fn new(config: &HbmConfig) -> Result<HbmModel, ConfigError> {
-        check(config)?;
+        let decoder = decoder(config)?;
         let g = &config.geometry;
-        let counts = FieldCounts {
-            stacks: g.stacks,
-            channels: g.channels_per_stack,
-            pseudo_channels: g.pseudo_channels_per_channel,
-            bank_groups: g.bank_groups,
-            banks: g.banks_per_group,
-            columns: g.row_bytes / config.mapping.interleave_bytes,
-        };
-        let decoder = Decoder::new(&config.mapping, &counts)?;
         let pcs = g.total_pseudo_channels() as usize;
         Ok(HbmModel {
             config: config.clone(),
@@ -244,6 +235,37 @@ impl HbmModel {
 }
 
 /// Validates what [`Decoder::new`] and the model rely on.
+/// The checks of [`HbmModel::new`] and its address decoder, without the model's
+/// allocations (what validating a topology runs).
+pub fn validate(config: &HbmConfig) -> Result<(), ConfigError> {
+    decoder(config).map(|_| ())
+}
+
+/// Host memory, in bytes, the model of `config` allocates (bank and bus state, per
+/// channel counters).
+pub fn model_bytes(config: &HbmConfig) -> u64 {
+    let g = &config.geometry;
+    let pcs = g.total_pseudo_channels();
+    pcs.saturating_mul(g.banks_per_pseudo_channel()).saturating_mul(std::mem::size_of::<BankState>() as u64)
+        .saturating_add(pcs.saturating_mul(8))
+        .saturating_add(g.total_channels().saturating_mul(std::mem::size_of::<ChannelStats>() as u64))
+}
+
+/// The address decoder of `config`, after checking the configuration.
+fn decoder(config: &HbmConfig) -> Result<Decoder, ConfigError> {
+    check(config)?;
+    let g = &config.geometry;
+    let counts = FieldCounts {
+        stacks: g.stacks,
+        channels: g.channels_per_stack,
+        pseudo_channels: g.pseudo_channels_per_channel,
+        bank_groups: g.bank_groups,
+        banks: g.banks_per_group,
+        columns: g.row_bytes / config.mapping.interleave_bytes,
+    };
+    Decoder::new(&config.mapping, &counts)
+}
+
 fn check(config: &HbmConfig) -> Result<(), ConfigError> {
     const MODEL: &str = "hbm";
     let g = &config.geometry;
