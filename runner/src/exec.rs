@@ -86,6 +86,11 @@ pub struct ExecArgs {
     /// events named by component path.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// After the run, run the same command again as N one-worker copies at once (N =
+    /// `--workers`, at least 2; their output discarded) and print the parallel run's
+    /// share of that ceiling: copies' wall / (N x this run's wall).
+    #[arg(long)]
+    ceiling: bool,
     #[command(flatten)]
     set: crate::set_args::SetArgs,
     /// The GPU program (a code object built by `dojo cc`).
@@ -135,6 +140,10 @@ fn grid(threads: [u32; 3], blocks: [u32; 3]) -> anyhow::Result<[u32; 3]> {
 
 /// Runs `dojo exec`.
 pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    if a.ceiling && a.workers.is_none_or(|w| w < 2) {
+        bail!("--ceiling compares --workers N (N at least 2) with N one-worker copies");
+    }
     grid(a.threads, a.blocks)?;
     let bytes = amdgpu::host::loader::read_image(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
     let code = CodeObject::parse(&bytes).with_context(|| format!("{} is not an AMDGPU code object", a.image.display()))?;
@@ -217,6 +226,10 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         if a.profile {
             eprint!("{}", crate::profile::render(obs, &names, out.end));
         }
+    }
+    if a.ceiling {
+        let own: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        crate::ceiling_run::report(workers, started.elapsed(), &own, a.image.as_os_str())?;
     }
     Ok(ExitCode::from((out.status & 0xff) as u8))
 }

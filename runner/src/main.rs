@@ -27,6 +27,7 @@ mod bench_gemm;
 mod bench_gpu;
 mod bench_micro;
 mod bench_run;
+mod ceiling_run;
 mod copies;
 mod daemon_cmd;
 mod disasm;

@@ -96,6 +96,11 @@ pub struct RunArgs {
     /// Run APP against the daemon already running at the usual socket.
     #[arg(long)]
     attach: bool,
+    /// After the run, run the same command again as N one-worker copies at once (N =
+    /// `--workers`, at least 2; their output discarded) and print the parallel run's
+    /// share of that ceiling: copies' wall / (N x this run's wall).
+    #[arg(long, conflicts_with_all = ["daemon", "attach"])]
+    ceiling: bool,
     /// The program and its arguments (after `--`).
     #[arg(
         required = true,
@@ -509,6 +514,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .ok_or_else(|| anyhow!("no program given: dojo run -- APP [ARGS...]"))?;
+    let workers = a.options.workers.unwrap_or(1);
+    if a.ceiling && workers < 2 {
+        bail!("--ceiling compares --workers N (N at least 2) with N one-worker copies");
+    }
+    let started = std::time::Instant::now();
     let mut session = Session::new(&a.options)?;
     let mut daemon = None;
     if a.daemon {
@@ -525,6 +535,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         let _ = child.wait();
         drop(dir);
+    }
+    if a.ceiling {
+        let own: Vec<OsString> = std::env::args_os().skip(1).collect();
+        crate::ceiling_run::report(workers, started.elapsed(), &own, program)?;
     }
     status
 }

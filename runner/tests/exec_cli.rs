@@ -65,6 +65,16 @@ fn the_example_program_runs_on_the_default_mi300x_and_reports_statistics() {
     assert_eq!(tracks, 2, "one track per worker");
     assert!(events.iter().any(|e| e["cat"] == "window"), "windows in the trace");
     assert!(events.iter().any(|e| e["cat"] == "event" && e["name"].as_str().is_some_and(|n| n.starts_with("gpu."))), "GPU component events in the trace");
+    // --ceiling: the same output, then the two copies' figure (copies that fail would
+    // fail the command); one worker has nothing to compare.
+    let ceiling = dojo(&["exec", "--workers", "2", "--ceiling", "--threads", "64", "--blocks", "2", image, "world"]);
+    assert_eq!(ceiling.status.code(), Some(0), "{}", text(&ceiling.stderr));
+    let shown = text(&ceiling.stdout);
+    assert!(shown.starts_with(&out), "{shown}");
+    assert!(shown.contains("ceiling:") && shown.contains("2 one-worker copies at once") && shown.contains("of ceiling:"), "{shown}");
+    let alone = dojo(&["exec", "--ceiling", image]);
+    assert_ne!(alone.status.code(), Some(0));
+    assert!(text(&alone.stderr).contains("--workers N (N at least 2)"), "{}", text(&alone.stderr));
 }
 
 #[test]
