@@ -111,14 +111,17 @@ fn exit_status_faults_and_bad_input_are_reported() {
     let err = text(&fault.stderr);
     assert!(err.contains("GPU fault in kernel _start") && err.contains("0x40"), "{err}");
 
-    // A GPU topology with an impossible compute unit names the component and the problem.
+    // A GPU topology with an impossible compute unit names where the value is written
+    // (file:line:col of the defaults entry every compute unit takes), the parameter, its
+    // type and the allowed range.
     let bad_topology = dir.join("bad.toml");
     let text_in = std::fs::read_to_string(repo("topologies/test-gfx942.toml")).unwrap();
     std::fs::write(&bad_topology, text_in.replace("[defaults.\"amdgpu.cu\"]\n", "[defaults.\"amdgpu.cu\"]\nwave_slots = 100\n")).unwrap();
     let bad = dojo(&["exec", "--topology", bad_topology.to_str().unwrap(), wild_co.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
     let err = text(&bad.stderr);
-    assert!(err.contains("gpu.xcd[0].cu[0]") && err.contains("wave_slots = 100"), "{err}");
+    let at = format!("{}:", bad_topology.display());
+    assert!(err.contains(&at) && err.contains("`wave_slots` of `amdgpu.cu`") && err.contains("100") && err.contains("1 to 64"), "{err}");
 
     // A compile error is clang's, passed through.
     let broken = dir.join("broken.c");

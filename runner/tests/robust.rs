@@ -94,7 +94,7 @@ fn command_line_values_are_checked_against_the_hardware_limits() {
     );
     assert_refused(
         &dojo(&["exec", "--set", "cu.lds_bytes=1MiB", &image]),
-        &["lds_bytes = 1048576", "163840"],
+        &["`cu.lds_bytes=1MiB`", "1048576B", "163840B", "`lds_bytes` of amdgpu.cu"],
     );
     // The limits are in the help.
     let help = dojo(&["exec", "--help"]);
@@ -243,8 +243,9 @@ fn gpu_output_is_bounded_and_its_write_errors_are_reported() {
     assert_eq!(stderr(&out), "", "no message");
 }
 
-/// An error found while building a component names the file, line and column of its
-/// declaration, once.
+/// A parameter value no compute unit can have is refused before anything is built,
+/// naming the file, line and column of the value (the defaults entry every compute unit
+/// takes), the parameter and its type, once.
 #[test]
 fn build_errors_name_the_declaration_once() {
     let dir = scratch("build");
@@ -259,9 +260,13 @@ fn build_errors_name_the_declaration_once() {
     )
     .unwrap();
     let out = dojo(&["sim", bad.to_str().unwrap()]);
-    assert_refused(&out, &["bad.toml:", ": component `gpu.xcd[0].cu[0]`: "]);
+    // The line the test inserted after the `[defaults."amdgpu.cu"]` header, column 14:
+    // the value.
+    let header = text.lines().position(|l| l == "[defaults.\"amdgpu.cu\"]").expect("the defaults header") + 1;
+    let at = format!("bad.toml:{}:14: ", header + 1);
+    assert_refused(&out, &[&at, "`wave_slots` of `amdgpu.cu` is integer 100", "from 1 to 64"]);
     assert_eq!(
-        stderr(&out).matches("wave_slots = 100").count(),
+        stderr(&out).matches("wave_slots").count(),
         1,
         "{}",
         stderr(&out)

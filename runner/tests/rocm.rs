@@ -602,7 +602,7 @@ fn bad_configurations_are_refused_before_the_program_starts() {
         ),
         (
             vec!["--mode".into(), "fast".into()],
-            "--mode fast: expected functional or timing".into(),
+            "--mode fast: `amdgpu.cu.mode=fast`: is \"fast\"; expected one of functional, timing".into(),
         ),
         (vec!["--partitioner".into(), "bogus".into()], "bogus".into()),
         (vec!["--workers".into(), "0".into()], "--workers".into()),

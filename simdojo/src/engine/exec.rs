@@ -483,6 +483,15 @@ fn activate(sh: &Shared<'_>, c: &mut Claimed<'_>, ws: &mut WorkerState) {
         if end == WindowEnd::Budget {
             continue;
         }
+        // Nothing left to run: release it. A claimed partition counts in passes by the
+        // lower bound it published, its horizon; raising its own horizon with nothing
+        // to run would raise that bound pass after pass, so simulated time (and the
+        // synchronisation hooks' boundaries) would creep on one window per pass while
+        // the run waits for input, where a pass that sees it free jumps to its next
+        // event (or idles).
+        if b.pending(q) == u64::MAX {
+            break;
+        }
         // At the horizon: go on if a pass raised it: another worker's, or one now when
         // this worker has no other partition to turn to (else it turns to them first,
         // and passes when none is ready).
@@ -491,7 +500,7 @@ fn activate(sh: &Shared<'_>, c: &mut Claimed<'_>, ws: &mut WorkerState) {
             pass::pass(sh, false);
             next_h = Tick(b.horizon[q].load(Ordering::Acquire));
         }
-        if next_h <= h {
+        if next_h <= h || b.pending(q) >= next_h.0 {
             break;
         }
         h = next_h;
@@ -590,13 +599,20 @@ fn publish(sh: &Shared<'_>, q: usize, part: &mut PartitionState, h: Tick) {
         sh.mail[d].post(outbox.batch, &b.inbox_min[d], sh.solo);
     }
     sh.mail[q].reclaim(&mut part.emit.spare, sh.solo);
+    part.drop_cancelled_front();
     let next = part.next_time();
     b.next[q].store(next.0, Ordering::Release);
     b.frontier[q].store(part.frontier.0, Ordering::Relaxed);
     b.handled[q].store(part.emit.handled, Ordering::Relaxed);
     // A store, not a maximum: a pass raises the bound only of partitions nobody
-    // claimed, and what this partition publishes is a valid bound even if lower.
-    b.lb[q].store(next.min(h).0, Ordering::Release);
+    // claimed, and what this partition publishes is a valid bound even if lower. With
+    // nothing queued or posted it bounds its events by its own present (what it handles
+    // later is sent to it, no earlier): a pass that sees it still claimed then takes it
+    // for idle at its present, not for busy up to its horizon, and does not close the
+    // synchronisation hooks' windows beyond the present while the run goes idle (input
+    // would then enter later on some runs than on others).
+    let lb = if b.pending(q) == u64::MAX { part.frontier.min(h) } else { next.min(h) };
+    b.lb[q].store(lb.0, Ordering::Release);
     if !sh.solo {
         sh.idle.bump();
         sh.idle.nudge();

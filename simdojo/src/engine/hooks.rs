@@ -120,6 +120,16 @@ impl Hooks {
         self.finished.load(Ordering::Acquire)
     }
 
+    /// When input from outside the simulation, arriving with every partition at or
+    /// before `frontier`, enters: at `frontier`, but never before a boundary a hook
+    /// synchronised (an event there would store into a window already folded: a kernel
+    /// it launched could complete before its stores are visible to the host). While the
+    /// run is idle no hook synchronises past the frontier (see [`Hooks::advance`] and
+    /// `exec::publish`), so input then enters at the frontier whenever it arrives.
+    pub fn input_entry(&self, frontier: Tick) -> Tick {
+        self.list.iter().fold(frontier, |at, r| at.max(Tick(r.synced.load(Ordering::Acquire))))
+    }
+
     /// Whether a round of boundary synchronisation is in progress.
     #[inline]
     pub fn in_round(&self) -> bool {
@@ -130,12 +140,18 @@ impl Hooks {
     /// partition will still handle. Skips the boundaries of hooks with nothing pending
     /// that every partition has passed, starts a round for those with something pending
     /// (returning true when it did), and returns the tick nothing may run past.
+    ///
+    /// With no event left anywhere (`low` is `Tick::MAX`) nothing is synchronised: the
+    /// run is waiting for input or about to stop (a stop flushes the hooks). A round
+    /// there would close the window holding the present, and input arriving after it
+    /// would enter at its end instead of at the present: simulated time would depend
+    /// on whether the input came before or after the round, that is on wall-clock time.
     pub fn advance(&self, low: Tick) -> (Tick, bool) {
         if self.list.is_empty() {
             return (Tick::MAX, false);
         }
         let mut cap = u64::MAX;
-        if self.in_round() {
+        if self.in_round() || low == Tick::MAX {
             for r in &self.list {
                 cap = cap.min(r.synced.load(Ordering::Acquire).saturating_add(r.period));
             }
@@ -150,7 +166,7 @@ impl Hooks {
                 if r.hook.pending() {
                     due |= 1 << i;
                     at = at.min(boundary);
-                } else if low != Tick::MAX {
+                } else {
                     // Nothing happened before `low` that the hook must see: skip to the
                     // window holding `low` (empty time costs no boundary).
                     r.synced.store(low.0 / r.period * r.period, Ordering::Release);

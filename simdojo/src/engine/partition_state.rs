@@ -235,6 +235,24 @@ impl PartitionState {
         stop
     }
 
+    /// Drops the cancelled timers at the front of the queue, so that [`Self::next_time`]
+    /// is a live event's: a timer cancelled when a component went quiet (a heartbeat
+    /// stopped with the last dispatch) must not keep the partition looking busy, nor
+    /// move simulated time on to it while the run waits for input.
+    pub fn drop_cancelled_front(&mut self) {
+        let e = &mut self.emit;
+        while !e.cancelled.is_empty() {
+            let cancelled = &mut e.cancelled;
+            let dead = |target: ComponentId, body: &Event| match body {
+                Event::Timer { id, .. } => cancelled.remove(&(target, id.0)),
+                _ => false,
+            };
+            if !e.queue.pop_if_dead(dead) {
+                break;
+            }
+        }
+    }
+
     /// The time of the earliest pending event.
     pub fn next_time(&self) -> Tick {
         self.emit.queue.min_time().map_or(Tick::MAX, Tick)

@@ -285,12 +285,15 @@ fn exclusive(sh: &Shared<'_>, ps: &mut PassState) -> Outcome {
         let senders_open = sh.external.has_senders();
         let interrupted = sh.external.stop_requested();
         let frontier = b.frontier();
+        // Input enters at the latest time a partition reached, or with synchronisation
+        // hooks at their next boundary (see `Hooks::input_entry`).
+        let present = sh.hooks.input_entry(frontier);
         while let Some((target, payload)) = sh.external.pop() {
-            let key = EventKey::new(frontier, EXTERNAL_SOURCE, ps.ext_seq);
+            let key = EventKey::new(present, EXTERNAL_SOURCE, ps.ext_seq);
             ps.ext_seq += 1;
             let q = sh.wiring.partition_of[target.index()].index();
             let mut batch = Batch::new(OUTSIDE);
-            batch.min_time = frontier;
+            batch.min_time = present;
             batch.events.push(Pending { key, target, body: Event::External { payload } });
             sh.mail[q].post(batch, &b.inbox_min[q], sh.solo);
         }

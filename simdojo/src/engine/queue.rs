@@ -328,6 +328,22 @@ impl EventQueue {
         Some(Pending { key, target: node.target, body })
     }
 
+    /// Removes the earliest event if `dead` says it is one (a cancelled timer), so the
+    /// queue's minimum is a live event's time; returns whether it removed one. It may
+    /// bring the next bucket into the current one (events that arrive earlier later
+    /// still go before it, see `place`).
+    pub fn pop_if_dead(&mut self, dead: impl FnOnce(ComponentId, &Event) -> bool) -> bool {
+        if self.now_is_empty() && !self.advance(u64::MAX) {
+            return false;
+        }
+        let Some(&(key, idx)) = self.now.get(self.head) else { return false };
+        let node = &self.nodes[idx as usize];
+        match &node.body {
+            Some(body) if dead(node.target, body) => self.pop_before(key.time.0.saturating_add(1)).is_some(),
+            _ => false,
+        }
+    }
+
     /// The target of the event `pop_before` would hand out next, if it is known
     /// without reorganizing.
     #[inline(always)]

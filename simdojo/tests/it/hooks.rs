@@ -114,6 +114,12 @@ impl SyncHook for Ledger {
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 struct Token(u64);
 
+/// The ports of the test components: tokens in, tokens out.
+const TOKEN_PORTS: &[PortSpec] = &[
+    PortSpec { name: "in", doc: "tokens in", dir: PortDir::In, array: false, message: MessageKind::of::<Token> },
+    PortSpec { name: "out", doc: "tokens out", dir: PortDir::Out, array: false, message: MessageKind::of::<Token> },
+];
+
 /// Forwards tokens; stores now and then (a pattern of the token and the time, so some
 /// windows have no store).
 struct Storer {
@@ -156,10 +162,7 @@ simdojo::register_component!(ComponentType {
     params: &[],
     validate: registry::validate_with::<NoParams>,
     estimate: registry::estimate_with::<NoParams>,
-    ports: &[
-        PortSpec { name: "in", doc: "tokens in", dir: PortDir::In, array: false, message: MessageKind::of::<Token> },
-        PortSpec { name: "out", doc: "tokens out", dir: PortDir::Out, array: false, message: MessageKind::of::<Token> },
-    ],
+    ports: TOKEN_PORTS,
     stats: &[],
     build: build_storer,
 });
@@ -220,5 +223,129 @@ fn hooks_run_at_the_same_boundaries_for_one_two_and_four_workers() {
         let (other, other_stores) = run(workers, partitions);
         assert_eq!(other_stores, stores, "{workers} workers, {partitions} partitions");
         assert_eq!(other, reference, "{workers} workers, {partitions} partitions");
+    }
+}
+
+/// Answers external input with a short exchange with its peer, storing at every step;
+/// the ledger checks that no store lands in a window already synchronised.
+struct Answerer {
+    input: Port<Token>,
+    output: Port<Token>,
+    ledger: Arc<Ledger>,
+    /// The times this one handled external input.
+    inputs: Vec<u64>,
+    /// A heartbeat armed by each input and cancelled before the burst ends (it must
+    /// neither fire nor keep the run busy up to its time).
+    heartbeat: Option<simdojo::component::TimerId>,
+}
+
+impl Answerer {
+    fn store(&self, now: Tick) {
+        let closed = self
+            .ledger
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.point == "boundary")
+            .map(|c| c.at)
+            .max()
+            .unwrap_or(0);
+        assert!(now.0 >= closed, "a store at {now} in a window already synchronised at {closed}");
+        self.ledger.store(now);
+    }
+}
+
+fn build_answerer(ctx: &mut BuildContext<'_>) -> Result<Box<dyn Component>, BuildError> {
+    let ledger = ctx.resource("ledger", Ledger::default);
+    ctx.sync_hook(ledger.clone())?;
+    Ok(Box::new(Answerer { input: ctx.port("in")?, output: ctx.port("out")?, ledger, inputs: Vec::new(), heartbeat: None }))
+}
+
+impl Component for Answerer {
+    fn handle(&mut self, event: Event, ctx: &mut Context<'_>) {
+        let now = ctx.now();
+        self.ledger.handled.lock().unwrap().push(now.0);
+        let hops = match event.take_external::<u32>() {
+            Ok(hops) => {
+                self.inputs.push(now.0);
+                self.heartbeat = Some(ctx.schedule(Tick::us(1), 7));
+                u64::from(hops)
+            }
+            Err(event) => {
+                let Ok(Token(hops)) = event.take(&self.input) else { panic!("unexpected event") };
+                hops
+            }
+        };
+        if hops == 1 {
+            if let Some(timer) = self.heartbeat.take() {
+                ctx.cancel(timer);
+            }
+        }
+        self.store(now);
+        if hops > 0 {
+            ctx.send(&self.output, Token(hops - 1));
+        }
+    }
+
+    fn stats(&self, _out: &mut StatsSink<'_>) {}
+}
+
+simdojo::register_component!(ComponentType {
+    name: "test.answerer",
+    doc: "Answers external input with an exchange with its peer, logging stores for a synchronisation hook.",
+    params: &[],
+    validate: registry::validate_with::<NoParams>,
+    estimate: registry::estimate_with::<NoParams>,
+    ports: TOKEN_PORTS,
+    stats: &[],
+    build: build_answerer,
+});
+
+/// A run that waits for input between bursts of work (a simulated device driven by a
+/// real host): simulated time must not run on while it waits, input must never enter a
+/// window a hook has already synchronised (its stores would miss that fold, and a host
+/// could read memory without them), and input enters where the last burst left the
+/// simulation, however long the host took: the same times on one partition and on
+/// two, each on its own worker.
+#[test]
+fn input_after_an_idle_wait_enters_no_synchronised_window_and_time_stays_put() {
+    let mut seen: Option<Vec<u64>> = None;
+    for (workers, partitions) in [(1, 1), (2, 2)] {
+        let mut t = Topology::new();
+        let a = t.add_component("host.answerer[0]", "test.answerer", Params::new());
+        let b = t.add_component("host.answerer[1]", "test.answerer", Params::new());
+        t.add_link((a, "out"), (b, "in"), Tick(1000), LinkKind::OneWay);
+        t.add_link((b, "out"), (a, "in"), Tick(1300), LinkKind::OneWay);
+        let assignment = (partitions > 1).then(|| vec![PartitionId(0), PartitionId(1)]);
+        let config = SimConfig { workers: Some(workers), ..fixed(assignment) };
+        let mut sim = Simulation::build(&t, &config).unwrap();
+        let sender = sim.external_sender(a);
+        let ledger = sim.resource::<Ledger>("ledger").unwrap();
+        // Each input waits until the previous burst made its six stores (and then some
+        // more wall-clock time), so the run is idle when it arrives.
+        let feeder = std::thread::spawn(move || {
+            for burst in 0..4 {
+                while ledger.stores.lock().unwrap().len() < 6 * burst {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                sender.send(5u32);
+            }
+        });
+        let status = sim.run();
+        feeder.join().unwrap();
+        assert_eq!(status.reason, ExitReason::Quiescent, "{status}");
+        let inputs = sim.inspect(a, |x: &Answerer| x.inputs.clone()).unwrap();
+        // Each burst is five hops, 5.6 ns: the next input enters where it ended.
+        assert_eq!(inputs, [0, 5600, 11200, 16800], "{workers} workers: input times");
+        assert!(status.tick.0 <= 16800 + 5600, "{workers} workers: simulated time ran on to {} while waiting", status.tick);
+        if let Some(first) = &seen {
+            assert_eq!(&inputs, first, "{workers} workers");
+        }
+        seen = Some(inputs);
+        let ledger = sim.resource::<Ledger>("ledger").unwrap();
+        assert_eq!(ledger.stores.lock().unwrap().len(), 4 * 6, "{workers} workers");
+        assert!(ledger.pending.lock().unwrap().is_empty(), "the end folds what is left");
     }
 }
