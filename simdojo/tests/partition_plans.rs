@@ -128,8 +128,38 @@ fn subtree_balances_whole_subtrees() {
     // Subtrees a[0] (weight 2), a[1], b, a[2]: largest first, each to the lightest.
     let t = components(&["a[0].x", "a[0].y", "a[1].x", "b", "a[2].x"]);
     check(&t, "subtree", 2, &[0, 0, 1, 1, 0]);
-    // Fewer subtrees than partitions: no empty partition.
-    check(&components(&["a[0].x", "a[0].y"]), "subtree", 2, &[0, 0]);
+    // One subtree heavier than a partition's share is split into its children.
+    check(&components(&["a[0].x", "a[0].y"]), "subtree", 2, &[0, 1]);
+    // One component cannot be split: the other partition stays empty.
+    check(&components(&["a[0].x"]), "subtree", 2, &[0]);
+}
+
+#[test]
+fn subtree_splits_a_single_die_by_its_compute_units() {
+    // An MI210-like die: a SoC, one XCD of a command processor, an L2 and 8 CUs, an HBM.
+    let mut names = vec!["gpu".to_string(), "gpu.xcd[0].cp".into(), "gpu.xcd[0].l2".into()];
+    names.extend((0..8).map(|c| format!("gpu.xcd[0].cu[{c}]")));
+    names.push("gpu.hbm".into());
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let t = components(&names);
+    let plan = partition::plan(&t, &"subtree".parse().unwrap(), 2).unwrap();
+    assert_valid(&t, &plan, 2);
+    let cus_of = |p: PartitionId| {
+        t.components.iter().zip(&plan.assignment).filter(|(c, &q)| q == p && c.path.contains(".cu[")).count()
+    };
+    let p0 = plan.assignment[0];
+    let p1 = PartitionId::from_index(1 - p0.index());
+    assert_eq!((cus_of(p0), cus_of(p1)), (4, 4), "{plan:?}");
+    // Deeper levels split only as far as needed: two XCDs on two workers stay whole.
+    let t = gpu(2);
+    let plan = partition::plan(&t, &"subtree".parse().unwrap(), 2).unwrap();
+    assert_ne!(only_partition(&t, &plan, "gpu.xcd[0]."), only_partition(&t, &plan, "gpu.xcd[1]."));
+    // One XCD of two shader engines on four workers: split by engine, then by CU.
+    let t = gpu(1);
+    let plan = partition::plan(&t, &"subtree".parse().unwrap(), 4).unwrap();
+    assert_valid(&t, &plan, 4);
+    let used: std::collections::BTreeSet<_> = plan.assignment.iter().collect();
+    assert_eq!(used.len(), 4, "{plan:?}");
 }
 
 /// A GPU-like hierarchy: `gpu.xcd[x].se[s].cu[c]` plus `gpu.iod`, `host`.

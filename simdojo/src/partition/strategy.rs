@@ -14,7 +14,8 @@ pub enum Strategy {
     RoundRobin,
     /// Contiguous blocks of component ids of about equal weight (`linear`).
     Linear,
-    /// Whole subtrees of the component path hierarchy stay together; subtrees are spread
+    /// Whole subtrees of the component path hierarchy stay together, except that one
+    /// heavier than a partition's share splits into its children; subtrees are spread
     /// over partitions balancing weight (`subtree` or `subtree:PREFIX`).
     Subtree {
         /// The path prefix whose children are the subtrees (`gpu.xcd` groups by
@@ -38,7 +39,7 @@ impl Strategy {
         ("single", "everything in one partition"),
         ("round-robin", "component i in partition i % n"),
         ("linear", "contiguous blocks of component ids of equal weight"),
-        ("subtree", "keep each first indexed path level (e.g. gpu.xcd[3]) together"),
+        ("subtree", "keep each first indexed path level (e.g. gpu.xcd[3]) together; split one heavier than a partition's share"),
         ("subtree:PREFIX", "keep each child subtree of PREFIX (e.g. subtree:gpu.xcd) together"),
         ("manual", "the `partition` each component declares"),
         ("mincut", "multilevel min-cut, keeping low-latency links inside partitions"),

@@ -7,6 +7,13 @@
 //!   (`gpu.xcd` -> `gpu.xcd[3]`), or `P.name[i]` / `P.name` when a field follows
 //!   (`gpu` -> `gpu.xcd[3]`). Paths outside `P` are each their own key.
 //!
+//! A subtree heavier than one partition's share of the total weight (total / k) and made
+//! of more than one component is split into its children (the key one path element
+//! deeper: `gpu.xcd[0]` -> `gpu.xcd[0].l2`, `gpu.xcd[0].cu[7]`), again until no subtree
+//! both can be split and is heavier than the share. So a GPU of one die (the MI210's one
+//! GCD) is split across workers by its compute units, while eight XCDs on two workers
+//! stay whole. A split's children keep the order of their first component.
+//!
 //! Subtrees are then placed largest weight first, each on the currently lightest
 //! partition (ties: the subtree that appears first; the partition with fewest subtrees, then the
 //! lowest index).
@@ -80,55 +87,104 @@ impl Ord for Bin {
     }
 }
 
-/// Assigns whole subtrees to `k` partitions, balancing their weight.
+/// A subtree of the path hierarchy: its key, its components (ascending ids) and their
+/// total weight.
+struct Group<'a> {
+    key: &'a str,
+    members: Vec<usize>,
+    weight: f64,
+}
+
+/// Groups `members` (ascending) by `key_of`, each group in the order of its first member.
+fn group_by<'a>(members: impl Iterator<Item = usize>, weights: &[f64], key_of: impl Fn(usize) -> &'a str) -> Vec<Group<'a>> {
+    let mut index_of_key: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut groups: Vec<Group<'a>> = Vec::new();
+    for c in members {
+        let key = key_of(c);
+        let next = groups.len();
+        let g = *index_of_key.entry(key).or_insert(next);
+        if g == groups.len() {
+            groups.push(Group { key, members: Vec::new(), weight: 0.0 });
+        }
+        groups[g].members.push(c);
+        groups[g].weight += weights[c];
+    }
+    groups
+}
+
+/// Splits every group heavier than `share` into its children, until none that can be
+/// split is heavier; the result is ordered by each group's first component.
+fn split_heavy<'a>(t: &'a Topology, mut groups: Vec<Group<'a>>, weights: &[f64], share: f64) -> Vec<Group<'a>> {
+    loop {
+        let mut changed = false;
+        let mut next = Vec::with_capacity(groups.len());
+        for g in groups {
+            if g.weight <= share || g.members.len() < 2 {
+                next.push(g);
+                continue;
+            }
+            let key = g.key;
+            let children = group_by(g.members.iter().copied(), weights, |c| {
+                let path = t.components[c].path.as_str();
+                key_under(path, key).unwrap_or(path)
+            });
+            if children.len() < 2 {
+                next.push(g);
+                continue;
+            }
+            changed = true;
+            next.extend(children);
+        }
+        next.sort_by_key(|g| g.members[0]);
+        groups = next;
+        if !changed {
+            return groups;
+        }
+    }
+}
+
+/// Assigns whole subtrees to `k` partitions, balancing their weight; subtrees heavier
+/// than a partition's share are split into their children first.
 pub(super) fn partition(t: &Topology, prefix: &str, k: usize) -> Result<Vec<u32>, PartitionError> {
     let weights = balance_weights(t);
-    // Group index per component; groups are numbered in order of first appearance.
-    let mut group_of_key: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut group_of_component = Vec::with_capacity(t.components.len());
-    let mut group_weight: Vec<f64> = Vec::new();
     let mut any_under_prefix = prefix.is_empty();
-    for (c, &w) in t.components.iter().zip(&weights) {
-        let key = if prefix.is_empty() {
-            first_indexed_level(&c.path)
+    let key_of = |c: usize| {
+        let path = t.components[c].path.as_str();
+        if prefix.is_empty() {
+            first_indexed_level(path)
         } else {
-            match key_under(&c.path, prefix) {
-                Some(key) => {
-                    any_under_prefix = true;
-                    key
-                }
-                None => c.path.as_str(),
-            }
-        };
-        let next = group_of_key.len();
-        let group = *group_of_key.entry(key).or_insert(next);
-        if group == group_weight.len() {
-            group_weight.push(0.0);
+            key_under(path, prefix).unwrap_or(path)
         }
-        group_weight[group] += w;
-        group_of_component.push(group);
+    };
+    if !prefix.is_empty() {
+        any_under_prefix = t.components.iter().any(|c| key_under(&c.path, prefix).is_some());
     }
     if !any_under_prefix {
         return Err(PartitionError::SubtreePrefixMatchesNothing { prefix: prefix.to_string() });
     }
+    let groups = group_by(0..t.components.len(), &weights, key_of);
+    let total: f64 = weights.iter().sum();
+    let groups = split_heavy(t, groups, &weights, total / k as f64);
 
-    let mut order: Vec<usize> = (0..group_weight.len()).collect();
+    let mut order: Vec<usize> = (0..groups.len()).collect();
     // Stable sort: equal weights keep their order of first appearance.
-    order.sort_by(|&a, &b| group_weight[b].total_cmp(&group_weight[a]));
+    order.sort_by(|&a, &b| groups[b].weight.total_cmp(&groups[a].weight));
     // The lightest partition first; among equally light ones (zero-weight subtrees), the
     // one with fewest subtrees, then the lowest index.
     let mut partitions: BinaryHeap<Reverse<Bin>> =
         (0..k).map(|index| Reverse(Bin { load: 0.0, n_groups: 0, index })).collect();
-    let mut partition_of_group = vec![0u32; group_weight.len()];
-    for group in order {
+    let mut assignment = vec![0u32; t.components.len()];
+    for g in order {
         // The heap holds exactly `k >= 1` bins: each pop is followed by a push.
         let Reverse(mut bin) = partitions.pop().expect("the heap always holds k >= 1 partitions");
-        bin.load += group_weight[group];
+        bin.load += groups[g].weight;
         bin.n_groups += 1;
-        partition_of_group[group] = bin.index as u32;
+        for &c in &groups[g].members {
+            assignment[c] = bin.index as u32;
+        }
         partitions.push(Reverse(bin));
     }
-    Ok(group_of_component.iter().map(|&g| partition_of_group[g]).collect())
+    Ok(assignment)
 }
 
 #[cfg(test)]
