@@ -202,12 +202,6 @@ impl Session {
             vars.push((config::ENV_STATS, abs.into_os_string()));
         }
         vars.push((config::ENV_FAKE_ROOT, root.path().as_os_str().to_owned()));
-        // ROCr copies with blit kernels unless the user asks for the simulated SDMA
-        // engines (HSA_ENABLE_SDMA=1), until the two-partition fault in ARCHITECTURE's
-        // known debt is understood. A value the user set wins.
-        if std::env::var_os("HSA_ENABLE_SDMA").is_none() {
-            vars.push(("HSA_ENABLE_SDMA", "0".into()));
-        }
         if options.trace {
             vars.push((config::ENV_TRACE, "1".into()));
         }
