@@ -21,7 +21,6 @@ use clap::Args;
 use rand_core::{Rng as _, SeedableRng};
 use rand_xorshift::XorShiftRng as Rng;
 use serde_json::json;
-use simdojo::topology::{self, Format};
 
 use crate::sysinfo::peak_rss_bytes;
 use crate::output::outln;
@@ -181,14 +180,8 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
         bail!("--size {}: expected a multiple of 128 up to 8192", a.size);
     }
     let size = a.size as usize;
-    let mut t = match &a.topology {
-        Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
-        None => {
-            let (name, text) = crate::exec::default_topology(a.mcpu);
-            topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
-        }
-    };
-    a.set.apply(&mut t)?;
+    let spec = crate::machine_spec::spec(a.topology.as_deref(), crate::exec::default_topology(a.mcpu), None, &a.set);
+    let t = crate::machine_spec::resolve(&spec)?;
 
     let dir = tempfile::tempdir().context("creating a build directory")?;
     let src = dir.path().join("gemm.c");

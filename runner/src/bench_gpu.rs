@@ -9,7 +9,6 @@ use amdgpu::host::loader::{run_image, ExecOptions};
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use serde_json::json;
-use simdojo::topology::{self, Format};
 
 use crate::sysinfo::peak_rss_bytes;
 use crate::output::outln;
@@ -73,20 +72,10 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
         "memory" => include_str!("../../benches/gpu/memory.c"),
         other => bail!("--kernel {other}: expected valu or memory"),
     };
-    let mut t = match &a.topology {
-        Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
-        None => {
-            let (name, text) = crate::exec::default_topology(Target::Gfx942);
-            topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
-        }
-    };
+    let spec = crate::machine_spec::spec(a.topology.as_deref(), crate::exec::default_topology(Target::Gfx942), Some(&a.mode), &a.set);
+    let t = crate::machine_spec::resolve(&spec)?;
     // Invariant: Machine::of refuses a topology without a GPU.
     let target = amdgpu::host::machine::Machine::of(&t).map_err(|e| anyhow!("{e}"))?.gpus[0].soc.params.target.isa();
-    {
-        let overrides = amdgpu::components::cu::mode::mode_overrides(&t, &a.mode);
-        simdojo::topology::overrides::apply(&mut t, &overrides)
-    }.map_err(|e| anyhow!("--mode {}: {e}", a.mode))?;
-    a.set.apply(&mut t)?;
     let cus = t.components.iter().filter(|c| c.type_name == "amdgpu.cu").count() as u32;
     let blocks = a.blocks.unwrap_or(4 * cus.max(1));
 

@@ -19,7 +19,7 @@ use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use serde::Deserialize;
 use serde_json::json;
-use simdojo::topology::{self, Format, Topology};
+use simdojo::topology::Topology;
 
 use crate::output::outln;
 
@@ -273,18 +273,8 @@ struct Row {
 
 /// Runs `dojo bench micro`.
 pub fn run(a: MicroArgs) -> anyhow::Result<ExitCode> {
-    let mut t = match &a.topology {
-        Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
-        None => {
-            let (name, text) = crate::exec::default_topology(Target::Gfx90a);
-            topology::load_str(text, Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
-        }
-    };
-    {
-        let overrides = amdgpu::components::cu::mode::mode_overrides(&t, "timing");
-        simdojo::topology::overrides::apply(&mut t, &overrides)
-    }.map_err(|e| anyhow!("{e}"))?;
-    a.set.apply(&mut t)?;
+    let spec = crate::machine_spec::spec(a.topology.as_deref(), crate::exec::default_topology(Target::Gfx90a), Some("timing"), &a.set);
+    let t = crate::machine_spec::resolve(&spec)?;
     let machine = Machine::of(&t)?;
     let references: BTreeMap<String, BTreeMap<String, Reference>> =
         toml::from_str(REFERENCE).context("benches/micro/reference.toml")?;

@@ -10,8 +10,10 @@ use amdgpu::isa::Target;
 use amdgpu::host::loader::ExecOptions;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
-use simdojo::topology::{self, Format};
 
+use amdgpu::host::spec::MachineSpec;
+
+use crate::machine_spec;
 use crate::plan;
 
 /// The embedded default topology of each ISA.
@@ -148,21 +150,11 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     let bytes = amdgpu::host::loader::read_image(&a.image).with_context(|| format!("reading {}", a.image.display()))?;
     let code = CodeObject::parse(&bytes).with_context(|| format!("{} is not an AMDGPU code object", a.image.display()))?;
     let target = amdgpu::isa::exec::program::isa_target(&code).map_err(|e| anyhow!("{}: {e}", a.image.display()))?;
-    let mut t = match &a.topology {
-        Some(path) => topology::load(path).map_err(|e| anyhow!("{e}"))?,
-        None => {
-            let (name, text) = default_topology(target);
-            topology::load_str(text, std::path::Path::new(name), Format::Toml).map_err(|e| anyhow!("{e}"))?
-        }
+    let spec = MachineSpec {
+        gpu: a.gpu,
+        ..machine_spec::spec(a.topology.as_deref(), default_topology(target), Some(&a.mode), &a.set)
     };
-    if let Some(n) = a.gpu {
-        amdgpu::host::node::select_gpu(&mut t, n).map_err(|e| anyhow!("--gpu {n}: {e}"))?;
-    }
-    {
-        let overrides = amdgpu::components::cu::mode::mode_overrides(&t, &a.mode);
-        simdojo::topology::overrides::apply(&mut t, &overrides)
-    }.map_err(|e| anyhow!("--mode {}: {e}", a.mode))?;
-    a.set.apply(&mut t)?;
+    let t = machine_spec::resolve(&spec)?;
     let (partitions, workers) = plan::gpu_partitions(&t, a.workers, a.partitions);
     let plan = plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
     let max_ticks = match &a.max_ticks {

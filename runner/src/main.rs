@@ -38,6 +38,7 @@ mod plan;
 mod plugins;
 mod profile;
 mod run;
+mod machine_spec;
 mod set_args;
 mod sim;
 mod stats_series;

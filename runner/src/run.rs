@@ -35,7 +35,7 @@ use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use kmd_linux::config::{self, DEFAULT_TOPOLOGY};
 use kmd_linux::identity::{IdentityError, SystemIdentity};
-use simdojo::topology::{self, Format, Topology};
+use simdojo::topology::Topology;
 
 /// File name of the interposer library, as cargo builds package `dojo-interposer`.
 pub const INTERPOSER_FILE: &str = "libdojo_interposer.so";
@@ -136,33 +136,14 @@ impl Session {
     }
 
     fn build(options: &RunOptions, daemon: bool) -> anyhow::Result<Session> {
-        let (mut topology, file) = match &options.topology {
-            Some(path) => {
-                let t = topology::load(path).map_err(|e| anyhow!("{e}"))?;
-                let abs = path
-                    .canonicalize()
-                    .with_context(|| format!("resolving {}", path.display()))?;
-                (t, Some(abs))
-            }
-            None => {
-                let (name, text) = DEFAULT_TOPOLOGY;
-                let t = topology::load_str(text, Path::new(name), Format::Toml)
-                    .map_err(|e| anyhow!("the embedded {name}: {e}"))?;
-                (t, None)
-            }
+        let spec = crate::machine_spec::spec(options.topology.as_deref(), DEFAULT_TOPOLOGY, options.mode.as_deref(), &options.set);
+        let display_name = spec.source.display_name();
+        let topology = crate::machine_spec::resolve(&spec)?;
+        // The program's simulator reads the file again: by its absolute path.
+        let file = match spec.source.file() {
+            Some(path) => Some(path.canonicalize().with_context(|| format!("resolving {}", path.display()))?),
+            None => None,
         };
-        let display_name = match &file {
-            Some(p) => p.display().to_string(),
-            None => DEFAULT_TOPOLOGY.0.to_string(),
-        };
-        if let Some(mode) = &options.mode {
-            {
-                let overrides = amdgpu::components::cu::mode::mode_overrides(&topology, mode);
-                simdojo::topology::overrides::apply(&mut topology, &overrides)
-            }.map_err(|e| anyhow!("--mode {mode}: {e}"))?;
-        }
-        // Overrides come last: the most specific setting wins.
-        options.set.apply(&mut topology)?;
         crate::plan::choose(&topology, options.workers, options.partitioner.as_deref())?;
         let system = SystemIdentity::from_topology(&topology)
             .map_err(|e| identity_error(&topology, &display_name, e))?;

@@ -3,8 +3,7 @@
 //! are `simdojo::topology::overrides`; a bad key or value is an error naming it.
 
 use clap::Args;
-use simdojo::topology::overrides::{self, Override};
-use simdojo::topology::Topology;
+use simdojo::topology::overrides::Override;
 
 /// The `--set` flags of a command.
 #[derive(Args, Debug, Clone, Default)]
@@ -20,11 +19,6 @@ pub struct SetArgs {
 }
 
 impl SetArgs {
-    /// Applies the overrides to `t` (unchanged on an error).
-    pub fn apply(&self, t: &mut Topology) -> anyhow::Result<()> {
-        overrides::apply(t, &self.set).map_err(|e| anyhow::anyhow!("--set {e}"))
-    }
-
     /// The overrides as `DOJO_SET` carries them to a program's simulator: one per line.
     pub fn to_env(&self) -> Option<String> {
         (!self.set.is_empty()).then(|| self.set.iter().map(|o| o.to_string()).collect::<Vec<_>>().join("\n"))

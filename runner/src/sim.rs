@@ -8,7 +8,6 @@ use anyhow::{bail, Context as _};
 use clap::Args;
 use simdojo::engine::{Checkpoint, ExitReason, SimConfig, Simulation};
 use simdojo::time::Tick;
-use simdojo::topology;
 use crate::output::{out, outln};
 
 #[derive(Args, Debug)]
@@ -64,14 +63,17 @@ fn duration(flag: &str, text: &str) -> anyhow::Result<Tick> {
 }
 
 pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
-    let mut t = match topology::load(&a.file) {
+    let spec = amdgpu::host::spec::MachineSpec {
+        overrides: a.set.set.clone(),
+        ..amdgpu::host::spec::MachineSpec::new(amdgpu::host::spec::TopologySource::File(a.file.clone()))
+    };
+    let t = match crate::machine_spec::resolve_file(&spec)? {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{e}");
             return Ok(ExitCode::from(2));
         }
     };
-    a.set.apply(&mut t)?;
     let plan = crate::plan::choose(&t, a.workers, a.partitioner.as_deref())?;
     let workers = plan.n_partitions;
     let max_ticks = a.max_ticks.as_deref().map(|m| duration("max-ticks", m)).transpose()?;

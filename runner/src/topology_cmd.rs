@@ -6,11 +6,15 @@ use std::process::ExitCode;
 
 use simdojo::partition;
 use simdojo::topology;
+use amdgpu::host::spec::{MachineSpec, TopologySource};
+
+use crate::machine_spec;
 use crate::output::{out, outln};
 
 /// Runs the command; a malformed file is reported with its location and exit status 2.
 pub fn run(file: &Path, workers: Option<u32>, partitioner: Option<&str>, dot: bool) -> anyhow::Result<ExitCode> {
-    let t = match topology::load(file) {
+    let spec = MachineSpec::new(TopologySource::File(file.to_path_buf()));
+    let t = match machine_spec::resolve_file(&spec)? {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{e}");

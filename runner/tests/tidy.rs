@@ -97,3 +97,33 @@ fn no_string_keyed_parameter_reads_outside_the_parameter_and_topology_layers() {
     }
     assert!(hits.is_empty(), "parameters read by name (use the type's parameter struct):\n{}", hits.join("\n"));
 }
+
+/// One build path: outside the modules that define them and the one that uses them
+/// (`amdgpu::host::spec`), nothing loads a topology, applies overrides or expands a
+/// mode itself (every front end resolves a `MachineSpec`). Tests and test modules may.
+#[test]
+fn machines_are_resolved_only_through_the_machine_spec() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("runner is inside the workspace");
+    let allowed = |p: &Path| {
+        let rel = p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+        rel == "models/amdgpu/src/host/spec.rs"
+            || rel.starts_with("simdojo/src/topology/")
+            || rel == "models/amdgpu/src/components/cu/mode.rs"
+            || rel.contains("/tests/")
+            || rel.ends_with("/tests.rs")
+            || rel.starts_with("runner/tests/")
+    };
+    let calls = ["topology::load(", "topology::load_str(", "overrides::apply(", "mode_overrides("];
+    let mut hits = Vec::new();
+    for p in workspace_files().into_iter().filter(|p| !allowed(p)) {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        // A file's test module comes last: what follows `#[cfg(test)]` is test code.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            if calls.iter().any(|c| line.contains(c)) && !line.trim_start().starts_with("//") {
+                hits.push(format!("{}:{}: {}", p.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(hits.is_empty(), "a machine set up outside amdgpu::host::spec (resolve a MachineSpec):\n{}", hits.join("\n"));
+}

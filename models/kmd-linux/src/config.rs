@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use simdojo::partition::{self, Strategy};
-use simdojo::topology::{self, Format, Topology};
+use amdgpu::host::spec::{MachineSpec, SpecError, TopologySource};
+use simdojo::topology::Topology;
 
 /// Topology file of the simulated machine (default: the embedded MI210).
 pub const ENV_TOPOLOGY: &str = "DOJO_TOPOLOGY";
@@ -77,17 +78,17 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// The source of the default or the named topology.
+fn source(path: Option<&Path>) -> TopologySource {
+    match path {
+        Some(p) => TopologySource::File(p.to_path_buf()),
+        None => TopologySource::embedded(DEFAULT_TOPOLOGY),
+    }
+}
+
 /// Loads the default or the named topology.
 pub fn load_topology(path: Option<&Path>) -> Result<Topology, ConfigError> {
-    match path {
-        Some(p) => topology::load(p).map_err(|e| ConfigError::Topology(e.to_string())),
-        None => topology::load_str(
-            DEFAULT_TOPOLOGY.1,
-            Path::new(DEFAULT_TOPOLOGY.0),
-            Format::Toml,
-        )
-        .map_err(|e| ConfigError::Topology(e.to_string())),
-    }
+    MachineSpec::new(source(path)).resolve().map_err(|e| ConfigError::Topology(e.to_string()))
 }
 
 impl DriverConfig {
@@ -107,26 +108,24 @@ impl DriverConfig {
     /// The configuration the environment describes.
     pub fn from_env() -> Result<DriverConfig, ConfigError> {
         amdgpu::link_components();
-        let mut t = load_topology(var(ENV_TOPOLOGY).as_deref().map(Path::new))?;
-        if let Some(mode) = var(ENV_MODE) {
-            {
-                let overrides = amdgpu::components::cu::mode::mode_overrides(&t, &mode);
-                simdojo::topology::overrides::apply(&mut t, &overrides)
-            }.map_err(|_| ConfigError::Value {
-                var: ENV_MODE,
-                value: mode.clone(),
-                expected: "functional or timing".into(),
-            })?;
-        }
         // Overrides come last: the most specific setting wins.
-        if let Some(set) = var(ENV_SET) {
-            let overrides = set
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| l.parse::<simdojo::topology::overrides::Override>().map_err(|e| ConfigError::Override(e.to_string())))
-                .collect::<Result<Vec<_>, _>>()?;
-            simdojo::topology::overrides::apply(&mut t, &overrides).map_err(|e| ConfigError::Override(e.to_string()))?;
-        }
+        let overrides = var(ENV_SET)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.parse::<simdojo::topology::overrides::Override>().map_err(|e| ConfigError::Override(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let spec = MachineSpec {
+            mode: var(ENV_MODE),
+            overrides,
+            ..MachineSpec::new(source(var(ENV_TOPOLOGY).as_deref().map(Path::new)))
+        };
+        let t = spec.resolve().map_err(|e| match e {
+            SpecError::Topology(m) => ConfigError::Topology(m),
+            SpecError::Mode { mode, .. } => ConfigError::Value { var: ENV_MODE, value: mode, expected: "functional or timing".into() },
+            SpecError::Override(m) => ConfigError::Override(m),
+            SpecError::Gpu { message, .. } => ConfigError::Topology(message),
+        })?;
         let workers = match var(ENV_WORKERS) {
             Some(w) => w
                 .parse::<u32>()

@@ -11,4 +11,5 @@ pub mod loader;
 pub mod machine;
 pub mod node;
 pub mod rpc;
+pub mod spec;
 pub mod vm;

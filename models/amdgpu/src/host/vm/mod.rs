@@ -20,11 +20,12 @@ use simdojo::engine::{Checkpoint, ExitReason, ExitStatus, SimConfig, Simulation}
 use simdojo::ids::PartitionId;
 use simdojo::partition::{self, Strategy};
 use simdojo::time::Tick;
-use simdojo::topology::overrides::{self, Override};
-use simdojo::topology::{self, Format, Topology};
+use simdojo::topology::overrides::Override;
+use simdojo::topology::{Format, Topology};
 
 use crate::isa::code_object::CodeObject;
 use crate::host::loader::{prepare, ExecOptions, ExecOutcome, Prepared};
+use crate::host::spec::{apply_overrides, MachineSpec, TopologySource};
 
 /// Why a VM call failed; each kind is one error code of the C API and one exception
 /// class of the Python module.
@@ -99,7 +100,7 @@ pub struct Vm {
 
 /// Reads a topology file, as `dojo` does.
 pub fn load_topology(path: &Path) -> Result<Topology, VmError> {
-    topology::load(path).map_err(|e| VmError::Topology(e.to_string()))
+    MachineSpec::new(TopologySource::File(path.to_path_buf())).resolve().map_err(|e| VmError::Topology(e.to_string()))
 }
 
 /// Parses a topology given as text: JSON when it starts with `{`, TOML otherwise;
@@ -110,8 +111,8 @@ pub fn parse_topology(text: &str) -> Result<Topology, VmError> {
     } else {
         Format::Toml
     };
-    topology::load_str(text, Path::new("<string>"), format)
-        .map_err(|e| VmError::Topology(e.to_string()))
+    let source = TopologySource::Text { name: "<string>".into(), text: text.to_string(), format };
+    MachineSpec::new(source).resolve().map_err(|e| VmError::Topology(e.to_string()))
 }
 
 /// Partitions and worker threads for a GPU run (`dojo exec`, `dojo bench gpu`):
@@ -204,8 +205,7 @@ impl Vm {
                     .map_err(|e| VmError::Topology(format!("--set {e}")))
             })
             .collect::<Result<_, _>>()?;
-        overrides::apply(&mut self.topology, &parsed)
-            .map_err(|e| VmError::Topology(format!("--set {e}")))
+        apply_overrides(&mut self.topology, &parsed).map_err(|e| VmError::Topology(format!("--set {e}")))
     }
 
     /// Sets the worker threads (at least 1) the simulation will run on; results do not
