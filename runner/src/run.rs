@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use amdgpu::gpu::stats::KernelStats;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
-use kmd_linux::config::{self, DEFAULT_TOPOLOGY};
+use kmd_linux::config::{self, ResolvedMachine, DEFAULT_TOPOLOGY};
 use kmd_linux::identity::{IdentityError, SystemIdentity};
 use simdojo::topology::Topology;
 
@@ -45,7 +45,8 @@ pub const INTERPOSER_FILE: &str = "libdojo_interposer.so";
 pub const ENV_INTERPOSER: &str = "DOJO_INTERPOSER";
 
 /// The variables of `kmd_linux::config` that a run sets or clears.
-const OWNED_VARS: [&str; 9] = [
+const OWNED_VARS: [&str; 10] = [
+    config::ENV_MACHINE,
     config::ENV_TOPOLOGY,
     config::ENV_WORKERS,
     config::ENV_PARTITIONER,
@@ -139,12 +140,7 @@ impl Session {
         let spec = crate::machine_spec::spec(options.topology.as_deref(), DEFAULT_TOPOLOGY, options.mode.as_deref(), &options.set);
         let display_name = spec.source.display_name();
         let topology = crate::machine_spec::resolve(&spec)?;
-        // The program's simulator reads the file again: by its absolute path.
-        let file = match spec.source.file() {
-            Some(path) => Some(path.canonicalize().with_context(|| format!("resolving {}", path.display()))?),
-            None => None,
-        };
-        crate::plan::choose(&topology, options.workers, options.partitioner.as_deref())?;
+        let plan = crate::plan::choose(&topology, options.workers, options.partitioner.as_deref())?;
         let system = SystemIdentity::from_topology(&topology)
             .map_err(|e| identity_error(&topology, &display_name, e))?;
         if system.gpus.is_empty() {
@@ -162,21 +158,14 @@ impl Session {
             "LD_PRELOAD",
             preload_value(&interposer, std::env::var_os("LD_PRELOAD").as_deref())?,
         ));
-        if let Some(abs) = file {
-            vars.push((config::ENV_TOPOLOGY, abs.into_os_string()));
-        }
-        if let Some(set) = options.set.to_env() {
-            vars.push((config::ENV_SET, set.into()));
-        }
-        if let Some(n) = options.workers {
-            vars.push((config::ENV_WORKERS, n.to_string().into()));
-        }
-        if let Some(p) = &options.partitioner {
-            vars.push((config::ENV_PARTITIONER, p.into()));
-        }
-        if let Some(m) = &options.mode {
-            vars.push((config::ENV_MODE, m.into()));
-        }
+        // The program's simulator (or the daemon) builds exactly this machine: resolved
+        // once here, handed over whole.
+        let machine = root.path().join("dojo-machine.json");
+        let workers = plan.n_partitions;
+        ResolvedMachine { topology, assignment: plan.assignment, workers }
+            .write(&machine)
+            .with_context(|| format!("writing {}", machine.display()))?;
+        vars.push((config::ENV_MACHINE, machine.into_os_string()));
         if let Some(s) = &options.stats {
             let abs =
                 std::path::absolute(s).with_context(|| format!("resolving {}", s.display()))?;

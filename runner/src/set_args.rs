@@ -17,10 +17,3 @@ pub struct SetArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<Override>,
 }
-
-impl SetArgs {
-    /// The overrides as `DOJO_SET` carries them to a program's simulator: one per line.
-    pub fn to_env(&self) -> Option<String> {
-        (!self.set.is_empty()).then(|| self.set.iter().map(|o| o.to_string()).collect::<Vec<_>>().join("\n"))
-    }
-}

@@ -426,14 +426,27 @@ fn the_default_machine_is_an_mi210_and_gfx942_presents_its_own_identity() {
 #[test]
 fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded() {
     let shell = which("sh").expect("sh");
+    // The machine comes resolved, whole, in the file DOJO_MACHINE names (the script
+    // copies it out: the fake root goes with the program); the pieces a hand-made
+    // LD_PRELOAD run would set stay empty.
     let script = sh("echo \"T=$DOJO_TOPOLOGY W=$DOJO_WORKERS P=$DOJO_PARTITIONER M=$DOJO_MODE X=$DOJO_TRACE\"; \
          echo \"S=$DOJO_STATS\"; echo \"R=$DOJO_FAKE_ROOT\"; echo \"L=$LD_PRELOAD\"; \
+         cp \"$DOJO_MACHINE\" \"$MACHINE_COPY\"; \
          cat \"$DOJO_FAKE_ROOT/sys/devices/virtual/kfd/kfd/topology/nodes/1/properties\"; exit 7");
     let script: Vec<&str> = script.iter().map(String::as_str).collect();
+    let copies = tempfile::tempdir().expect("a scratch directory");
+    let (plain_copy, set_copy) = (copies.path().join("plain.json"), copies.path().join("set.json"));
+    let machine = |copy: &Path| {
+        let m = kmd_linux::config::ResolvedMachine::read(copy).expect("the resolved machine");
+        let view = amdgpu::host::machine::Machine::of(&m.topology).expect("a GPU machine");
+        (m, view)
+    };
     // Inherited values of the variables dojo run owns do not leak into the program.
     let stale = [
         ("DOJO_WORKERS", OsStr::new("9")),
         ("DOJO_TOPOLOGY", OsStr::new("/nowhere.toml")),
+        ("DOJO_MACHINE", OsStr::new("/nowhere.json")),
+        ("MACHINE_COPY", plain_copy.as_os_str()),
     ];
     let plain = dojo_run(&[], &shell, &script, &stale, PLAIN_LIMIT);
     plain.expect_code(7, "sh");
@@ -442,6 +455,9 @@ fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded()
         "{}",
         plain.stdout
     );
+    let (m, view) = machine(&plain_copy);
+    assert_eq!(m.workers, 1);
+    assert_eq!(view.gpus[0].soc.params.target.isa(), amdgpu::isa::Target::Gfx90a, "the embedded MI210");
     assert!(plain.stdout.contains("S=\n"), "{}", plain.stdout);
     assert!(
         parse_properties(&plain.stdout).get("gfx_target_version") == Some(&90010),
@@ -486,13 +502,17 @@ fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded()
         "--stats",
         "stats.json",
     ];
-    let set = dojo_run(&flags, &shell, &script, &[], PLAIN_LIMIT);
+    let set = dojo_run(&flags, &shell, &script, &[("MACHINE_COPY", set_copy.as_os_str())], PLAIN_LIMIT);
     set.expect_code(7, "sh");
-    let line = format!("T={} W=2 P=round-robin M=timing X=1\n", topology.display());
+    assert!(set.stdout.contains("T= W= P= M= X=1\n"), "{}", set.stdout);
+    let (m, view) = machine(&set_copy);
+    assert_eq!(m.workers, 2);
+    let round_robin: Vec<u32> = (0..m.topology.components.len() as u32).map(|i| i % 2).collect();
+    assert_eq!(m.assignment.iter().map(|p| p.0).collect::<Vec<_>>(), round_robin, "--partitioner round-robin");
+    assert_eq!(view.gpus[0].soc.params.target.isa(), amdgpu::isa::Target::Gfx942, "--config mi300x.toml");
     assert!(
-        set.stdout.contains(&line),
-        "want {line:?} in\n{}",
-        set.stdout
+        view.gpus[0].xcds.iter().flat_map(|x| &x.cus).all(|cu| cu.params.mode == amdgpu::components::cu::mode::Mode::Timing),
+        "--mode timing"
     );
     let stats = std::env::current_dir()
         .expect("a working directory")

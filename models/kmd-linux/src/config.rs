@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use simdojo::ids::PartitionId;
 use simdojo::partition::{self, Strategy};
 use amdgpu::host::spec::{MachineSpec, SpecError, TopologySource};
 use simdojo::topology::Topology;
@@ -33,6 +34,46 @@ pub const ENV_SET: &str = "DOJO_SET";
 pub const DEFAULT_TOPOLOGY: (&str, &str) =
     ("mi210.toml", include_str!("../../../topologies/mi210.toml"));
 
+/// A resolved machine (see [`ResolvedMachine`]) in a JSON file: what `dojo run` hands
+/// the program's simulator instead of the pieces above, which it would resolve again.
+pub const ENV_MACHINE: &str = "DOJO_MACHINE";
+
+/// A machine resolved once (`amdgpu::host::spec::MachineSpec::resolve`, then the
+/// partition plan) and handed to another process as it is: the topology with every
+/// override applied, and the plan.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResolvedMachine {
+    /// The resolved topology.
+    pub topology: Topology,
+    /// Each component's partition, in component order.
+    pub assignment: Vec<PartitionId>,
+    /// Worker threads.
+    pub workers: u32,
+}
+
+impl ResolvedMachine {
+    /// Writes it to `path` as JSON.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        std::fs::write(path, text)
+    }
+
+    /// Reads one [`ResolvedMachine::write`] wrote; a file that is not one, or whose plan
+    /// does not fit its topology, is an error naming the file.
+    pub fn read(path: &Path) -> Result<ResolvedMachine, ConfigError> {
+        let bad = |why: String| ConfigError::Machine { path: path.to_path_buf(), why };
+        let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+        let m: ResolvedMachine = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+        if m.assignment.len() != m.topology.components.len() {
+            return Err(bad(format!("{} partition assignments for {} components", m.assignment.len(), m.topology.components.len())));
+        }
+        if m.workers == 0 {
+            return Err(bad("no worker threads".into()));
+        }
+        Ok(m)
+    }
+}
+
 /// A configuration problem, naming the variable or file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -55,6 +96,14 @@ pub enum ConfigError {
     /// An override does not apply.
     #[error("{ENV_SET}: {0}")]
     Override(String),
+    /// The resolved machine file is unreadable or inconsistent.
+    #[error("{ENV_MACHINE}={}: {why}", path.display())]
+    Machine {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 /// The machine and how to simulate it.
@@ -108,6 +157,23 @@ impl DriverConfig {
     /// The configuration the environment describes.
     pub fn from_env() -> Result<DriverConfig, ConfigError> {
         amdgpu::link_components();
+        let m = match var(ENV_MACHINE) {
+            Some(path) => ResolvedMachine::read(Path::new(&path))?,
+            None => Self::resolve_from_env()?,
+        };
+        Ok(DriverConfig {
+            topology: m.topology,
+            assignment: m.assignment,
+            workers: m.workers,
+            stats: var(ENV_STATS).map(PathBuf::from),
+            fake_root: var(ENV_FAKE_ROOT).map(PathBuf::from),
+            trace: var(ENV_TRACE).is_some_and(|v| v != "0"),
+        })
+    }
+
+    /// The machine the separate variables describe (a hand-made `LD_PRELOAD` run):
+    /// resolved through the same spec as `dojo run` resolves it.
+    fn resolve_from_env() -> Result<ResolvedMachine, ConfigError> {
         // Overrides come last: the most specific setting wins.
         let overrides = var(ENV_SET)
             .unwrap_or_default()
@@ -148,13 +214,6 @@ impl DriverConfig {
         })?;
         let plan = partition::plan(&t, &strategy, workers)
             .map_err(|e| ConfigError::Partition(e.to_string()))?;
-        Ok(DriverConfig {
-            topology: t,
-            assignment: plan.assignment,
-            workers,
-            stats: var(ENV_STATS).map(PathBuf::from),
-            fake_root: var(ENV_FAKE_ROOT).map(PathBuf::from),
-            trace: var(ENV_TRACE).is_some_and(|v| v != "0"),
-        })
+        Ok(ResolvedMachine { topology: t, assignment: plan.assignment, workers })
     }
 }
