@@ -222,6 +222,58 @@ pub fn table(kernels: &[KernelStats]) -> String {
     s
 }
 
+/// The statistics file of `dojo exec --stats FILE` and `dojo run --stats FILE`: every
+/// kernel dispatch's statistics and every component's, as `{"kernels": [...],
+/// "components": {"by_type": ..., "components": ...}}`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StatsFile {
+    /// One entry per kernel dispatch, in completion order.
+    pub kernels: Vec<KernelStats>,
+    /// Every component's statistics ([`simdojo::stats::StatsReport::to_json`]).
+    pub components: serde_json::Value,
+}
+
+/// A statistics file that cannot be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsFileError {
+    /// The file system refused.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a statistics file.
+    #[error("{}: not a statistics file of {{\"kernels\", \"components\"}}: {source}", path.display())]
+    Json {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+}
+
+impl StatsFile {
+    /// The statistics of a run that dispatched `kernels` and whose components reported
+    /// `components`.
+    pub fn new(kernels: Vec<KernelStats>, components: &simdojo::stats::StatsReport) -> StatsFile {
+        StatsFile { kernels, components: components.to_json() }
+    }
+
+    /// Writes the file (pretty-printed JSON) to `path`.
+    pub fn write(&self, path: &std::path::Path) -> Result<(), StatsFileError> {
+        let json = serde_json::to_string_pretty(self).map_err(|source| StatsFileError::Json { path: path.to_path_buf(), source })?;
+        std::fs::write(path, json).map_err(|source| StatsFileError::Io { path: path.to_path_buf(), source })
+    }
+
+    /// Reads the file at `path`.
+    pub fn read(path: &std::path::Path) -> Result<StatsFile, StatsFileError> {
+        let bytes = std::fs::read(path).map_err(|source| StatsFileError::Io { path: path.to_path_buf(), source })?;
+        serde_json::from_slice(&bytes).map_err(|source| StatsFileError::Json { path: path.to_path_buf(), source })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
