@@ -102,11 +102,12 @@ pub struct RunArgs {
     #[command(flatten)]
     options: RunOptions,
     /// Start a daemon (`dojo daemon`) for this run and run APP against it; the daemon
-    /// stops, and its socket goes, when APP exits.
-    #[arg(long, conflicts_with = "attach")]
+    /// stops, and its socket goes, when APP exits. The daemon's simulation writes no
+    /// statistics or trace of one program's (`--stats`, `--trace` are refused).
+    #[arg(long, conflicts_with_all = ["attach", "stats", "trace"])]
     daemon: bool,
     /// Run APP against the daemon already running at the usual socket.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["stats", "trace"])]
     attach: bool,
     /// After the run, run the same command again as N one-worker copies at once (N =
     /// `--workers`, at least 2; their output discarded) and print the parallel run's

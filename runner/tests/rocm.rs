@@ -632,6 +632,9 @@ fn bad_configurations_are_refused_before_the_program_starts() {
         (vec!["--workers".into(), "0".into()], "--workers".into()),
         // `--trace` takes the Chrome trace's file; the device-call log is a flag of its own.
         (vec!["--trace".into()], "the log of device calls is --log-ioctls".into()),
+        // A daemon's simulation serves many programs: no one program's statistics.
+        (vec!["--daemon".into(), "--stats".into(), "s.json".into()], "cannot be used with".into()),
+        (vec!["--attach".into(), "--trace".into(), "t.json".into()], "cannot be used with".into()),
     ];
     for (flags, message) in cases {
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
@@ -739,6 +742,16 @@ fn statistics_cover_every_kernel_the_program_launched() {
         kernels.iter().any(|k| k["kernel"].as_str().is_some_and(|n| n.starts_with("__amd_rocclr_"))),
         "HIP's blit kernels named: {kernels:?}"
     );
+    // ROCr's (`GpuAgent::AssembleShader`) start a buffer of their own with their
+    // `amd_kernel_code_t`: a descriptor at a page's start, where no code object's can be
+    // (its ELF header is there).
+    for k in kernels {
+        let name = k["kernel"].as_str().expect("a kernel name");
+        if let Some(hex) = name.strip_prefix("0x") {
+            let addr = u64::from_str_radix(hex, 16).expect("a hex address");
+            assert_eq!(addr % 4096, 0, "{name}: a kernel of a code object is not named by its symbol");
+        }
+    }
     // The device calls were logged.
     assert!(out.stderr.contains("dojo: trace: open(/dev/kfd)"), "the device-call log:\n{}", out.stderr);
     // The Chrome trace of the run: metadata, windows and sampled events.
