@@ -575,6 +575,8 @@ fn run_in_session(a: &RunArgs, session: &Session, program: &OsStr, args: &[OsStr
         eprintln!("dojo run: sysfs tree in {}", session.fake_root().display());
     }
     let stats_before = a.options.stats.as_deref().and_then(file_version);
+    let trace = a.options.trace.as_ref().and_then(|t| t.as_deref());
+    let trace_before = trace.and_then(file_version);
     let status = match session.run(program, args) {
         Ok(status) => status,
         Err(e) => {
@@ -584,6 +586,12 @@ fn run_in_session(a: &RunArgs, session: &Session, program: &OsStr, args: &[OsStr
     };
     if let Some(path) = &a.options.stats {
         report_stats(path, stats_before);
+    }
+    if let Some(path) = trace {
+        let after = file_version(path);
+        if after.is_none() || after == trace_before {
+            eprintln!("dojo run: no trace was written to {} (the program never used the GPU?)", path.display());
+        }
     }
     {
         use std::os::unix::process::ExitStatusExt as _;

@@ -526,6 +526,12 @@ fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded()
     );
     let trace = stats.with_file_name("trace.json");
     assert!(set.stdout.contains(&format!("C={}\n", trace.display())), "{}", set.stdout);
+    // The shell never opened the GPU: no simulation, no trace, and dojo run says so.
+    assert!(
+        set.stderr.contains("no trace was written to trace.json"),
+        "{}",
+        set.stderr
+    );
     assert!(
         parse_properties(&set.stdout).get("gfx_target_version") == Some(&90402),
         "{}",
