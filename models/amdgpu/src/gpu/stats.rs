@@ -290,4 +290,23 @@ mod tests {
         assert_eq!(CLASSES[class_of("buffer_store_dword")], "vmem_store");
         assert_eq!(CLASSES[class_of("global_atomic_add_f32")], "vmem_atomic");
     }
+
+    #[test]
+    fn a_statistics_file_reads_back_and_a_bare_kernel_list_is_refused_naming_the_file() {
+        let dir = std::env::temp_dir().join(format!("amdgpu-stats-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("stats.json");
+        let kernel = KernelStats { kernel: "k".into(), dispatch: 3, cycles: 7, ..KernelStats::default() };
+        let mut report = simdojo::stats::StatsReport::default();
+        report.components.insert("gpu0.soc".into(), ("amdgpu.soc".into(), BTreeMap::from([("dispatches".to_string(), simdojo::stats::StatValue::Counter(1))])));
+        StatsFile::new(vec![kernel.clone()], &report).write(&path).unwrap();
+        let back = StatsFile::read(&path).unwrap();
+        assert_eq!(back.kernels, std::slice::from_ref(&kernel));
+        assert_eq!(back.components, report.to_json());
+        // The shape `dojo run --stats` wrote before it matched `dojo exec --stats`.
+        std::fs::write(&path, serde_json::to_string(&[kernel]).unwrap()).unwrap();
+        let e = StatsFile::read(&path).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: not a statistics file", path.display())), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
