@@ -190,9 +190,7 @@ fn run_program(program: &Program, exe: &Path, mode: Mode, args: &[&str], workers
     let stderr = stderr.join().unwrap_or_default();
 
     let digest = stdout.lines().find_map(|l| l.strip_prefix("digest ")).map(|d| d.trim().to_string());
-    let kernels = std::fs::read(stats)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| serde_json::from_slice::<Vec<KernelStats>>(&bytes).map_err(|e| e.to_string()));
+    let kernels = amdgpu::gpu::stats::StatsFile::read(stats).map(|f| f.kernels).map_err(|e| e.to_string());
     let failure = if !status.success() {
         match stderr.lines().rev().find(|l| !l.trim().is_empty()) {
             Some(last) => Some(format!("{status}: {last}")),

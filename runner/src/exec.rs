@@ -201,8 +201,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &a.stats {
         eprint!("{}", amdgpu::gpu::stats::table(&out.kernels));
         eprint!("{}", out.components.to_table());
-        let json = serde_json::json!({ "kernels": out.kernels, "components": out.components.to_json() });
-        std::fs::write(path, serde_json::to_string_pretty(&json)?).with_context(|| format!("writing {}", path.display()))?;
+        amdgpu::gpu::stats::StatsFile::new(out.kernels.clone(), &out.components).write(path).context("writing the statistics")?;
         if interval.is_some() {
             let csv = path.with_extension("series.csv");
             std::fs::write(&csv, series.to_csv()).with_context(|| format!("writing {}", csv.display()))?;

@@ -112,38 +112,7 @@ pub fn to_json(obs: &Observation) -> Value {
     })
 }
 
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1e3
-}
-
-/// Writes the Chrome trace of an observed run to `path`: one track per worker with its
-/// partitions' windows (`pass E, partition P`), its idle waits and the sampled
-/// event spans (named by component path) inside the windows.
+/// Writes the Chrome trace of an observed run to `path` ([`simdojo::chrome_trace`]).
 pub fn write_trace(path: &Path, obs: &Observation, names: &Names<'_>) -> anyhow::Result<()> {
-    let mut events = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "simdojo"}})];
-    // One track per worker the run was given, idle ones included.
-    for w in 0..obs.worker_loads().len() {
-        events.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": w, "args": {"name": format!("worker {w}")}}));
-    }
-    for w in &obs.windows {
-        events.push(json!({
-            "ph": "X", "cat": "window", "name": format!("pass {}, partition {}", w.epoch, w.partition.0),
-            "pid": 1, "tid": w.worker, "ts": us(w.start_ns), "dur": us(w.end_ns.saturating_sub(w.start_ns)),
-            "args": {"pass": w.epoch, "partition": w.partition.0, "events": w.events, "first_ps": w.first.0, "last_ps": w.last.0},
-        }));
-    }
-    for b in &obs.waits {
-        events.push(json!({
-            "ph": "X", "cat": "wait", "name": "idle wait", "pid": 1, "tid": b.worker,
-            "ts": us(b.start_ns), "dur": us(b.end_ns.saturating_sub(b.start_ns)),
-        }));
-    }
-    for s in &obs.spans {
-        events.push(json!({
-            "ph": "X", "cat": "event", "name": names.paths[s.component.index()], "pid": 1, "tid": s.worker,
-            "ts": us(s.start_ns), "dur": us(s.dur_ns),
-        }));
-    }
-    let text = serde_json::to_string(&json!({"traceEvents": events, "displayTimeUnit": "ns"}))?;
-    std::fs::write(path, text).with_context(|| format!("writing the trace to {}", path.display()))
+    simdojo::chrome_trace::write(path, obs, names.paths).with_context(|| format!("writing the trace to {}", path.display()))
 }

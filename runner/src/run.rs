@@ -19,10 +19,15 @@
 //! 4. removes the directory and exits with the program's status, `128 + N` when signal
 //!    N killed it, 127 when it does not exist and 126 when it cannot be executed.
 //!
-//! **Architecture Invariant:** the command line alone describes the run. The seven
-//! variables `dojo run` owns (`DOJO_TOPOLOGY`, `DOJO_WORKERS`, `DOJO_PARTITIONER`,
-//! `DOJO_MODE`, `DOJO_STATS`, `DOJO_FAKE_ROOT`, `DOJO_TRACE`) are set from the flags or
-//! removed from the program's environment, never inherited from the caller's.
+//! `--stats FILE` and `--trace FILE` are written by the simulation itself, in the
+//! program's process, when it exits (`kmd_linux::local`); `dojo run` then prints the
+//! kernel table from the statistics file.
+//!
+//! **Architecture Invariant:** the command line alone describes the run. The variables
+//! `dojo run` owns (`OWNED_VARS`: `DOJO_MACHINE`, `DOJO_TOPOLOGY`, `DOJO_WORKERS`,
+//! `DOJO_PARTITIONER`, `DOJO_MODE`, `DOJO_STATS`, `DOJO_FAKE_ROOT`, `DOJO_LOG_IOCTLS`,
+//! `DOJO_TRACE_FILE`, `DOJO_DAEMON`, `DOJO_SET`) are set from the flags or removed from
+//! the program's environment, never inherited from the caller's.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -30,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use amdgpu::gpu::stats::KernelStats;
+use amdgpu::gpu::stats::StatsFile;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use kmd_linux::config::{self, ResolvedMachine, DEFAULT_TOPOLOGY};
@@ -45,7 +50,7 @@ pub const INTERPOSER_FILE: &str = "libdojo_interposer.so";
 pub const ENV_INTERPOSER: &str = "DOJO_INTERPOSER";
 
 /// The variables of `kmd_linux::config` that a run sets or clears.
-const OWNED_VARS: [&str; 10] = [
+const OWNED_VARS: [&str; 11] = [
     config::ENV_MACHINE,
     config::ENV_TOPOLOGY,
     config::ENV_WORKERS,
@@ -53,7 +58,8 @@ const OWNED_VARS: [&str; 10] = [
     config::ENV_MODE,
     config::ENV_STATS,
     config::ENV_FAKE_ROOT,
-    config::ENV_TRACE,
+    config::ENV_LOG_IOCTLS,
+    config::ENV_TRACE_FILE,
     config::ENV_DAEMON,
     config::ENV_SET,
 ];
@@ -74,13 +80,18 @@ pub struct RunOptions {
     /// topology's).
     #[arg(long)]
     pub mode: Option<String>,
-    /// Write per-kernel statistics as JSON to FILE when the program exits (and print a
-    /// table on stderr).
+    /// Write statistics as JSON to FILE when the program exits, as `dojo exec --stats`
+    /// does (`{"kernels": [per kernel], "components": {...}}`), and print the kernel
+    /// table on stderr.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
-    /// Log every device call of the program on stderr.
+    /// Observe the simulation and write a Chrome trace (JSON, which Perfetto loads) to
+    /// FILE when the program exits, as `dojo exec --trace FILE` does.
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub trace: Option<Option<PathBuf>>,
+    /// Log every device call (ioctl, mapping) of the program on stderr.
     #[arg(long)]
-    pub trace: bool,
+    pub log_ioctls: bool,
     #[command(flatten)]
     pub set: crate::set_args::SetArgs,
 }
@@ -91,11 +102,12 @@ pub struct RunArgs {
     #[command(flatten)]
     options: RunOptions,
     /// Start a daemon (`dojo daemon`) for this run and run APP against it; the daemon
-    /// stops, and its socket goes, when APP exits.
-    #[arg(long, conflicts_with = "attach")]
+    /// stops, and its socket goes, when APP exits. The daemon's simulation writes no
+    /// statistics or trace of one program's (`--stats`, `--trace` are refused).
+    #[arg(long, conflicts_with_all = ["attach", "stats", "trace"])]
     daemon: bool,
     /// Run APP against the daemon already running at the usual socket.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["stats", "trace"])]
     attach: bool,
     /// After the run, run the same command again as N one-worker copies at once (N =
     /// `--workers`, at least 2; their output discarded) and print the parallel run's
@@ -137,6 +149,12 @@ impl Session {
     }
 
     fn build(options: &RunOptions, daemon: bool) -> anyhow::Result<Session> {
+        let trace = match &options.trace {
+            Some(Some(t)) => Some(t),
+            // A bare `--trace` was the device-call log before it took a file.
+            Some(None) => bail!("--trace takes a FILE for the simulation's Chrome trace (as `dojo exec --trace FILE`); the log of device calls is --log-ioctls"),
+            None => None,
+        };
         let spec = crate::machine_spec::spec(options.topology.as_deref(), DEFAULT_TOPOLOGY, options.mode.as_deref(), &options.set);
         let display_name = spec.source.display_name();
         let topology = crate::machine_spec::resolve(&spec)?;
@@ -172,8 +190,12 @@ impl Session {
             vars.push((config::ENV_STATS, abs.into_os_string()));
         }
         vars.push((config::ENV_FAKE_ROOT, root.path().as_os_str().to_owned()));
-        if options.trace {
-            vars.push((config::ENV_TRACE, "1".into()));
+        if let Some(t) = trace {
+            let abs = std::path::absolute(t).with_context(|| format!("resolving {}", t.display()))?;
+            vars.push((config::ENV_TRACE_FILE, abs.into_os_string()));
+        }
+        if options.log_ioctls {
+            vars.push((config::ENV_LOG_IOCTLS, "1".into()));
         }
         Ok(Session { system, vars, root })
     }
@@ -464,17 +486,9 @@ fn report_stats(path: &Path, before: FileVersion) {
         );
         return;
     }
-    let parsed = std::fs::read(path)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| {
-            serde_json::from_slice::<Vec<KernelStats>>(&bytes).map_err(|e| e.to_string())
-        });
-    match parsed {
-        Ok(kernels) => eprint!("{}", amdgpu::gpu::stats::table(&kernels)),
-        Err(e) => eprintln!(
-            "dojo run: reading the statistics in {}: {e}",
-            path.display()
-        ),
+    match StatsFile::read(path) {
+        Ok(file) => eprint!("{}", amdgpu::gpu::stats::table(&file.kernels)),
+        Err(e) => eprintln!("dojo run: reading the statistics: {e}"),
     }
 }
 
@@ -554,13 +568,15 @@ fn start_daemon(options: &RunOptions) -> anyhow::Result<(Child, tempfile::TempDi
 }
 
 fn run_in_session(a: &RunArgs, session: &Session, program: &OsStr, args: &[OsString]) -> anyhow::Result<ExitCode> {
-    if a.options.trace {
+    if a.options.log_ioctls {
         for gpu in &session.system().gpus {
             eprintln!("dojo run: {gpu}");
         }
         eprintln!("dojo run: sysfs tree in {}", session.fake_root().display());
     }
     let stats_before = a.options.stats.as_deref().and_then(file_version);
+    let trace = a.options.trace.as_ref().and_then(|t| t.as_deref());
+    let trace_before = trace.and_then(file_version);
     let status = match session.run(program, args) {
         Ok(status) => status,
         Err(e) => {
@@ -570,6 +586,12 @@ fn run_in_session(a: &RunArgs, session: &Session, program: &OsStr, args: &[OsStr
     };
     if let Some(path) = &a.options.stats {
         report_stats(path, stats_before);
+    }
+    if let Some(path) = trace {
+        let after = file_version(path);
+        if after.is_none() || after == trace_before {
+            eprintln!("dojo run: no trace was written to {} (the program never used the GPU?)", path.display());
+        }
     }
     {
         use std::os::unix::process::ExitStatusExt as _;

@@ -50,8 +50,7 @@ fn report(out: &Outcome, what: &str) -> Value {
 /// The per-kernel statistics of one run, kept by `--stats-dir`.
 fn kernels(dir: &Path, program: &str, mode: &str) -> Vec<KernelStats> {
     let path = dir.join(format!("{program}.{mode}.json"));
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    amdgpu::gpu::stats::StatsFile::read(&path).unwrap_or_else(|e| panic!("{e}")).kernels
 }
 
 #[test]

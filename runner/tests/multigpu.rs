@@ -33,10 +33,9 @@ fn link_counters(stats_file: &std::path::Path) -> BTreeMap<String, serde_json::V
 
 /// Every component's statistics of a run, by path.
 fn components(stats_file: &std::path::Path) -> serde_json::Map<String, serde_json::Value> {
-    let path = kmd_linux::link_stats::components_path(stats_file);
-    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read(stats_file).unwrap_or_else(|e| panic!("{}: {e}", stats_file.display()));
     let json: serde_json::Value = serde_json::from_slice(&text).unwrap();
-    json["components"].as_object().expect("components").clone()
+    json["components"]["components"].as_object().expect("components").clone()
 }
 
 /// The `--stats` file of the run on `workers` workers.

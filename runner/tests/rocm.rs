@@ -124,17 +124,17 @@ fn copies_through_the_sdma_engines_give_the_blit_kernels_results() {
             let out = dojo_run(&flags, &program, args, &env, PROGRAM_LIMIT);
             let what = format!("{name} with HSA_ENABLE_SDMA={sdma} in {mode} mode");
             out.expect_pass(&what);
-            let components = kmd_linux::link_stats::components_path(&stats);
             let json: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(&components).expect("the component statistics")).expect("JSON");
-            let (packets, bytes) = (counter_sum(&json, "sdma_packets"), counter_sum(&json, "sdma_bytes"));
+                serde_json::from_slice(&std::fs::read(&stats).expect("the statistics")).expect("JSON");
+            let json = &json["components"];
+            let (packets, bytes) = (counter_sum(json, "sdma_packets"), counter_sum(json, "sdma_bytes"));
             if sdma == "1" {
                 // hipMemcpy between host and device goes through the SDMA engines.
                 assert!(packets > 0 && bytes > 0, "{what}: {packets} SDMA packets, {bytes} bytes");
             } else {
                 assert_eq!(packets, 0, "{what}: blit kernels only");
             }
-            assert_eq!(counter_sum(&json, "sdma_faults"), 0, "{what}");
+            assert_eq!(counter_sum(json, "sdma_faults"), 0, "{what}");
             outputs.push(out.stdout);
         }
         // vector_add prints a digest of its result.
@@ -429,8 +429,8 @@ fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded()
     // The machine comes resolved, whole, in the file DOJO_MACHINE names (the script
     // copies it out: the fake root goes with the program); the pieces a hand-made
     // LD_PRELOAD run would set stay empty.
-    let script = sh("echo \"T=$DOJO_TOPOLOGY W=$DOJO_WORKERS P=$DOJO_PARTITIONER M=$DOJO_MODE X=$DOJO_TRACE\"; \
-         echo \"S=$DOJO_STATS\"; echo \"R=$DOJO_FAKE_ROOT\"; echo \"L=$LD_PRELOAD\"; \
+    let script = sh("echo \"T=$DOJO_TOPOLOGY W=$DOJO_WORKERS P=$DOJO_PARTITIONER M=$DOJO_MODE X=$DOJO_LOG_IOCTLS\"; \
+         echo \"S=$DOJO_STATS\"; echo \"C=$DOJO_TRACE_FILE\"; echo \"R=$DOJO_FAKE_ROOT\"; echo \"L=$LD_PRELOAD\"; \
          cp \"$DOJO_MACHINE\" \"$MACHINE_COPY\"; \
          cat \"$DOJO_FAKE_ROOT/sys/devices/virtual/kfd/kfd/topology/nodes/1/properties\"; exit 7");
     let script: Vec<&str> = script.iter().map(String::as_str).collect();
@@ -458,7 +458,7 @@ fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded()
     let (m, view) = machine(&plain_copy);
     assert_eq!(m.workers, 1);
     assert_eq!(view.gpus[0].soc.params.target.isa(), amdgpu::isa::Target::Gfx90a, "the embedded MI210");
-    assert!(plain.stdout.contains("S=\n"), "{}", plain.stdout);
+    assert!(plain.stdout.contains("S=\n") && plain.stdout.contains("C=\n"), "{}", plain.stdout);
     assert!(
         parse_properties(&plain.stdout).get("gfx_target_version") == Some(&90010),
         "{}",
@@ -498,9 +498,11 @@ fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded()
         "round-robin",
         "--mode",
         "timing",
-        "--trace",
+        "--log-ioctls",
         "--stats",
         "stats.json",
+        "--trace",
+        "trace.json",
     ];
     let set = dojo_run(&flags, &shell, &script, &[("MACHINE_COPY", set_copy.as_os_str())], PLAIN_LIMIT);
     set.expect_code(7, "sh");
@@ -522,6 +524,14 @@ fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded()
         "{}",
         set.stdout
     );
+    let trace = stats.with_file_name("trace.json");
+    assert!(set.stdout.contains(&format!("C={}\n", trace.display())), "{}", set.stdout);
+    // The shell never opened the GPU: no simulation, no trace, and dojo run says so.
+    assert!(
+        set.stderr.contains("no trace was written to trace.json"),
+        "{}",
+        set.stderr
+    );
     assert!(
         parse_properties(&set.stdout).get("gfx_target_version") == Some(&90402),
         "{}",
@@ -529,7 +539,7 @@ fn the_program_gets_the_machine_in_its_environment_and_its_status_is_forwarded()
     );
     assert!(
         set.stderr.contains("gfx942 (304 CUs"),
-        "--trace names the machine:\n{}",
+        "--log-ioctls names the machine:\n{}",
         set.stderr
     );
 }
@@ -626,6 +636,11 @@ fn bad_configurations_are_refused_before_the_program_starts() {
         ),
         (vec!["--partitioner".into(), "bogus".into()], "bogus".into()),
         (vec!["--workers".into(), "0".into()], "--workers".into()),
+        // `--trace` takes the Chrome trace's file; the device-call log is a flag of its own.
+        (vec!["--trace".into()], "the log of device calls is --log-ioctls".into()),
+        // A daemon's simulation serves many programs: no one program's statistics.
+        (vec!["--daemon".into(), "--stats".into(), "s.json".into()], "cannot be used with".into()),
+        (vec!["--attach".into(), "--trace".into(), "t.json".into()], "cannot be used with".into()),
     ];
     for (flags, message) in cases {
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
@@ -695,12 +710,67 @@ fn statistics_cover_every_kernel_the_program_launched() {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rocm-stats-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     let stats = dir.join("stats.json");
-    let flags = ["--stats", stats.to_str().expect("a UTF-8 path")];
+    let trace = dir.join("trace.json");
+    // On two workers, observed for the trace, with the device calls logged.
+    let flags = [
+        "--workers",
+        "2",
+        "--stats",
+        stats.to_str().expect("a UTF-8 path"),
+        "--trace",
+        trace.to_str().expect("a UTF-8 path"),
+        "--log-ioctls",
+    ];
     let out = dojo_run(&flags, &hip("launches"), &[], &[], PROGRAM_LIMIT);
-    out.expect_pass("launches with --stats");
+    out.expect_pass("launches with --stats, --trace and --log-ioctls");
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&stats).expect("the statistics file")).expect("JSON");
-    let kernels = json.as_array().expect("one entry per kernel");
+    // The shape `dojo exec --stats` writes: every kernel and every component.
+    let object = json.as_object().expect("a JSON object");
+    assert_eq!(object.keys().collect::<Vec<_>>(), ["components", "kernels"], "the statistics' keys");
+    assert!(
+        json["components"]["by_type"]["amdgpu.soc"].is_object(),
+        "the SoC's statistics among the components: {}",
+        json["components"]
+    );
+    let kernels = json["kernels"].as_array().expect("one entry per kernel");
+    // One table on stderr, a header line per dispatch in the file's order.
+    let headers: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("kernel ")).collect();
+    assert_eq!(headers.len(), kernels.len(), "one table:\n{}", out.stderr);
+    for (line, k) in headers.iter().zip(kernels) {
+        let name = k["kernel"].as_str().expect("a kernel name");
+        assert!(line.starts_with(&format!("kernel {name} (dispatch ")), "{line:?} for {name}");
+    }
+    // Every kernel of the program's and HIP's code objects is named by its symbol; only
+    // ROCr's own blit kernels, which it assembles without an ELF image, keep their
+    // descriptor's address.
+    assert!(
+        kernels.iter().any(|k| k["kernel"].as_str().is_some_and(|n| n.starts_with("__amd_rocclr_"))),
+        "HIP's blit kernels named: {kernels:?}"
+    );
+    // ROCr's (`GpuAgent::AssembleShader`) start a buffer of their own with their
+    // `amd_kernel_code_t`: a descriptor at a page's start, where no code object's can be
+    // (its ELF header is there).
+    for k in kernels {
+        let name = k["kernel"].as_str().expect("a kernel name");
+        if let Some(hex) = name.strip_prefix("0x") {
+            let addr = u64::from_str_radix(hex, 16).expect("a hex address");
+            assert_eq!(addr % 4096, 0, "{name}: a kernel of a code object is not named by its symbol");
+        }
+    }
+    // The device calls were logged.
+    assert!(out.stderr.contains("dojo: trace: open(/dev/kfd)"), "the device-call log:\n{}", out.stderr);
+    // The Chrome trace of the run: metadata, windows and sampled events.
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).expect("the trace file")).expect("JSON");
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    for cat in ["window", "event"] {
+        assert!(events.iter().any(|e| e["cat"] == cat && e["ph"] == "X" && e["dur"].is_number()), "{cat} events in the trace");
+    }
+    assert!(
+        events.iter().any(|e| e["name"] == "thread_name" && e["args"]["name"] == "worker 1"),
+        "a track per worker"
+    );
     // HIP kernels carry their mangled names (`_Z10accumulatePii`).
     let ours: Vec<&serde_json::Value> = kernels
         .iter()

@@ -91,6 +91,7 @@
 // The derives name this crate `::simdojo`, inside it too (PHOLD uses them).
 extern crate self as simdojo;
 
+pub mod chrome_trace;
 pub mod component;
 pub mod engine;
 pub mod fs;

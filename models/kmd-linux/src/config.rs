@@ -24,8 +24,11 @@ pub const ENV_FAKE_ROOT: &str = "DOJO_FAKE_ROOT";
 /// The socket of a running daemon (`dojo run --daemon` / `--attach`): device calls go
 /// there instead of to a simulator in the process.
 pub const ENV_DAEMON: &str = "DOJO_DAEMON";
-/// `1`: log every device call on stderr.
-pub const ENV_TRACE: &str = "DOJO_TRACE";
+/// `1`: log every device call (ioctl, mapping) on stderr (`dojo run --log-ioctls`).
+pub const ENV_LOG_IOCTLS: &str = "DOJO_LOG_IOCTLS";
+/// Observe the simulation and write its Chrome trace (JSON, which Perfetto loads) to
+/// this file when the process exits (`dojo run --trace FILE`, as `dojo exec --trace`).
+pub const ENV_TRACE_FILE: &str = "DOJO_TRACE_FILE";
 /// Topology parameter overrides, one `SELECTOR.PARAM=VALUE` per line (`dojo run --set`,
 /// see `simdojo::topology::overrides`), applied after the topology loads.
 pub const ENV_SET: &str = "DOJO_SET";
@@ -120,7 +123,9 @@ pub struct DriverConfig {
     /// A shared generated tree, if `dojo run` made one.
     pub fake_root: Option<PathBuf>,
     /// Log device calls.
-    pub trace: bool,
+    pub log_ioctls: bool,
+    /// Where to write the simulation's Chrome trace (the run is observed).
+    pub trace: Option<PathBuf>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -150,7 +155,8 @@ impl DriverConfig {
             workers: 1,
             stats: None,
             fake_root: None,
-            trace: false,
+            log_ioctls: false,
+            trace: None,
         }
     }
 
@@ -167,7 +173,8 @@ impl DriverConfig {
             workers: m.workers,
             stats: var(ENV_STATS).map(PathBuf::from),
             fake_root: var(ENV_FAKE_ROOT).map(PathBuf::from),
-            trace: var(ENV_TRACE).is_some_and(|v| v != "0"),
+            log_ioctls: var(ENV_LOG_IOCTLS).is_some_and(|v| v != "0"),
+            trace: var(ENV_TRACE_FILE).map(PathBuf::from),
         })
     }
 

@@ -1,20 +1,9 @@
 //! The XGMI links' statistics of a `dojo run` with `--stats FILE`: one line per GPU's
-//! `amdgpu.xgmi` block on standard error, and every component's statistics (the SoCs'
-//! SDMA engines' among them) as JSON in
-//! `FILE.components.json` (the per-kernel statistics in `FILE` know nothing of links,
-//! whose traffic belongs to no single kernel).
-
-use std::path::{Path, PathBuf};
+//! `amdgpu.xgmi` block on standard error (every component's statistics, the links'
+//! among them, go to `FILE`'s `components`; the per-kernel statistics know nothing of
+//! links, whose traffic belongs to no single kernel).
 
 use simdojo::stats::{StatValue, StatsReport};
-
-/// Where the component statistics of a run whose kernel statistics go to `stats` are
-/// written.
-pub fn components_path(stats: &Path) -> PathBuf {
-    let mut name = stats.as_os_str().to_owned();
-    name.push(".components.json");
-    PathBuf::from(name)
-}
 
 fn counter(stats: &std::collections::BTreeMap<String, StatValue>, name: &str) -> u64 {
     match stats.get(name) {
@@ -23,10 +12,9 @@ fn counter(stats: &std::collections::BTreeMap<String, StatValue>, name: &str) ->
     }
 }
 
-/// Prints the XGMI blocks' traffic (if the machine has any) and writes `report` next
-/// to `stats` (for any machine: the SoC's SDMA engines report there too); failures are
-/// reported on standard error, as the kernel statistics' are.
-pub fn report(report: &StatsReport, stats: &Path) {
+/// Prints the XGMI blocks' traffic of `report` on standard error, if the machine has
+/// any.
+pub fn report(report: &StatsReport) {
     let links: Vec<_> = report
         .components
         .iter()
@@ -43,14 +31,5 @@ pub fn report(report: &StatsReport, stats: &Path) {
             counter(s, "lines_out"),
             counter(s, "lines_served")
         );
-    }
-    let path = components_path(stats);
-    match serde_json::to_string_pretty(&report.to_json()) {
-        Ok(json) => {
-            if let Err(e) = std::fs::write(&path, json) {
-                eprintln!("dojo: writing {}: {e}", path.display());
-            }
-        }
-        Err(e) => eprintln!("dojo: statistics: {e}"),
     }
 }

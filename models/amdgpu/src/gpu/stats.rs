@@ -222,6 +222,58 @@ pub fn table(kernels: &[KernelStats]) -> String {
     s
 }
 
+/// The statistics file of `dojo exec --stats FILE` and `dojo run --stats FILE`: every
+/// kernel dispatch's statistics and every component's, as `{"kernels": [...],
+/// "components": {"by_type": ..., "components": ...}}`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StatsFile {
+    /// One entry per kernel dispatch, in completion order.
+    pub kernels: Vec<KernelStats>,
+    /// Every component's statistics ([`simdojo::stats::StatsReport::to_json`]).
+    pub components: serde_json::Value,
+}
+
+/// A statistics file that cannot be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsFileError {
+    /// The file system refused.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a statistics file.
+    #[error("{}: not a statistics file of {{\"kernels\", \"components\"}}: {source}", path.display())]
+    Json {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+}
+
+impl StatsFile {
+    /// The statistics of a run that dispatched `kernels` and whose components reported
+    /// `components`.
+    pub fn new(kernels: Vec<KernelStats>, components: &simdojo::stats::StatsReport) -> StatsFile {
+        StatsFile { kernels, components: components.to_json() }
+    }
+
+    /// Writes the file (pretty-printed JSON) to `path`.
+    pub fn write(&self, path: &std::path::Path) -> Result<(), StatsFileError> {
+        let json = serde_json::to_string_pretty(self).map_err(|source| StatsFileError::Json { path: path.to_path_buf(), source })?;
+        std::fs::write(path, json).map_err(|source| StatsFileError::Io { path: path.to_path_buf(), source })
+    }
+
+    /// Reads the file at `path`.
+    pub fn read(path: &std::path::Path) -> Result<StatsFile, StatsFileError> {
+        let bytes = std::fs::read(path).map_err(|source| StatsFileError::Io { path: path.to_path_buf(), source })?;
+        serde_json::from_slice(&bytes).map_err(|source| StatsFileError::Json { path: path.to_path_buf(), source })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +289,24 @@ mod tests {
         assert_eq!(CLASSES[class_of("global_load_dword")], "vmem_load");
         assert_eq!(CLASSES[class_of("buffer_store_dword")], "vmem_store");
         assert_eq!(CLASSES[class_of("global_atomic_add_f32")], "vmem_atomic");
+    }
+
+    #[test]
+    fn a_statistics_file_reads_back_and_a_bare_kernel_list_is_refused_naming_the_file() {
+        let dir = std::env::temp_dir().join(format!("amdgpu-stats-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("stats.json");
+        let kernel = KernelStats { kernel: "k".into(), dispatch: 3, cycles: 7, ..KernelStats::default() };
+        let mut report = simdojo::stats::StatsReport::default();
+        report.components.insert("gpu0.soc".into(), ("amdgpu.soc".into(), BTreeMap::from([("dispatches".to_string(), simdojo::stats::StatValue::Counter(1))])));
+        StatsFile::new(vec![kernel.clone()], &report).write(&path).unwrap();
+        let back = StatsFile::read(&path).unwrap();
+        assert_eq!(back.kernels, std::slice::from_ref(&kernel));
+        assert_eq!(back.components, report.to_json());
+        // The shape `dojo run --stats` wrote before it matched `dojo exec --stats`.
+        std::fs::write(&path, serde_json::to_string(&[kernel]).unwrap()).unwrap();
+        let e = StatsFile::read(&path).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: not a statistics file", path.display())), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -47,14 +47,14 @@ pub fn owned() -> Option<&'static Arc<dyn KfdBackend>> {
     (unsafe { libc::getpid() } == OWNER.load(Ordering::Acquire)).then_some(backend)
 }
 
-/// Whether `DOJO_TRACE` asks for a line per device call.
+/// Whether `DOJO_LOG_IOCTLS` asks for a line per device call.
 pub fn tracing() -> bool {
     TRACE.load(Ordering::Relaxed)
 }
 
 fn start() -> Option<Arc<dyn KfdBackend>> {
     TRACE.store(
-        std::env::var(kmd_linux::config::ENV_TRACE).is_ok_and(|v| !v.is_empty() && v != "0"),
+        std::env::var(kmd_linux::config::ENV_LOG_IOCTLS).is_ok_and(|v| !v.is_empty() && v != "0"),
         Ordering::Relaxed,
     );
     let created = std::panic::catch_unwind(kmd_linux::backend_from_env);

@@ -90,6 +90,7 @@ impl Machine {
             })
             .collect();
         let names: Vec<String> = socs.iter().map(|(_, n)| n.clone()).collect();
+        let trace = config.trace.clone();
         type Started = Result<(Vec<(Arc<GpuShared>, ExternalSender)>, StopHandle), MachineError>;
         let (tx, rx) = mpsc::channel::<Started>();
         let final_stats = Arc::new(Mutex::new(None));
@@ -105,6 +106,7 @@ impl Machine {
                 let sim_config = SimConfig {
                     assignment: Some(assignment),
                     resources,
+                    observe: trace.is_some(),
                     ..SimConfig::default()
                 };
                 let mut sim = match Simulation::build(&topology, &sim_config) {
@@ -124,6 +126,12 @@ impl Machine {
                 )));
                 let status = sim.run();
                 *stats_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(sim.stats());
+                if let (Some(path), Some(obs)) = (&trace, sim.observation()) {
+                    let paths: Vec<String> = topology.components.iter().map(|c| c.path.clone()).collect();
+                    if let Err(e) = simdojo::chrome_trace::write(path, &obs, &paths) {
+                        eprintln!("dojo: writing the trace to {}: {e}", path.display());
+                    }
+                }
                 if status.reason != simdojo::engine::ExitReason::Interrupted {
                     // Only a stop request should end a machine that has live doorbells.
                     eprintln!("dojo: the simulation ended: {status}");

@@ -224,7 +224,7 @@ impl Device {
             router,
             vram_used: Mutex::new(vec![0; n]),
             warned: Mutex::new(BTreeSet::new()),
-            trace: config.trace,
+            trace: config.log_ioctls,
             live: std::sync::OnceLock::new(),
         }))
     }

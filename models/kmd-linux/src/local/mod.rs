@@ -90,7 +90,7 @@ impl LocalDriver {
             }
         };
         let minors = system.gpus.iter().map(|g| g.drm_render_minor).collect();
-        if config.trace {
+        if config.log_ioctls {
             let gpus: Vec<String> = system.gpus.iter().map(|g| g.to_string()).collect();
             eprintln!("dojo: trace: driver started: {} (sysfs tree in {})", gpus.join(", "), root.path().display());
         }
@@ -234,17 +234,11 @@ impl KfdBackend for LocalDriver {
         // (the application's remaining threads may still touch their mappings).
         let kernels = kfd.device().stop();
         if let Some(path) = &self.config.stats {
-            eprint!("{}", amdgpu::gpu::stats::table(&kernels));
-            match serde_json::to_string_pretty(&kernels) {
-                Ok(json) => {
-                    if let Err(e) = std::fs::write(path, json) {
-                        eprintln!("dojo: writing {}: {e}", path.display());
-                    }
-                }
-                Err(e) => eprintln!("dojo: statistics: {e}"),
-            }
-            if let Some(report) = kfd.device().component_stats() {
-                crate::link_stats::report(&report, path);
+            // `dojo run` prints the kernel table from the file once the program exited.
+            let components = kfd.device().component_stats().unwrap_or_default();
+            crate::link_stats::report(&components);
+            if let Err(e) = amdgpu::gpu::stats::StatsFile::new(kernels, &components).write(path) {
+                eprintln!("dojo: writing the statistics: {e}");
             }
         }
     }

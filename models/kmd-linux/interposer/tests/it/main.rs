@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use kmd_linux::config::{load_topology, ENV_FAKE_ROOT, ENV_TOPOLOGY, ENV_TRACE};
+use kmd_linux::config::{load_topology, ENV_FAKE_ROOT, ENV_TOPOLOGY, ENV_LOG_IOCTLS};
 use kmd_linux::identity::SystemIdentity;
 
 /// `libdojo_interposer.so` of this test's target directory and profile. Cargo does not
@@ -142,7 +142,7 @@ fn fd_of(stdout: &str, name: &str) -> i32 {
 fn device_descriptors_reach_the_driver() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("devices", dir.path());
-    let out = run(dir.path(), &[exe.to_str().unwrap()], &[(ENV_TRACE, "1")]);
+    let out = run(dir.path(), &[exe.to_str().unwrap()], &[(ENV_LOG_IOCTLS, "1")]);
     assert!(out.stdout.contains("done"), "{}", out.stdout);
     let (kfd, render, d1, d2, d3) = (
         fd_of(&out.stdout, "kfd"),
@@ -228,7 +228,7 @@ fn a_forked_child_loses_the_device_but_keeps_the_files() {
 fn concurrent_first_calls_start_one_driver_without_deadlock() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("threads", dir.path());
-    let out = run(dir.path(), &[exe.to_str().unwrap()], &[("DOJO_TRACE", "1")]);
+    let out = run(dir.path(), &[exe.to_str().unwrap()], &[("DOJO_LOG_IOCTLS", "1")]);
     assert!(out.stdout.contains("done"), "{}", out.stdout);
     // One driver started (it says so once when tracing), and its tree is gone at exit.
     let started = out.stderr.matches("dojo: trace: driver started").count();
@@ -261,7 +261,7 @@ fn a_driver_that_cannot_start_leaves_no_device_and_one_message() {
 fn programs_that_never_touch_the_gpu_never_start_the_driver() {
     let dir = tempfile::tempdir().unwrap();
     let script = "ls / >/dev/null && cat /etc/hostname /proc/self/status >/dev/null && stat /dev/null >/dev/null && echo ok";
-    let out = run(dir.path(), &["/bin/sh", "-c", script], &[(ENV_TRACE, "1")]);
+    let out = run(dir.path(), &["/bin/sh", "-c", script], &[(ENV_LOG_IOCTLS, "1")]);
     assert_eq!(out.stdout.trim(), "ok");
     assert_eq!(out.stderr, "");
     assert_eq!(
@@ -288,7 +288,7 @@ fn rocminfo_reaches_the_driver() {
         .args(["-k", "5", "120", "/usr/bin/rocminfo"])
         .env("LD_PRELOAD", library())
         .env("TMPDIR", &tmp)
-        .env(ENV_TRACE, "1")
+        .env(ENV_LOG_IOCTLS, "1")
         .env_remove(ENV_FAKE_ROOT)
         .env_remove(ENV_TOPOLOGY)
         .output()
