@@ -35,7 +35,7 @@ pub struct DaemonArgs {
 
 /// A wall-clock duration written like a simulated one (`600s`, `1500ms`).
 fn wall_duration(text: &str) -> Result<std::time::Duration, String> {
-    let t = simdojo::time::Tick::parse_duration(text).map_err(|e| e.to_string())?;
+    let t = simdojo::time::Tick::parse_duration_with_unit(text).map_err(|e| e.to_string())?;
     if t.0 == 0 {
         return Err("must be more than zero".into());
     }

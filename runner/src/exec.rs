@@ -158,7 +158,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     let (partitions, workers) = plan::gpu_partitions(&t, a.workers, a.partitions);
     let plan = plan::choose(&t, Some(partitions), a.partitioner.as_deref())?;
     let max_ticks = match &a.max_ticks {
-        Some(text) => Some(simdojo::time::Tick::parse_duration(text).map_err(|e| anyhow!("--max-ticks {text}: {e}"))?),
+        Some(text) => Some(simdojo::time::Tick::parse_duration_with_unit(text).map_err(|e| anyhow!("--max-ticks {text}: {e}"))?),
         None => None,
     };
     let mut args = vec![a.image.display().to_string()];
@@ -178,7 +178,11 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         observe: a.profile || a.trace.is_some(),
     };
     let interval = match &a.stats_interval {
-        Some(text) => Some(simdojo::time::Tick::parse_duration(text).ok().filter(|t| t.0 > 0).ok_or_else(|| anyhow!("--stats-interval {text}: expected a positive duration such as 10us"))?),
+        Some(text) => Some(
+            simdojo::time::Tick::parse_duration_with_unit(text)
+                .map_err(|e| anyhow!("--stats-interval {text}: {e}"))
+                .and_then(|t| if t.0 > 0 { Ok(t) } else { Err(anyhow!("--stats-interval {text}: expected a positive duration such as 10us")) })?,
+        ),
         None => None,
     };
     let mut series = crate::stats_series::Series::default();

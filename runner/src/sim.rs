@@ -59,7 +59,7 @@ pub struct SimArgs {
 }
 
 fn duration(flag: &str, text: &str) -> anyhow::Result<Tick> {
-    Tick::parse_duration(text).with_context(|| format!("--{flag}"))
+    Tick::parse_duration_with_unit(text).with_context(|| format!("--{flag}"))
 }
 
 pub fn run(a: SimArgs) -> anyhow::Result<ExitCode> {

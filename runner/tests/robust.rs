@@ -92,6 +92,20 @@ fn command_line_values_are_checked_against_the_hardware_limits() {
         &dojo(&["exec", "--max-output", "lots", &image]),
         &["--max-output"],
     );
+    // A duration without its unit would be picoseconds: `--stats-interval 1` once meant
+    // a sample every picosecond and a ten-minute run. The message shows the units.
+    let stats = dir.join("s.json");
+    let stats = stats.to_str().expect("a UTF-8 path");
+    for flags in [["--stats", stats, "--stats-interval", "1"], ["--workers", "1", "--max-ticks", "5000"]] {
+        let mut args = vec!["exec"];
+        args.extend(flags);
+        args.push(&image);
+        assert_refused(&dojo(&args), &[flags[2], "with its unit", "10us", "ps, ns, us, ms, s"]);
+    }
+    assert_refused(
+        &dojo(&["sim", &repo("topologies/examples/ring.toml"), "--max-ticks", "200"]),
+        &["--max-ticks", "with its unit"],
+    );
     assert_refused(
         &dojo(&["exec", "--set", "cu.lds_bytes=1MiB", &image]),
         &["`cu.lds_bytes=1MiB`", "1048576B", "163840B", "`lds_bytes` of amdgpu.cu"],

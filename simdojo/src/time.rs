@@ -46,6 +46,17 @@ impl Tick {
     pub const fn saturating_add(self, d: Tick) -> Tick {
         Tick(self.0.saturating_add(d.0))
     }
+    /// [`Tick::parse_duration`] for what a person types on a command line: the unit is
+    /// required (`--stats-interval 1` would be one picosecond, a run of millions of
+    /// samples), and the error shows the units. A zero needs none.
+    pub fn parse_duration_with_unit(text: &str) -> Result<Tick, TimeParseError> {
+        let (number, unit) = split_unit(text);
+        if unit.is_empty() && number.parse::<f64>().is_ok_and(|v| v != 0.0) {
+            return Err(TimeParseError::new(text, "a duration with its unit (such as 10us; units: ps, ns, us, ms, s)"));
+        }
+        Tick::parse_duration(text)
+    }
+
     /// Parses a duration such as `"10ns"`, `"1.5us"`, `"476ps"`, `"2ms"` or `"0.001s"`.
     /// A bare number is taken as picoseconds.
     pub fn parse_duration(text: &str) -> Result<Tick, TimeParseError> {
@@ -199,6 +210,18 @@ impl TimeParseError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn command_line_durations_need_their_unit() {
+        use super::Tick;
+        assert_eq!(Tick::parse_duration_with_unit("10us"), Ok(Tick(10_000_000)));
+        assert_eq!(Tick::parse_duration_with_unit("0"), Ok(Tick(0)));
+        let e = Tick::parse_duration_with_unit("1").unwrap_err().to_string();
+        assert!(e.contains("`1`") && e.contains("10us") && e.contains("ps, ns, us, ms, s"), "{e}");
+        assert!(Tick::parse_duration_with_unit("1.5").is_err());
+        assert!(Tick::parse_duration_with_unit("5 parsecs").is_err());
+        assert_eq!(Tick::parse_duration("1"), Ok(Tick(1)), "topology values keep bare picoseconds");
+    }
+
     use super::*;
 
     #[test]
