@@ -2,10 +2,14 @@
 //! `dojo COMMAND` once per point of the grid the `--set` lists span (their Cartesian
 //! product), with that point's `--set` flags added, as many at once as `--jobs` allows;
 //! collects each point's statistics and writes `results.csv`, `results.json` and a plot
-//! (`plot.svg`) of one metric into `--out`.
+//! (`plot.svg`) of one metric into `--out`: a column by name, the sum over instances of a
+//! metric named by its end (`--plot l2.misses`), with its unit on the axis; an unknown
+//! metric is an error listing close names, and a failed point's reason is printed.
 //!
-//! Statistics per command: `exec` and `run` get `--stats FILE` (per-kernel statistics,
-//! summed over kernels; `exec` adds every component's statistics), `sim` gets `--stats FILE` (the component statistics), `bench
+//! Statistics per command: `exec` and `run` get `--stats FILE` (per-kernel statistics
+//! summed over kernels, with derived rates, and every component's statistics under
+//! `components.`; the default metric is `cycles` in timing mode, else `l2.hit_rate`),
+//! `sim` gets `--stats FILE` (the component statistics), `bench
 //! gpu` and `bench gemm` get `--json`. Every numeric value becomes a column named by its
 //! JSON path (`counters.l1.hits`, `by_type.phold.lp.events`). A point that fails keeps
 //! its row, with its exit status and the metrics empty, and the sweep exits 1.
@@ -56,11 +60,15 @@ enum Report {
 }
 
 impl Report {
+    /// The report of `command` and its default metric: for GPU programs the cycles in
+    /// timing mode, else (functional mode, where cycles do not depend on the caches or
+    /// memory) the L2 hit rate, which does.
     fn of(command: &[String]) -> anyhow::Result<(Report, &'static str)> {
         let words: Vec<&str> = command.iter().map(String::as_str).take(2).collect();
+        let timing = command.iter().any(|w| w == "timing" || w.ends_with("mode=timing"));
+        let gpu_default = if timing { "cycles" } else { "l2.hit_rate" };
         Ok(match words.as_slice() {
-            ["exec", ..] => (Report::Kernels, "kernels.cycles"),
-            ["run", ..] => (Report::Kernels, "cycles"),
+            ["exec", ..] | ["run", ..] => (Report::Kernels, gpu_default),
             ["sim", ..] => (Report::Components, "events"),
             ["bench", "gpu"] => (Report::Json, "wave_instructions_per_sec"),
             ["bench", "gemm"] => (Report::Json, "run_seconds"),
@@ -101,6 +109,8 @@ fn grid(sets: &[String]) -> anyhow::Result<Vec<Point>> {
 struct Outcome {
     status: Option<i32>,
     metrics: BTreeMap<String, f64>,
+    /// The last line of its standard error (why it failed, when it did).
+    reason: String,
 }
 
 fn run_point(exe: &Path, command: &[String], report: Report, point: &Point, dir: &Path, index: usize) -> anyhow::Result<Outcome> {
@@ -132,13 +142,19 @@ fn run_point(exe: &Path, command: &[String], report: Report, point: &Point, dir:
             _ => serde_json::from_str(&std::fs::read_to_string(&stats).with_context(|| format!("reading {}", stats.display()))?)?,
         };
         if report == Report::Kernels {
-            // Each counter summed over the kernels, and their number.
+            // Each counter summed over the kernels, derived rates, and the components'
+            // statistics under `components.`.
             metrics = amdgpu::host::vm::metrics::kernel_columns(&json);
+            if let Some(components) = json.get("components") {
+                amdgpu::host::vm::metrics::flatten("components", components, &mut metrics);
+            }
         } else {
             amdgpu::host::vm::metrics::flatten("", &json, &mut metrics);
         }
     }
-    Ok(Outcome { status: out.status.code(), metrics })
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let reason = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+    Ok(Outcome { status: out.status.code(), metrics, reason })
 }
 
 /// Runs `dojo sweep`.
@@ -194,19 +210,43 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
     let json_path = a.out.join("results.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", json_path.display()))?;
 
-    // The metric by its whole name, else the first column ending in it (`events` is
-    // `by_type.phold.lp.events` for a PHOLD topology).
-    let wanted = a.plot.as_deref().unwrap_or(default_metric);
-    let suffix = format!(".{wanted}");
-    let metric = columns.iter().find(|c| *c == wanted).or_else(|| columns.iter().find(|c| c.ends_with(&suffix))).map_or(wanted, String::as_str);
-    let plot_path = a.out.join("plot.svg");
-    let plotted = plot(&plot_path, metric, &points, &outcomes)?;
     let failed = outcomes.iter().filter(|o| o.status != Some(0)).count();
+    for (i, (point, o)) in points.iter().zip(&outcomes).enumerate() {
+        if o.status != Some(0) {
+            let at: Vec<String> = point.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let status = o.status.map_or("a signal".to_string(), |c| format!("status {c}"));
+            eprintln!("dojo sweep: point {i} ({}) failed with {status}: {}", at.join(" "), o.reason);
+        }
+    }
     outln!("{} points ({failed} failed), {} metrics: {}", points.len(), columns.len(), csv_path.display())?;
-    if plotted {
-        outln!("plot of {metric}: {}", plot_path.display())?;
-    } else {
-        eprintln!("dojo sweep: no point reported `{metric}`; no plot (columns are in {})", csv_path.display());
+    let wanted = a.plot.as_deref().unwrap_or(default_metric);
+    let plot_path = a.out.join("plot.svg");
+    match choose_metric(wanted, &columns) {
+        Choice::Column(metric) => {
+            if plot(&plot_path, &metric, &points, &outcomes)? {
+                outln!("plot of {metric}: {}", plot_path.display())?;
+            }
+        }
+        Choice::Sum(parts) => {
+            // The metric of every instance (`l2.misses` of each XCD's L2): their sum.
+            let name = format!("{wanted} (sum of {})", parts.len());
+            let summed: Vec<Outcome> = outcomes
+                .iter()
+                .map(|o| {
+                    let values: Vec<f64> = parts.iter().filter_map(|c| o.metrics.get(c).copied()).collect();
+                    let metrics = if values.is_empty() { BTreeMap::new() } else { BTreeMap::from([(name.clone(), values.iter().sum())]) };
+                    Outcome { status: o.status, metrics, reason: String::new() }
+                })
+                .collect();
+            if plot(&plot_path, &name, &points, &summed)? {
+                outln!("plot of {name}: {}", plot_path.display())?;
+            }
+        }
+        Choice::None(close) if a.plot.is_some() => {
+            let hint = if close.is_empty() { String::new() } else { format!("; close names: {}", close.join(", ")) };
+            bail!("--plot {wanted}: no point reported such a metric{hint} (every column is in {})", csv_path.display());
+        }
+        Choice::None(_) => eprintln!("dojo sweep: no point reported `{wanted}`; no plot (columns are in {})", csv_path.display()),
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
@@ -217,6 +257,51 @@ fn csv_field(text: &str) -> String {
     } else {
         text.to_string()
     }
+}
+
+/// Which column(s) a metric name means.
+#[derive(Debug, PartialEq)]
+enum Choice {
+    /// One column: the name itself, the one column ending in it, or the sum over
+    /// instances the statistics already hold (under `by_type`).
+    Column(String),
+    /// Several instances' columns ending in it, to be summed.
+    Sum(Vec<String>),
+    /// None; the columns whose names are close to it.
+    None(Vec<String>),
+}
+
+/// The column(s) `wanted` names among `columns`: the whole name, else the columns whose
+/// name ends in `.wanted` (one; the `by_type` sum if there is one; else all of them,
+/// summed), else none with the close names (those sharing its last part, or containing it).
+fn choose_metric(wanted: &str, columns: &[String]) -> Choice {
+    if columns.iter().any(|c| c == wanted) {
+        return Choice::Column(wanted.to_string());
+    }
+    let suffix = format!(".{wanted}");
+    let ending: Vec<&String> = columns.iter().filter(|c| c.ends_with(&suffix)).collect();
+    match ending.as_slice() {
+        [] => {}
+        [one] => return Choice::Column((*one).clone()),
+        many => {
+            if let Some(sum) = many.iter().find(|c| c.contains(".by_type.")) {
+                return Choice::Column((*sum).clone());
+            }
+            return Choice::Sum(many.iter().map(|c| (*c).clone()).collect());
+        }
+    }
+    // Close: the same last part, a part of the name, or within two edits of it.
+    let last = wanted.rsplit('.').next().unwrap_or(wanted);
+    let close: Vec<String> = columns
+        .iter()
+        .filter(|c| {
+            let tail = c.rsplit('.').next().unwrap_or(c);
+            c.contains(wanted) || tail == last || strsim::levenshtein(tail, last) <= 2 || strsim::levenshtein(c, wanted) <= 2
+        })
+        .take(8)
+        .cloned()
+        .collect();
+    Choice::None(close)
 }
 
 /// Plots `metric` against the first key's values, one line per combination of the
@@ -260,7 +345,10 @@ fn plot(path: &Path, metric: &str, points: &[Point], outcomes: &[Outcome]) -> an
     chart
         .configure_mesh()
         .x_desc(x_name)
-        .y_desc(metric)
+        .y_desc(match amdgpu::host::vm::metrics::unit_of(metric) {
+            Some(unit) => format!("{metric} ({unit})"),
+            None => metric.to_string(),
+        })
         .x_labels(labels.len().max(2))
         .x_label_formatter(&|x| labels.get(x.round().max(0.0) as usize).filter(|_| (x - x.round()).abs() < 1e-6).cloned().unwrap_or_default())
         .draw()
@@ -282,6 +370,28 @@ fn plot(path: &Path, metric: &str, points: &[Point], outcomes: &[Outcome]) -> an
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_metric_is_a_column_a_by_type_sum_a_sum_of_instances_or_close_names() {
+        let cols: Vec<String> = [
+            "cycles",
+            "components.components.gpu.xcd[0].l2.misses",
+            "components.components.gpu.xcd[1].l2.misses",
+            "components.by_type.amdgpu.l2.misses",
+            "components.components.gpu.hbm.reads",
+            "components.components.gpu.hbm.writes",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(choose_metric("cycles", &cols), Choice::Column("cycles".into()));
+        assert_eq!(choose_metric("l2.misses", &cols), Choice::Column("components.by_type.amdgpu.l2.misses".into()));
+        let without_sum: Vec<String> = cols.iter().filter(|c| !c.contains("by_type")).cloned().collect();
+        assert!(matches!(choose_metric("l2.misses", &without_sum), Choice::Sum(ref v) if v.len() == 2));
+        assert_eq!(choose_metric("hbm.reads", &cols), Choice::Column("components.components.gpu.hbm.reads".into()));
+        let Choice::None(close) = choose_metric("hbm.raeds", &cols) else { panic!("a typo is no metric") };
+        assert!(close.iter().any(|c| c.ends_with("hbm.reads")), "{close:?}");
+    }
 
     #[test]
     fn the_grid_is_the_cartesian_product_in_order() {

@@ -280,6 +280,14 @@ fn sweep_writes_a_row_per_point_and_a_plot() {
     assert!(svg.starts_with("<svg") && svg.contains("lp.seed=2"), "the plot has a line per seed");
     let bad = dojo(&["sweep", "--out", dir.to_str().unwrap(), "--set", "lp.mean=1ns", "--", "topology", &ring]);
     assert_eq!(bad.status.code(), Some(2));
+    // A metric nobody reported is an error naming close ones; a failed point says why.
+    let typo = dojo(&["sweep", "--out", dir.to_str().unwrap(), "--set", "lp.mean=1ns", "--plot", "lp.evnts", "--", "sim", &ring]);
+    assert_eq!(typo.status.code(), Some(2), "{}", stderr(&typo));
+    assert!(stderr(&typo).contains("--plot lp.evnts") && stderr(&typo).contains("by_type.phold.lp.events"), "{}", stderr(&typo));
+    let failing = dojo(&["sweep", "--out", dir.to_str().unwrap(), "--set", "lp.mean=1ns,1parsec", "--", "sim", &ring]);
+    assert_eq!(failing.status.code(), Some(1), "{}", stderr(&failing));
+    let err = stderr(&failing);
+    assert!(err.contains("point 1 (lp.mean=1parsec) failed with status 2") && err.contains("1parsec"), "{err}");
 }
 
 /// A cache's replacement policy is a parameter: `--set l2.policy=srrip` changes it and
