@@ -63,8 +63,9 @@ pub struct ExecArgs {
     #[arg(long)]
     stats: Option<PathBuf>,
     /// With `--stats FILE`: also sample the component statistics every T of simulated
-    /// time (e.g. `10us`) into a CSV time series, FILE with the extension `.series.csv`
-    /// (one row per sample: `time_ps` and every counter, per component type).
+    /// time (e.g. `10us`) into CSV time series (one row per sample: `time_ps` and every
+    /// counter, per component type): FILE with the extension `.series.csv` holds the
+    /// cumulative values (since the run began), `.interval.csv` the per-interval ones.
     #[arg(long, value_name = "T", requires = "stats")]
     stats_interval: Option<String>,
     /// Stop after this much simulated time (e.g. `10ms`). A work-group still running
@@ -209,6 +210,8 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         if interval.is_some() {
             let csv = path.with_extension("series.csv");
             std::fs::write(&csv, series.to_csv()).with_context(|| format!("writing {}", csv.display()))?;
+            let per_interval = path.with_extension("interval.csv");
+            std::fs::write(&per_interval, series.to_interval_csv()).with_context(|| format!("writing {}", per_interval.display()))?;
         }
     }
     if let Some(obs) = &out.observation {

@@ -30,7 +30,7 @@ fn the_example_program_runs_on_the_default_mi300x_and_reports_statistics() {
     let built = dojo(&["cc", "--mcpu", "gfx942", "-O2", "-o", image, &repo("examples/gpu/hello.c")]);
     assert!(built.status.success(), "{}", text(&built.stderr));
     let stats = dir.join("stats.json");
-    let run = dojo(&["exec", "--threads", "64", "--blocks", "2", "--stats", stats.to_str().unwrap(), image, "world"]);
+    let run = dojo(&["exec", "--threads", "64", "--blocks", "2", "--stats", stats.to_str().unwrap(), "--stats-interval", "200ns", image, "world"]);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     let out = text(&run.stdout);
     for line in ["hello world from work-item 0 of work-group 0", "hello world from work-item 32 of work-group 1"] {
@@ -49,6 +49,22 @@ fn the_example_program_runs_on_the_default_mi300x_and_reports_statistics() {
     assert_eq!(start["grid"], serde_json::json!([128, 1, 1]));
     assert!(start["counters"]["classes"].as_array().unwrap().iter().any(|n| n.as_u64().unwrap() > 0));
     assert!(start["cycles"].as_u64().unwrap() > 0);
+    // The time series: cumulative values and per-interval ones, the same columns; the
+    // intervals of a counter add up to its last cumulative value.
+    let read_csv = |ext: &str| {
+        let text = std::fs::read_to_string(stats.with_extension(ext)).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<String> = lines.next().unwrap().split(',').map(str::to_string).collect();
+        let rows: Vec<Vec<String>> = lines.map(|l| l.split(',').map(str::to_string).collect()).collect();
+        (header, rows)
+    };
+    let ((header, cumulative), (interval_header, interval)) = (read_csv("series.csv"), read_csv("interval.csv"));
+    assert_eq!(header, interval_header);
+    assert!(cumulative.len() >= 2 && cumulative.len() == interval.len(), "{} samples", cumulative.len());
+    let col = header.iter().position(|c| c == "amdgpu.l2.misses").expect("an L2 misses column");
+    let value = |row: &Vec<String>| row[col].parse::<f64>().unwrap_or(0.0);
+    let total: f64 = interval.iter().map(value).sum();
+    assert_eq!(total, value(cumulative.last().unwrap()), "intervals add up to the cumulative value");
     // Observed on two workers (--profile, --trace): the same output, a profile on stderr
     // and a Chrome trace with a track per worker and events named by component path.
     let trace = dir.join("trace.json");
