@@ -76,7 +76,8 @@ fn json_value<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (text,))
 }
 
-/// A simulated machine: `Vm(topology_path, set={"l2.size": "4MiB"}, workers=1)`.
+/// A simulated machine: `Vm(topology_path, set={"l2.size": "4MiB"}, workers=1,
+/// mode="timing")` (`mode`: the compute units' `functional` or `timing`, as `--mode`).
 #[pyclass(name = "Vm", module = "simdojo", frozen)]
 struct Vm {
     inner: Mutex<Machine>,
@@ -97,7 +98,11 @@ impl Vm {
         })
     }
 
-    fn configured(mut m: Machine, set: Vec<String>, workers: u32) -> PyResult<Vm> {
+    fn configured(mut m: Machine, set: Vec<String>, workers: u32, mode: Option<&str>) -> PyResult<Vm> {
+        // The mode first: an override is more specific and wins.
+        if let Some(mode) = mode {
+            m.set_mode(mode).map_err(py_err)?;
+        }
         m.apply_overrides(&set).map_err(py_err)?;
         m.set_workers(workers).map_err(py_err)?;
         Ok(Vm {
@@ -109,26 +114,27 @@ impl Vm {
 #[pymethods]
 impl Vm {
     #[new]
-    #[pyo3(signature = (topology, set=None, workers=1))]
+    #[pyo3(signature = (topology, set=None, workers=1, mode=None))]
     fn new(
         py: Python<'_>,
         topology: PathBuf,
         set: Option<&Bound<'_, PyDict>>,
         workers: u32,
+        mode: Option<&str>,
     ) -> PyResult<Vm> {
         let set = overrides(set)?;
         let m = py
             .detach(|| Machine::from_file(&topology))
             .map_err(py_err)?;
-        Vm::configured(m, set, workers)
+        Vm::configured(m, set, workers, mode)
     }
 
     /// A VM of a topology given as text (TOML, or JSON starting with `{`).
     #[staticmethod]
-    #[pyo3(signature = (text, set=None, workers=1))]
-    fn from_string(text: &str, set: Option<&Bound<'_, PyDict>>, workers: u32) -> PyResult<Vm> {
+    #[pyo3(signature = (text, set=None, workers=1, mode=None))]
+    fn from_string(text: &str, set: Option<&Bound<'_, PyDict>>, workers: u32, mode: Option<&str>) -> PyResult<Vm> {
         let m = Machine::from_text(text).map_err(py_err)?;
-        Vm::configured(m, overrides(set)?, workers)
+        Vm::configured(m, overrides(set)?, workers, mode)
     }
 
     /// Loads a `main()` GPU program built by `dojo cc`, as `dojo exec` runs it; its
@@ -299,10 +305,14 @@ fn run_point(
     args: &[String],
     set: &[String],
     workers: u32,
+    mode: Option<&str>,
     grid: [u32; 2],
 ) -> PointResult {
     let run = || -> Result<(i32, u64, BTreeMap<String, f64>), VmError> {
         let mut m = Machine::from_file(topology)?;
+        if let Some(mode) = mode {
+            m.set_mode(mode)?;
+        }
         m.apply_overrides(set)?;
         m.set_workers(workers)?;
         m.load_program(program, args, [grid[0], 1, 1], [grid[1], 1, 1])?;
@@ -324,9 +334,10 @@ fn run_point(
 /// released. Returns one dict per point: the point's values under their keys, `status`
 /// (exit status, None if the point failed), `error` (None or the message), `ticks`, and
 /// the per-kernel statistics summed over kernels (`cycles`, `l2.hits`, `l2.misses`, ...,
-/// `kernels`), the columns of `dojo sweep -- exec`.
+/// `kernels`, `l2.hit_rate`, `span_ps`), the columns of `dojo sweep -- exec`. `mode`:
+/// the compute units' `functional` or `timing` at every point.
 #[pyfunction]
-#[pyo3(signature = (topology, program, grid, args=Vec::new(), set=None, workers=1, threads=1, blocks=1, jobs=1))]
+#[pyo3(signature = (topology, program, grid, args=Vec::new(), set=None, workers=1, threads=1, blocks=1, jobs=1, mode=None))]
 #[allow(clippy::too_many_arguments)]
 fn sweep<'py>(
     py: Python<'py>,
@@ -339,6 +350,7 @@ fn sweep<'py>(
     threads: u32,
     blocks: u32,
     jobs: usize,
+    mode: Option<String>,
 ) -> PyResult<Bound<'py, PyList>> {
     let base = overrides(set)?;
     let mut axes: Vec<(Bound<'py, PyAny>, Vec<Bound<'py, PyAny>>)> = Vec::new();
@@ -383,7 +395,7 @@ fn sweep<'py>(
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(set) = sets.get(i) else { break };
-                    let r = run_point(&topology, &program, &args, set, workers, [threads, blocks]);
+                    let r = run_point(&topology, &program, &args, set, workers, mode.as_deref(), [threads, blocks]);
                     *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 });
             }

@@ -101,6 +101,23 @@ def test_overrides_change_the_machine(program):
     assert small["l2.hits"] + small["l2.misses"] == large["l2.hits"] + large["l2.misses"]
 
 
+def test_mode_is_the_compute_units_mode_and_overrides_win(program):
+    def cycles(vm):
+        vm.load_program(str(program), args=["0"])
+        vm.run()
+        return sum(k["cycles"] for k in vm.stats()["kernels"])
+
+    functional = cycles(simdojo.Vm(str(SMALL)))
+    timing = cycles(simdojo.Vm(str(SMALL), mode="timing"))
+    assert timing != functional
+    # An override names a unit more specifically than the mode: it wins.
+    assert cycles(simdojo.Vm(str(SMALL), mode="timing", set={"cu.mode": "functional"})) == functional
+    rows = simdojo.sweep(str(SMALL), str(program), {"l2.size": ["1MiB"]}, args=["0"], mode="timing")
+    assert rows[0]["status"] == 0 and rows[0]["cycles"] == timing, rows
+    with pytest.raises(simdojo.ArgumentError, match="functional, timing"):
+        simdojo.Vm(str(SMALL), mode="fast")
+
+
 def test_sweep_is_a_grid_and_keeps_failed_points(program):
     grid = {"l2.size": ["1MiB", "2MiB"], "l2.policy": ["lru", "bogus"]}
     rows = simdojo.sweep(str(SMALL), str(program), grid, jobs=2)

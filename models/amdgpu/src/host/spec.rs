@@ -118,12 +118,19 @@ impl MachineSpec {
             select_gpu(&mut t, index).map_err(|e| SpecError::Gpu { index, message: e.to_string() })?;
         }
         if let Some(mode) = &self.mode {
-            let sugar = mode_overrides(&t, mode);
-            overrides::apply(&mut t, &sugar).map_err(|e| SpecError::Mode { mode: mode.clone(), message: e.to_string() })?;
+            apply_mode(&mut t, mode)?;
         }
         apply_overrides(&mut t, &self.overrides)?;
         Ok(t)
     }
+}
+
+/// Sets the simulation mode of an already resolved topology's compute units and SoCs
+/// (`functional` or `timing`; nothing changes on an error), as [`MachineSpec::mode`]
+/// does: for an embedder that changes a machine step by step.
+pub fn apply_mode(t: &mut Topology, mode: &str) -> Result<(), SpecError> {
+    let sugar = mode_overrides(t, mode);
+    overrides::apply(t, &sugar).map_err(|e| SpecError::Mode { mode: mode.to_string(), message: e.to_string() })
 }
 
 /// Applies `overrides` to an already resolved topology, in order (nothing changes on an

@@ -25,7 +25,7 @@ use simdojo::topology::{Format, Topology};
 
 use crate::isa::code_object::CodeObject;
 use crate::host::loader::{prepare, ExecOptions, ExecOutcome, Prepared};
-use crate::host::spec::{apply_overrides, MachineSpec, TopologySource};
+use crate::host::spec::{apply_mode, apply_overrides, MachineSpec, TopologySource};
 
 /// Why a VM call failed; each kind is one error code of the C API and one exception
 /// class of the Python module.
@@ -206,6 +206,13 @@ impl Vm {
             })
             .collect::<Result<_, _>>()?;
         apply_overrides(&mut self.topology, &parsed).map_err(|e| VmError::Topology(format!("--set {e}")))
+    }
+
+    /// Sets the compute units' (and SoCs') simulation mode, `functional` or `timing`, as
+    /// `--mode` does; nothing changes on an error, which names the choices.
+    pub fn set_mode(&mut self, mode: &str) -> Result<(), VmError> {
+        self.fresh("set_mode")?;
+        apply_mode(&mut self.topology, mode).map_err(|e| VmError::Argument(format!("--mode {e}")))
     }
 
     /// Sets the worker threads (at least 1) the simulation will run on; results do not
