@@ -71,6 +71,12 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * The library's version (`"0.1.0"`, the workspace's): a static string, never freed.
+ * Thread-safe.
+ */
+const char *dojo_version(void);
+
+/**
  * The message of this thread's last failed call ("" if none failed). The string stays
  * valid until the next failing call on this thread. Thread-safe.
  */

@@ -196,6 +196,14 @@ fn put<T>(p: *mut T, value: T) {
     }
 }
 
+/// The library's version (`"0.1.0"`, the workspace's): a static string, never freed.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn dojo_version() -> *const c_char {
+    const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    VERSION.as_ptr().cast()
+}
+
 /// The message of this thread's last failed call ("" if none failed). The string stays
 /// valid until the next failing call on this thread. Thread-safe.
 #[no_mangle]

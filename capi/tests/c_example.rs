@@ -135,4 +135,6 @@ fn misuse_gives_error_codes_and_messages() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("all misuse checks passed"), "{stdout}");
+    let version = format!("version {}\n", env!("CARGO_PKG_VERSION"));
+    assert!(stdout.contains(&version), "dojo_version(): {stdout}");
 }

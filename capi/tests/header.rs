@@ -30,6 +30,7 @@ fn the_header_is_what_cbindgen_generates() {
         "dojo_vm_create",
         "dojo_vm_restore_checkpoint",
         "dojo_last_error",
+        "const char *dojo_version(void);",
         "DOJO_ERR_HANDLE",
         "typedef struct dojo_vm_t dojo_vm_t;",
     ] {

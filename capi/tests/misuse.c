@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
     int active = 0, code = 0;
     uint64_t ticks = 0;
 
+    printf("version %s\n", dojo_version());
     expect("step on a NULL handle", dojo_vm_step(NULL, &active), DOJO_ERR_NULL, "NULL");
     expect("run on a NULL handle", dojo_vm_run(NULL, &ticks), DOJO_ERR_NULL, "NULL");
     expect("create with a NULL path", dojo_vm_create(NULL, &vm), DOJO_ERR_NULL, "topology_path");
