@@ -132,8 +132,10 @@ impl Machine {
                         eprintln!("dojo: writing the trace to {}: {e}", path.display());
                     }
                 }
-                if status.reason != simdojo::engine::ExitReason::Interrupted {
-                    // Only a stop request should end a machine that has live doorbells.
+                // Only a stop request, or the last doorbell sender going away (the
+                // driver shutting down: quiescent, no input can come), should end a
+                // machine; anything else (an error, an exit request) is news.
+                if !matches!(status.reason, simdojo::engine::ExitReason::Interrupted | simdojo::engine::ExitReason::Quiescent) {
                     eprintln!("dojo: the simulation ended: {status}");
                 }
                 Some(status)
