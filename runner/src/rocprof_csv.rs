@@ -4,7 +4,7 @@
 //!
 //! The mapping (README, "rocprof-style counters", has it as a table):
 //! `Index` is the row's position in the statistics file's `kernels` order (completion
-//! order, which is dispatch order for the barrier-ordered dispatches of one queue);
+//! order on each GPU, one GPU's dispatches after another's on a multi-GPU machine);
 //! `grd` and `wgr` are the grid and work-group sizes in work-items (x * y * z);
 //! `BeginNs` and `EndNs` are the simulated launch and completion times (picoseconds
 //! divided by 1000, rounded down); the `SQ_INSTS_*` counters are wave-instructions of
