@@ -15,6 +15,7 @@ use amdgpu::host::spec::MachineSpec;
 
 use crate::machine_spec;
 use crate::plan;
+use crate::rocprof_csv::StatsFormat;
 
 /// The embedded default topology of each ISA.
 pub fn default_topology(target: Target) -> (&'static str, &'static str) {
@@ -62,6 +63,11 @@ pub struct ExecArgs {
     /// and print both as tables on stderr.
     #[arg(long)]
     stats: Option<PathBuf>,
+    /// The format of the `--stats FILE`: `json` (above) or `rocprof`, a CSV with one row
+    /// per kernel dispatch in rocprof's `results.csv` column names (those the simulator
+    /// counts; README, "rocprof-style counters").
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "json", requires = "stats")]
+    stats_format: crate::rocprof_csv::StatsFormat,
     /// With `--stats FILE`: also sample the component statistics every T of simulated
     /// time (e.g. `10us`) into CSV time series (one row per sample: `time_ps` and every
     /// counter, per component type): FILE with the extension `.series.csv` holds the
@@ -206,7 +212,10 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &a.stats {
         eprint!("{}", amdgpu::gpu::stats::table(&out.kernels));
         eprint!("{}", out.components.to_table());
-        amdgpu::gpu::stats::StatsFile::new(out.kernels.clone(), &out.components).write(path).context("writing the statistics")?;
+        match a.stats_format {
+            StatsFormat::Json => amdgpu::gpu::stats::StatsFile::new(out.kernels.clone(), &out.components).write(path).context("writing the statistics")?,
+            StatsFormat::Rocprof => crate::rocprof_csv::write(path, &out.kernels).with_context(|| format!("writing the statistics to {}", path.display()))?,
+        }
         if interval.is_some() {
             let csv = path.with_extension("series.csv");
             std::fs::write(&csv, series.to_csv()).with_context(|| format!("writing {}", csv.display()))?;

@@ -37,6 +37,7 @@ mod output;
 mod plan;
 mod plugins;
 mod profile;
+mod rocprof_csv;
 mod run;
 mod machine_spec;
 mod set_args;

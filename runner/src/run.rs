@@ -21,7 +21,8 @@
 //!
 //! `--stats FILE` and `--trace FILE` are written by the simulation itself, in the
 //! program's process, when it exits (`kmd_linux::local`); `dojo run` then prints the
-//! kernel table from the statistics file.
+//! kernel table from the statistics file, and with `--stats-format rocprof` rewrites it
+//! as rocprof's per-dispatch CSV (`crate::rocprof_csv`).
 //!
 //! **Architecture Invariant:** the command line alone describes the run. The variables
 //! `dojo run` owns (`OWNED_VARS`: `DOJO_MACHINE`, `DOJO_TOPOLOGY`, `DOJO_WORKERS`,
@@ -114,6 +115,12 @@ pub struct RunArgs {
     /// share of that ceiling: copies' wall / (N x this run's wall).
     #[arg(long, conflicts_with_all = ["daemon", "attach"])]
     ceiling: bool,
+    /// The format of the `--stats FILE`: `json` (as the driver writes it) or `rocprof`,
+    /// which `dojo run` turns the file into after the program exits: a CSV with one row
+    /// per kernel dispatch in rocprof's `results.csv` column names (as `dojo exec
+    /// --stats-format rocprof`).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "json", requires = "stats")]
+    stats_format: crate::rocprof_csv::StatsFormat,
     /// The program and its arguments (after `--`).
     #[arg(
         required = true,
@@ -475,9 +482,9 @@ fn file_version(path: &Path) -> FileVersion {
 }
 
 /// Prints the statistics the driver wrote to `path` (JSON, one entry per kernel, as
-/// `dojo exec --stats` writes) as a table on stderr, or says why there are none.
-/// `before` is the file as it was before the program ran.
-fn report_stats(path: &Path, before: FileVersion) {
+/// `dojo exec --stats` writes) as a table on stderr, or says why there are none, and
+/// rewrites the file in `format`. `before` is the file as it was before the program ran.
+fn report_stats(path: &Path, before: FileVersion, format: crate::rocprof_csv::StatsFormat) {
     let after = file_version(path);
     if after.is_none() || after == before {
         eprintln!(
@@ -487,7 +494,14 @@ fn report_stats(path: &Path, before: FileVersion) {
         return;
     }
     match StatsFile::read(path) {
-        Ok(file) => eprint!("{}", amdgpu::gpu::stats::table(&file.kernels)),
+        Ok(file) => {
+            eprint!("{}", amdgpu::gpu::stats::table(&file.kernels));
+            if format == crate::rocprof_csv::StatsFormat::Rocprof {
+                if let Err(e) = crate::rocprof_csv::write(path, &file.kernels) {
+                    eprintln!("dojo run: writing the statistics as rocprof CSV to {}: {e}", path.display());
+                }
+            }
+        }
         Err(e) => eprintln!("dojo run: reading the statistics: {e}"),
     }
 }
@@ -585,7 +599,7 @@ fn run_in_session(a: &RunArgs, session: &Session, program: &OsStr, args: &[OsStr
         }
     };
     if let Some(path) = &a.options.stats {
-        report_stats(path, stats_before);
+        report_stats(path, stats_before, a.stats_format);
     }
     if let Some(path) = trace {
         let after = file_version(path);

@@ -146,3 +146,106 @@ fn exit_status_faults_and_bad_input_are_reported() {
     assert_eq!(cc.status.code(), Some(2));
     assert!(text(&cc.stderr).contains("undefined_name"), "{}", text(&cc.stderr));
 }
+
+/// The records of an RFC 4180 CSV text (quoted fields may hold commas, doubled quotes and
+/// line breaks).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let (mut records, mut record, mut field) = (Vec::new(), Vec::new(), String::new());
+    let (mut quoted, mut chars) = (false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\r') => assert_eq!(chars.next(), Some('\n'), "a bare CR in {text:?}"),
+            (false, '\n') => panic!("a bare LF ends a line in {text:?}"),
+            (false, c) => field.push(c),
+        }
+        if !quoted && c == '\r' {
+            record.push(std::mem::take(&mut field));
+            records.push(std::mem::take(&mut record));
+        }
+    }
+    assert!(field.is_empty() && record.is_empty(), "the last line has no CRLF: {text:?}");
+    records
+}
+
+#[test]
+fn stats_format_rocprof_writes_one_csv_row_per_dispatch_with_the_json_statistics_values() {
+    let dir = scratch();
+    let image = dir.join("rocprof.co");
+    let image = image.to_str().unwrap();
+    let built = dojo(&["cc", "--mcpu", "gfx90a", "-O2", "-o", image, &repo("examples/gpu/hello.c")]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let json_path = dir.join("rocprof-run.json");
+    let csv_path = dir.join("rocprof-run.csv");
+    let run = |format: &str, path: &std::path::Path| {
+        let run = dojo(&["exec", "--threads", "64", "--blocks", "4", "--stats", path.to_str().unwrap(), "--stats-format", format, image, "world"]);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    };
+    run("json", &json_path);
+    run("rocprof", &csv_path);
+    let json = amdgpu::gpu::stats::StatsFile::read(&json_path).unwrap_or_else(|e| panic!("{e}"));
+    let csv = parse_csv(&String::from_utf8(std::fs::read(&csv_path).unwrap()).unwrap());
+    let header = [
+        "Index", "KernelName", "grd", "wgr", "BeginNs", "EndNs", "SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "SQ_INSTS_SMEM", "SQ_INSTS_VMEM_RD", "SQ_INSTS_VMEM_WR", "SQ_INSTS_LDS", "SQ_INSTS_BRANCH", "TCC_HIT", "TCC_MISS", "FETCH_SIZE",
+        "WRITE_SIZE",
+    ];
+    assert_eq!(csv[0], header, "the header");
+    // One row per dispatch the JSON file has, in its order: the loader's `_begin`, then
+    // the user's `_start` (`_end` is there when it finishes before the run stops).
+    let rows = &csv[1..];
+    let names: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+    let json_names: Vec<&str> = json.kernels.iter().map(|k| k.kernel.as_str()).collect();
+    assert_eq!(names, json_names, "one row per dispatch");
+    assert_eq!(names[..2], ["_begin", "_start"]);
+    let column = |row: &[String], name: &str| -> u64 {
+        let i = header.iter().position(|h| *h == name).unwrap();
+        row[i].parse().unwrap_or_else(|_| panic!("{name} = {:?} is not a count", row[i]))
+    };
+    let classes = |k: &amdgpu::gpu::stats::KernelStats, names: &[&str]| -> u64 {
+        names.iter().map(|n| k.counters.classes[amdgpu::gpu::stats::CLASSES.iter().position(|c| c == n).unwrap()]).sum()
+    };
+    for (i, (row, k)) in rows.iter().zip(&json.kernels).enumerate() {
+        assert_eq!(row.len(), header.len(), "row {i}: {row:?}");
+        assert_eq!(column(row, "Index"), i as u64);
+        assert_eq!(row[1], k.kernel);
+        assert_eq!(column(row, "grd"), k.grid.iter().map(|&n| u64::from(n)).product::<u64>());
+        assert_eq!(column(row, "wgr"), k.block.iter().map(|&n| u64::from(n)).product::<u64>());
+        let (begin, end) = (column(row, "BeginNs"), column(row, "EndNs"));
+        assert!(begin < end, "row {i}: BeginNs {begin} EndNs {end}");
+        assert_eq!((begin, end), (k.start_ps / 1000, k.end_ps / 1000), "row {i}: ns from the JSON's ps");
+        let waves = column(row, "SQ_WAVES");
+        assert!(waves > 0, "row {i}: no waves");
+        assert_eq!(waves, k.counters.waves);
+        assert!(column(row, "SQ_INSTS_SALU") > 0 && column(row, "SQ_INSTS_SMEM") > 0, "row {i}: scalar instructions {row:?}");
+        assert_eq!(column(row, "SQ_INSTS_VALU"), classes(k, &["valu", "mfma"]));
+        assert_eq!(column(row, "SQ_INSTS_SALU"), classes(k, &["salu"]));
+        assert_eq!(column(row, "SQ_INSTS_SMEM"), classes(k, &["smem"]));
+        assert_eq!(column(row, "SQ_INSTS_VMEM_RD"), classes(k, &["vmem_load"]));
+        assert_eq!(column(row, "SQ_INSTS_VMEM_WR"), classes(k, &["vmem_store"]));
+        assert_eq!(column(row, "SQ_INSTS_LDS"), classes(k, &["lds"]));
+        assert_eq!(column(row, "SQ_INSTS_BRANCH"), classes(k, &["branch"]));
+        assert_eq!((column(row, "TCC_HIT"), column(row, "TCC_MISS")), (k.l2.hits, k.l2.misses));
+        let kb = |name: &str| -> f64 { row[header.iter().position(|h| *h == name).unwrap()].parse().unwrap() };
+        assert_eq!(kb("FETCH_SIZE"), k.hbm_read_bytes as f64 / 1024.0);
+        assert_eq!(kb("WRITE_SIZE"), k.hbm_write_bytes as f64 / 1024.0);
+    }
+    // The user's kernel: 4 groups of one wave each, and vector work.
+    assert_eq!(column(&rows[1], "SQ_WAVES"), 4);
+    assert!(column(&rows[1], "SQ_INSTS_VALU") > 0 && column(&rows[1], "TCC_HIT") + column(&rows[1], "TCC_MISS") > 0, "{:?}", rows[1]);
+
+    // An unknown format names the choices; a format without --stats is refused.
+    let unknown = dojo(&["exec", "--stats", csv_path.to_str().unwrap(), "--stats-format", "nvprof", image]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let err = text(&unknown.stderr);
+    assert!(err.contains("nvprof") && err.contains("json") && err.contains("rocprof"), "{err}");
+    let alone = dojo(&["exec", "--stats-format", "rocprof", image]);
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(text(&alone.stderr).contains("--stats"), "{}", text(&alone.stderr));
+}

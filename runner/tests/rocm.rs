@@ -795,6 +795,63 @@ fn statistics_cover_every_kernel_the_program_launched() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn stats_format_rocprof_rewrites_the_statistics_as_one_csv_row_per_dispatch() {
+    if !have("hipcc", "stats_format_rocprof_rewrites_the_statistics_as_one_csv_row_per_dispatch") {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rocm-rocprof-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let csv = dir.join("results.csv");
+    let flags = ["--stats", csv.to_str().expect("a UTF-8 path"), "--stats-format", "rocprof"];
+    let out = dojo_run(&flags, &hip("vector_add"), &["65536"], &[], PROGRAM_LIMIT);
+    out.expect_pass("vector_add with --stats-format rocprof");
+    let text = String::from_utf8(std::fs::read(&csv).expect("the statistics file")).expect("UTF-8");
+    // Symbol names hold no comma or quote, so no field is quoted here (the writer's unit
+    // test and exec_cli cover quoting).
+    let lines: Vec<Vec<&str>> = text.strip_suffix("\r\n").expect("CRLF line ends").split("\r\n").map(|l| l.split(',').collect()).collect();
+    let header = &lines[0];
+    assert_eq!(header[..6], ["Index", "KernelName", "grd", "wgr", "BeginNs", "EndNs"], "{text}");
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} column: {header:?}"));
+    // One row per dispatch, in the order of the kernel table `dojo run` printed from the
+    // same statistics: names, grid and work-group sizes and waves agree.
+    let tables: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("kernel ")).collect();
+    let waves: Vec<u64> = out
+        .stderr
+        .lines()
+        .filter(|l| l.trim_start().starts_with("cycles "))
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "waves").expect("a waves figure");
+            words[at + 1].parse().expect("a wave count")
+        })
+        .collect();
+    let rows = &lines[1..];
+    assert_eq!(rows.len(), tables.len(), "one row per dispatch:\n{text}\n{}", out.stderr);
+    assert_eq!(waves.len(), rows.len());
+    let items = |shape: &str| -> u64 { shape.split(", ").map(|n| n.parse::<u64>().expect("a size")).product() };
+    for (i, ((row, table), waves)) in rows.iter().zip(&tables).zip(&waves).enumerate() {
+        assert_eq!(row.len(), header.len(), "row {i}: {row:?}");
+        assert_eq!(row[col("Index")], i.to_string());
+        let name = row[col("KernelName")];
+        assert!(table.starts_with(&format!("kernel {name} (dispatch ")), "row {i}: {name} for {table:?}");
+        let grid = table.split("grid [").nth(1).and_then(|t| t.split(']').next()).expect("a grid");
+        let block = table.split("block [").nth(1).and_then(|t| t.split(']').next()).expect("a block");
+        assert_eq!(row[col("grd")].parse::<u64>().expect("grd"), items(grid), "row {i}");
+        assert_eq!(row[col("wgr")].parse::<u64>().expect("wgr"), items(block), "row {i}");
+        assert_eq!(row[col("SQ_WAVES")].parse::<u64>().expect("SQ_WAVES"), *waves, "row {i}");
+        let ns = |c: &str| row[col(c)].parse::<u64>().expect("nanoseconds");
+        assert!(ns("BeginNs") < ns("EndNs"), "row {i}: {row:?}");
+    }
+    // The program's kernel: 65536 work-items in waves of 64, each adding with the VALU.
+    let ours = rows.iter().find(|r| r[col("KernelName")].contains("vector_add")).expect("vector_add's row");
+    assert_eq!(ours[col("grd")], "65536");
+    assert_eq!(ours[col("SQ_WAVES")], "1024");
+    assert!(ours[col("SQ_INSTS_VALU")].parse::<u64>().expect("a count") > 0, "{ours:?}");
+    assert!(ours[col("SQ_INSTS_VMEM_RD")].parse::<u64>().expect("a count") >= 2 * 1024, "two loads per wave: {ours:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------
 // Daemon mode: one simulated GPU shared by several processes.
 
