@@ -25,6 +25,7 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::output::outln;
+use crate::rocprof_csv::csv_field;
 
 /// Arguments of `dojo sweep`.
 #[derive(Args, Debug)]
@@ -249,14 +250,6 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         Choice::None(_) => eprintln!("dojo sweep: no point reported `{wanted}`; no plot (columns are in {})", csv_path.display()),
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }
 
 /// Which column(s) a metric name means.
