@@ -16,7 +16,7 @@
 //!   the last one out re-protects the range; every write is followed by a callback
 //!   (calls coalesce: a call means "some doorbell in this range changed", and the
 //!   consumer re-reads the values).
-//! - The notifier calls back `notifier::DELIVERY_DELAY` (2 ms) after its wake, as a
+//! - The notifier calls back `notifier::DELIVERY_DELAY` (10 ms) after its wake, as a
 //!   packet processor sees a doorbell a while after the store.
 //! - The handlers allocate nothing and lock nothing; per-thread state lives in a fixed
 //!   table keyed by thread id (`table`).

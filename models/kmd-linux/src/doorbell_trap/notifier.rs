@@ -25,7 +25,7 @@ use rustix::io::Errno;
 use super::table::{ACTIVE, MAX_WATCHES, WATCHES};
 
 /// Wall time from a wake of the notifier to its calls.
-pub const DELIVERY_DELAY: Duration = Duration::from_millis(2);
+pub const DELIVERY_DELAY: Duration = Duration::from_millis(10);
 
 /// What a watch calls after writes to its range.
 pub(super) type Callback = Arc<dyn Fn() + Send + Sync>;
