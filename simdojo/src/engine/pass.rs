@@ -285,8 +285,8 @@ fn exclusive(sh: &Shared<'_>, ps: &mut PassState) -> Outcome {
         let senders_open = sh.external.has_senders();
         let interrupted = sh.external.stop_requested();
         let frontier = b.frontier();
-        // Input enters at the latest time a partition reached, or with synchronisation
-        // hooks at their next boundary (see `Hooks::input_entry`).
+        // Input enters at the latest time a partition reached, never before a boundary
+        // a synchronisation hook has done (see `Hooks::input_entry`).
         let present = sh.hooks.input_entry(frontier);
         while let Some((target, payload)) = sh.external.pop() {
             let key = EventKey::new(present, EXTERNAL_SOURCE, ps.ext_seq);
