@@ -214,6 +214,7 @@ pub fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
         capture: true,
         max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
+        progress: false,
     };
     let prepared = prepare(&image, &opts).map_err(|e| anyhow!("{e}"))?;
     let mem = prepared.memory().ok_or_else(|| anyhow!("the topology's GPU has no memory"))?;

@@ -111,6 +111,7 @@ pub fn run(a: GpuArgs) -> anyhow::Result<ExitCode> {
             capture: true,
             max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
             observe: false,
+            progress: false,
         })
     };
     let m = measure(&image, &options(a.workers, a.partitions)?, a.copies)?;

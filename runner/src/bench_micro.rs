@@ -314,6 +314,7 @@ pub fn run(a: MicroArgs) -> anyhow::Result<ExitCode> {
                 capture: true,
                 max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
                 observe: false,
+                progress: false,
             };
             let out = run_image(&image, &opts).map_err(|e| anyhow!("{}: {e}", b.name))?;
             if let Some(f) = out.faults.first() {

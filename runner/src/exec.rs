@@ -183,6 +183,7 @@ pub fn run(a: ExecArgs) -> anyhow::Result<ExitCode> {
         capture: false,
         max_output: a.max_output,
         observe: a.profile || a.trace.is_some(),
+        progress: true,
     };
     let interval = match &a.stats_interval {
         Some(text) => Some(

@@ -249,3 +249,25 @@ fn stats_format_rocprof_writes_one_csv_row_per_dispatch_with_the_json_statistics
     assert_eq!(alone.status.code(), Some(2));
     assert!(text(&alone.stderr).contains("--stats"), "{}", text(&alone.stderr));
 }
+
+/// On a terminal `dojo exec` shows a live progress line (simulated time, events/s) on
+/// standard error; through a pipe it shows none. The terminal is `script`'s
+/// pseudo-terminal (util-linux); the line's first update draws at once.
+#[test]
+fn a_terminal_shows_a_progress_line_and_a_pipe_none() {
+    let dir = scratch().join("progress");
+    std::fs::create_dir_all(&dir).unwrap();
+    let image = dir.join("valu.co");
+    let built = dojo(&["cc", "--mcpu", "gfx942", "-o", image.to_str().unwrap(), "-X=-DITERATIONS=2000", &repo("benches/gpu/valu.c")]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let args = ["exec", "--blocks", "128", "--threads", "256", image.to_str().unwrap()];
+    let piped = dojo(&args);
+    assert!(piped.status.success(), "{}", text(&piped.stderr));
+    assert!(!text(&piped.stderr).contains("events/s"), "a progress line through a pipe: {}", text(&piped.stderr));
+    let command = std::iter::once(env!("CARGO_BIN_EXE_dojo")).chain(args).collect::<Vec<_>>().join(" ");
+    let tty = Command::new("script").args(["-qec", &command, "/dev/null"]).output().expect("script (util-linux)");
+    assert!(tty.status.success(), "{}", text(&tty.stdout));
+    let shown = text(&tty.stdout);
+    assert!(shown.contains("events/s") && shown.contains("sim "), "no progress line on a terminal: {shown:?}");
+    assert!(shown.contains("checksum"), "the program's output: {shown:?}");
+}

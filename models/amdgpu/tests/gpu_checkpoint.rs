@@ -44,6 +44,7 @@ fn options(workers: u32, strategy: &str) -> ExecOptions {
         capture: true,
         max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
+        progress: false,
     }
 }
 

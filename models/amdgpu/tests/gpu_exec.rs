@@ -47,6 +47,7 @@ fn run(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u32, bl
         capture: true,
         max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
+        progress: false,
     };
     run_image(image, &opts).unwrap()
 }

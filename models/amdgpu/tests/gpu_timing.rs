@@ -56,6 +56,7 @@ fn run_with(image: &[u8], t: Topology, workers: u32, strategy: &str, threads: u3
         capture: true,
         max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
+        progress: false,
     };
     let out = run_image(image, &opts).unwrap();
     assert!(out.faults.is_empty(), "{:?}", out.faults);

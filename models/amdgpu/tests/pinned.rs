@@ -113,6 +113,7 @@ fn run(case: &Case) -> ExecOutcome {
         capture: true,
         max_output: amdgpu::host::loader::DEFAULT_MAX_OUTPUT,
         observe: false,
+        progress: false,
     };
     let out = run_image(&build(case), &opts).unwrap();
     assert!(out.faults.is_empty(), "{}: {:?}", case.program, out.faults);

@@ -26,10 +26,14 @@ impl Progress {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
         // The template is a constant known to be valid.
         bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
-        Some(Progress { bar, last: Instant::now(), last_events: 0, last_epochs: 0 })
+        // The first update draws at once (a short run shows its line too), later ones
+        // at most four times a second.
+        let now = Instant::now();
+        let last = now.checked_sub(Duration::from_secs(1)).unwrap_or(now);
+        Some(Progress { bar, last, last_events: 0, last_epochs: 0 })
     }
 
-    /// Updates the line if at least 250 ms have passed.
+    /// Updates the line if at least 250 ms have passed since the last update.
     pub fn update(&mut self, sim: Tick, events: u64, epochs: u64, _spent: Duration) {
         let now = Instant::now();
         let dt = now.duration_since(self.last).as_secs_f64();

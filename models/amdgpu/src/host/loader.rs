@@ -64,6 +64,9 @@ pub struct ExecOptions {
     /// and barrier waits, per-component host time) into [`ExecOutcome::observation`].
     /// Changes no simulated result.
     pub observe: bool,
+    /// A live progress line (simulated time, events/s) on standard error when it is a
+    /// terminal (`SimConfig::progress`); nothing otherwise.
+    pub progress: bool,
 }
 
 /// The default of [`ExecOptions::max_output`]: 1 GiB.
@@ -712,6 +715,7 @@ fn sim_config(opts: &ExecOptions, resources: Resources) -> SimConfig {
         max_ticks: opts.max_ticks,
         resources,
         observe: opts.observe,
+        progress: opts.progress,
         ..SimConfig::default()
     }
 }

@@ -293,6 +293,7 @@ impl Vm {
             capture: false,
             max_output: crate::host::loader::DEFAULT_MAX_OUTPUT,
             observe: false,
+            progress: false,
         })
     }
 
