@@ -335,11 +335,7 @@ fn worker(w: usize, workers: usize, parts: &Parts<'_>, sh: &Shared<'_>) {
         if sh.is_stopped() {
             break;
         }
-        if serve_hooks(sh, &mut ws, w, workers) {
-            continue;
-        }
-        if let Some(claimed) = find_own(sh, parts, &mut ws) {
-            serve(sh, claimed, &mut ws);
+        if serve_own(sh, parts, &mut ws, w, workers) {
             continue;
         }
         let now = Instant::now();
@@ -347,11 +343,7 @@ fn worker(w: usize, workers: usize, parts: &Parts<'_>, sh: &Shared<'_>) {
             if pass::pass(sh, true) == Outcome::Stopped {
                 break;
             }
-            if serve_hooks(sh, &mut ws, w, workers) {
-                continue;
-            }
-            if let Some(claimed) = find_own(sh, parts, &mut ws) {
-                serve(sh, claimed, &mut ws);
+            if serve_own(sh, parts, &mut ws, w, workers) {
                 continue;
             }
             let ended = Instant::now();
@@ -364,6 +356,21 @@ fn worker(w: usize, workers: usize, parts: &Parts<'_>, sh: &Shared<'_>) {
         sh.idle.wait(&sh.stopped, sh.observer);
     }
     sh.windows.fetch_add(ws.windows, Ordering::Relaxed);
+}
+
+/// Serves what this worker has at hand: its shares of a hook round in progress, else
+/// one of its own ready partitions. Returns whether it did either.
+fn serve_own(sh: &Shared<'_>, parts: &Parts<'_>, ws: &mut WorkerState, w: usize, workers: usize) -> bool {
+    if serve_hooks(sh, ws, w, workers) {
+        return true;
+    }
+    match find_own(sh, parts, ws) {
+        Some(claimed) => {
+            serve(sh, claimed, ws);
+            true
+        }
+        None => false,
+    }
 }
 
 /// Runs this worker's shares of the synchronisation hooks' round in progress, if it has
